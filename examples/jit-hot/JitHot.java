@@ -1,0 +1,47 @@
+/**
+ * JIT-heavy example: a small getter inlined two levels deep (run -> twice -> getV), a virtual call
+ * site that becomes megamorphic (inline caches are patched), and a long loop in main that is
+ * OSR-compiled. Deterministic output.
+ */
+public class JitHot {
+  interface Shape { long area(); }
+  static final class Square implements Shape { final long s; Square(long s) { this.s = s; } public long area() { return s * s; } }
+  static final class Rect implements Shape { final long w, h; Rect(long w, long h) { this.w = w; this.h = h; } public long area() { return w * h; } }
+  static final class Tri implements Shape { final long b, h; Tri(long b, long h) { this.b = b; this.h = h; } public long area() { return b * h / 2; } }
+
+  private final int v;
+  JitHot(int v) { this.v = v; }
+  int getV() { return v; }
+  static int twice(JitHot h) { return h.getV() * 2; }
+
+  static long run(JitHot[] hs, int n) {
+    long s = 0;
+    for (int i = 0; i < n; i++) s += twice(hs[i & 7]);
+    return s;
+  }
+
+  static long areas(Shape[] shapes, int n) {
+    long s = 0;
+    for (int i = 0; i < n; i++) s += shapes[i % shapes.length].area();
+    return s;
+  }
+
+  public static void main(String[] args) {
+    int scale = args.length > 0 ? Integer.parseInt(args[0]) : 1;
+    JitHot[] hs = new JitHot[8];
+    for (int i = 0; i < 8; i++) hs[i] = new JitHot(i);
+    long s = 0;
+    for (int i = 0; i < 5000 * scale; i++) s += run(hs, 1000);
+    // first monomorphic, then polymorphic, then megamorphic: call sites and inline caches get rewritten
+    Shape[] one = { new Square(3) };
+    Shape[] two = { new Square(3), new Rect(2, 5) };
+    Shape[] three = { new Square(3), new Rect(2, 5), new Tri(4, 6) };
+    long a = 0;
+    for (int i = 0; i < 2000 * scale; i++) a += areas(one, 100);
+    for (int i = 0; i < 2000 * scale; i++) a += areas(two, 100);
+    for (int i = 0; i < 2000 * scale; i++) a += areas(three, 100);
+    long t = 0;
+    for (int i = 0; i < 20_000_000 * scale; i++) t += hs[i & 7].getV() ^ i; // OSR
+    System.out.println("run=" + s + " areas=" + a + " osr=" + t);
+  }
+}

@@ -1,0 +1,141 @@
+import { spawn } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { locateAgent } from '../agent-path';
+import { Collector } from '../collector';
+import { CliError, ExitCode } from '../exit';
+import { agentOptions, injectAgent } from '../java-command';
+import { stderrLogger } from '../log';
+import { loadTraceModel } from '../trace-model';
+
+export interface RecordOptions {
+  out?: string;
+  command: string[];
+  ringMb?: number;
+  patchIntervalMs?: number;
+  snapshot?: boolean;
+  classes?: boolean;
+  agentLog?: string;
+  force?: boolean;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+export interface RecordSummary {
+  out: string;
+  metaFile: string;
+  bytes: number;
+  records: number;
+  complete: boolean;
+  javaExit: number | null;
+  javaSignal: string | null;
+  pt: 'none';
+  note: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function defaultOut(): string {
+  const t = new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '').replace('T', '-');
+  return `jportal-trace-${t}`;
+}
+
+export async function runRecord(opts: RecordOptions): Promise<number> {
+  const log = stderrLogger(opts.quiet || opts.json);
+  if (opts.command.length === 0) throw new CliError('record: no command given (usage: jportal record [options] -- java ARGS...)', ExitCode.BadInput);
+  const agent = locateAgent();
+  const out = path.resolve(opts.out ?? defaultOut());
+  if (out.includes(',')) throw new CliError(`record: the output directory must not contain ',' (${out})`, ExitCode.BadInput);
+  const metaFile = path.join(out, 'meta.jpt');
+  if (fs.existsSync(metaFile) && !opts.force)
+    throw new CliError(`record: ${metaFile} already exists (use --force to overwrite)`, ExitCode.BadInput);
+  fs.mkdirSync(out, { recursive: true });
+
+  const launch = injectAgent(
+    opts.command,
+    agent,
+    agentOptions({
+      out,
+      collector: process.pid,
+      ring_mb: opts.ringMb,
+      patch_interval_ms: opts.patchIntervalMs,
+      snapshot: opts.snapshot,
+      classes: opts.classes,
+      log: opts.agentLog,
+    }),
+  );
+  log.info(`recording ${opts.command.join(' ')} -> ${out}`);
+  log.info('no Intel PT capture in this run: metadata only (real PT capture and the emulator come with later releases)');
+
+  const child = spawn(launch.command, launch.args, {
+    env: launch.env,
+    stdio: ['inherit', opts.json ? 2 : 'inherit', 'inherit'],
+  });
+  let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  let spawnError: Error | undefined;
+  child.on('error', (e) => (spawnError = e));
+  child.on('exit', (code, signal) => (exit = { code, signal }));
+
+  let interrupts = 0;
+  const onSignal = (sig: NodeJS.Signals) => {
+    interrupts++;
+    if (interrupts === 1) {
+      log.info(`${sig}: letting the JVM shut down and finishing the trace (again to kill the JVM)`);
+      if (sig !== 'SIGINT') child.kill(sig); // SIGINT already reached the JVM through the process group
+    } else {
+      child.kill('SIGKILL');
+    }
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const collector = new Collector(metaFile, child.pid ?? -1);
+  try {
+    while (!exit && !spawnError) {
+      collector.tryAttach();
+      const n = collector.drain();
+      await sleep(n > 0 ? 1 : 20);
+    }
+    if (spawnError) {
+      const code = (spawnError as NodeJS.ErrnoException).code === 'ENOENT' ? ExitCode.Unsupported : ExitCode.Failed;
+      throw new CliError(`record: cannot run ${opts.command[0]}: ${spawnError.message}`, code);
+    }
+    collector.tryAttach();
+    collector.finish();
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+
+  if (!collector.stats.ringPath) {
+    const why = collector.lastOpenError ? ` (${collector.lastOpenError.message})` : '';
+    throw new CliError(
+      `record: the agent's ring never appeared: the JVM did not load the agent or failed before it started${why}`,
+      ExitCode.Failed,
+    );
+  }
+  const model = loadTraceModel(metaFile);
+  const javaExit = exit?.code ?? null;
+  const javaSignal = exit?.signal ?? null;
+  const note = model.complete
+    ? 'complete (VM_END recorded)'
+    : 'INCOMPLETE: the JVM ended without VM_END (killed or crashed); everything recorded until then is kept';
+  const summary: RecordSummary = {
+    out,
+    metaFile,
+    bytes: model.fileBytes,
+    records: model.records,
+    complete: model.complete,
+    javaExit,
+    javaSignal,
+    pt: 'none',
+    note,
+  };
+  if (opts.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
+  else log.info(`wrote ${out} (${model.records} records, ${model.fileBytes} bytes, ${note}); metadata only, no PT data`);
+  if (javaSignal || (javaExit !== null && javaExit !== 0)) {
+    log.warn(`the traced program exited with ${javaSignal ?? `status ${javaExit}`}`);
+    return ExitCode.Failed;
+  }
+  return model.complete ? ExitCode.Ok : ExitCode.Failed;
+}

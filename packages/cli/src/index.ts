@@ -1,0 +1,10 @@
+export { main } from './main';
+export { ExitCode, CliError } from './exit';
+export { runRecord } from './commands/record';
+export type { RecordOptions, RecordSummary } from './commands/record';
+export { runInspect, summarize } from './commands/inspect';
+export type { InspectOptions, InspectSummary } from './commands/inspect';
+export { loadTraceModel } from './trace-model';
+export type { TraceModel } from './trace-model';
+export { injectAgent, agentOptions } from './java-command';
+export { locateAgent } from './agent-path';

@@ -1,0 +1,36 @@
+import * as path from 'path';
+
+export interface LaunchSpec {
+  command: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * Adds `-agentpath:AGENT=OPTIONS` to a Java command line. When the command is a `java` launcher the
+ * option goes right after it; for a wrapper script (e.g. an application's start script) it goes through
+ * JAVA_TOOL_OPTIONS, which every HotSpot launcher reads.
+ */
+export function injectAgent(argv: string[], agentPath: string, options: string): LaunchSpec {
+  if (argv.length === 0) throw new Error('no command given');
+  const agentArg = `-agentpath:${agentPath}=${options}`;
+  const [command, ...rest] = argv;
+  const env = { ...process.env };
+  if (path.basename(command) === 'java') {
+    return { command, args: [agentArg, ...rest], env };
+  }
+  env.JAVA_TOOL_OPTIONS = env.JAVA_TOOL_OPTIONS ? `${env.JAVA_TOOL_OPTIONS} ${agentArg}` : agentArg;
+  return { command, args: rest, env };
+}
+
+/** Agent option string from key/value pairs; values must not contain ',' (the agent's separator). */
+export function agentOptions(opts: Record<string, string | number | boolean | undefined>): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(opts)) {
+    if (v === undefined) continue;
+    const s = typeof v === 'boolean' ? (v ? '1' : '0') : String(v);
+    if (s.includes(',')) throw new Error(`agent option ${k} must not contain ',' (got ${s})`);
+    parts.push(`${k}=${s}`);
+  }
+  return parts.join(',');
+}

@@ -1,0 +1,88 @@
+import yargs from 'yargs';
+import { runInspect } from './commands/inspect';
+import { runRecord } from './commands/record';
+import { CliError, ExitCode } from './exit';
+import { isFormatError } from './format-adapter';
+
+/** Runs the jportal CLI on argv (without node and script); resolves to the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  let code: number = ExitCode.Ok;
+  const parser = yargs(argv)
+    .scriptName('jportal')
+    .parserConfiguration({ 'populate--': true })
+    .usage('$0 <command> [options]')
+    .command(
+      'record',
+      'run a Java program with the jportal agent and write a trace directory',
+      (y) =>
+        y
+          .usage('$0 record [options] -- java ARGS...')
+          .option('out', { alias: 'o', type: 'string', describe: 'trace directory (default: ./jportal-trace-<time>)' })
+          .option('ring-mb', { type: 'number', describe: 'shared-memory ring size in MiB (power of two)' })
+          .option('patch-interval-ms', { type: 'number', describe: 'how often live compiled code is re-read for patches (0: off)' })
+          .option('snapshot', { type: 'boolean', describe: "also record every live nmethod's bytes at VM death" })
+          .option('classes', { type: 'boolean', describe: 'record class bytes (default on; --no-classes to skip)' })
+          .option('agent-log', { choices: ['quiet', 'info', 'debug'], describe: "the agent's stderr verbosity" })
+          .option('force', { type: 'boolean', describe: 'overwrite an existing trace directory' })
+          .option('json', { type: 'boolean', describe: 'print a machine-readable summary on stdout' }),
+      async (a) => {
+        code = await runRecord({
+          out: a.out,
+          command: ((a['--'] as unknown[] | undefined) ?? []).map(String),
+          ringMb: a['ring-mb'],
+          patchIntervalMs: a['patch-interval-ms'],
+          snapshot: a.snapshot,
+          classes: a.classes,
+          agentLog: a['agent-log'],
+          force: a.force,
+          json: a.json,
+        });
+      },
+    )
+    .command(
+      'inspect <dir>',
+      'summarize a trace directory',
+      (y) =>
+        y
+          .positional('dir', { type: 'string', demandOption: true, describe: 'trace directory (or its meta.jpt)' })
+          .option('codelets', { type: 'boolean', describe: 'list every interpreter codelet' })
+          .option('method', { type: 'string', describe: 'show compiles, inlining and patches of methods matching NAME' })
+          .option('patches', { type: 'boolean', describe: 'list every code patch' })
+          .option('json', { type: 'boolean', describe: 'print a machine-readable summary on stdout' }),
+      (a) => {
+        code = runInspect({ dir: a.dir, codelets: a.codelets, method: a.method, patches: a.patches, json: a.json });
+      },
+    )
+    .demandCommand(1, 'name a command: record or inspect')
+    .strict()
+    .help()
+    .version(false)
+    .fail((msg, err) => {
+      if (err) throw err;
+      throw new CliError(msg, ExitCode.BadInput);
+    });
+  try {
+    await parser.parseAsync();
+  } catch (e) {
+    return reportError(e);
+  }
+  return code;
+}
+
+function reportError(e: unknown): number {
+  if (e instanceof CliError) {
+    process.stderr.write(`jportal: ${e.message}\n`);
+    return e.exitCode;
+  }
+  if (isFormatError(e)) {
+    process.stderr.write(`jportal: ${(e as Error).message}\n`);
+    return ExitCode.BadInput;
+  }
+  const err = e as NodeJS.ErrnoException;
+  if (err && (err.code === 'ENOENT' || err.code === 'EACCES' || err.code === 'ENOTDIR')) {
+    process.stderr.write(`jportal: ${err.message}\n`);
+    return ExitCode.BadInput;
+  }
+  process.stderr.write(`jportal: internal error: ${err?.stack ?? String(e)}\n`);
+  return ExitCode.Failed;
+}

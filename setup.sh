@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# jportal quick start, step 1: installs what is missing (Debian 12), builds everything, and records a
+# built-in example with the agent, then prints the trace summary.
+#   ./setup.sh            set up + run the example
+#   ./setup.sh --no-run   set up only
+set -euo pipefail
+cd "$(dirname "$0")"
+run_example=1
+[ "${1:-}" = "--no-run" ] && run_example=0
+
+say() { printf '\n== %s\n' "$*" >&2; }
+
+# ---- Debian packages ---------------------------------------------------------------------------
+need=()
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+jdk_ok() {
+  # a JDK >= 17 with javac and the JVMTI headers
+  local javac_path home
+  javac_path=$(command -v javac 2>/dev/null) || return 1
+  home=$(dirname "$(dirname "$(readlink -f "$javac_path")")")
+  [ -f "$home/include/jvmti.h" ] || return 1
+  local v
+  v=$("$javac_path" -version 2>&1 | sed -E 's/^javac ([0-9]+).*/\1/')
+  [ "${v:-0}" -ge 17 ] 2>/dev/null
+}
+jdk_ok || need+=(openjdk-17-jdk-headless)
+for p in g++ make cmake libipt-dev qemu-user; do have_pkg "$p" || need+=("$p"); done
+if [ ${#need[@]} -gt 0 ]; then
+  say "installing Debian packages: ${need[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+fi
+
+# ---- Node packages and build --------------------------------------------------------------------
+say "npm ci"
+npm ci --no-audit --no-fund >&2
+say "building agent, examples and TypeScript packages"
+npx turbo run build --output-logs=errors-only >&2
+
+[ $run_example = 1 ] || exit 0
+
+# ---- The main job on a built-in example ---------------------------------------------------------
+say "recording examples/jit-hot with the jportal agent"
+out=out/quickstart
+node packages/cli/dist/bin.js record --force --out "$out" -- java -cp examples/jit-hot/classes JitHot
+say "jportal inspect $out"
+node packages/cli/dist/bin.js inspect "$out"
