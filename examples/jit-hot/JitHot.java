@@ -26,6 +26,12 @@ public class JitHot {
     return s;
   }
 
+  static long lambdas(java.util.function.IntUnaryOperator op, int n) {
+    long s = 0;
+    for (int i = 0; i < n; i++) s += op.applyAsInt(i);
+    return s;
+  }
+
   public static void main(String[] args) {
     int scale = args.length > 0 ? Integer.parseInt(args[0]) : 1;
     JitHot[] hs = new JitHot[8];
@@ -40,8 +46,11 @@ public class JitHot {
     for (int i = 0; i < 2000 * scale; i++) a += areas(one, 100);
     for (int i = 0; i < 2000 * scale; i++) a += areas(two, 100);
     for (int i = 0; i < 2000 * scale; i++) a += areas(three, 100);
+    // a lambda (a hidden class) inlined into compiled code
+    long l = 0;
+    for (int i = 0; i < 3000 * scale; i++) l += lambdas(x -> x * 3 + 1, 100);
     long t = 0;
     for (int i = 0; i < 20_000_000 * scale; i++) t += hs[i & 7].getV() ^ i; // OSR
-    System.out.println("run=" + s + " areas=" + a + " osr=" + t);
+    System.out.println("run=" + s + " areas=" + a + " lambdas=" + l + " osr=" + t);
   }
 }

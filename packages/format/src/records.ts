@@ -1,0 +1,101 @@
+/** The record types of format 1.0 (docs/trace-format.md §4): ids, names, layouts, typed payloads. */
+
+export const RecordType = {
+  CALIBRATION: 1,
+  VM_INFO: 2,
+  VM_START: 3,
+  VM_END: 4,
+  AGENT_LOG: 5,
+  DROPPED: 6,
+  INTERP_CODE: 10,
+  CODELET: 11,
+  DISPATCH_TABLE: 12,
+  CODE_BLOB: 20,
+  NMETHOD_LOAD: 21,
+  NMETHOD_UNLOAD: 22,
+  CODE_PATCH: 23,
+  CODE_SNAPSHOT: 24,
+  CLASS: 30,
+  METHOD: 31,
+  THREAD_START: 40,
+  THREAD_END: 41,
+} as const;
+export type RecordTypeName = keyof typeof RecordType;
+
+/** Canonical layouts, exactly as the agent writes them into the file header. */
+export const CANONICAL_LAYOUTS: Record<RecordTypeName, string> = {
+  CALIBRATION: 'mono_ns:w64 realtime_ns:w64',
+  VM_INFO:
+    'pid:u32 java_version:str vm_version:str vm_vendor:str vm_name:str java_home:str agent_version:str code_low:u64 code_high:u64 flags:[name:str value:str] heaps:[low:u64 high:u64 committed_high:u64 name:str]',
+  VM_START: '',
+  VM_END: 'records:u64 bytes:u64 stalls:u64 stall_ns:u64 dropped:u64 dropped_bytes:u64 patch_scans:u64 errors:u32',
+  AGENT_LOG: 'level:u8 component:str message:str',
+  DROPPED: 'count:u64 bytes:u64 first_seq:u64',
+  INTERP_CODE: 'base:u64 code:bytes',
+  CODELET: 'begin:u64 end:u64 bytecode:i32 kind:u8 description:str',
+  DISPATCH_TABLE: 'table:u8 source:u8 address:u64 states:u16 per_state:u16 entries:[target:u64]',
+  CODE_BLOB: 'address:u64 size:u32 name:str code:bytes',
+  NMETHOD_LOAD:
+    'method:u32 code_begin:u64 code_size:u32 blob_begin:u64 insts_begin:u64 stub_begin:u64 entry:u64 verified_entry:u64 osr_entry:u64 compile_id:i32 level:i8 osr_bci:i32 code:bytes pcs:[pc:u64 frames:[method:u32 bci:i32]]',
+  NMETHOD_UNLOAD: 'method:u32 code_begin:u64',
+  CODE_PATCH: 'code_begin:u64 address:u64 bytes:bytes',
+  CODE_SNAPSHOT: 'code_begin:u64 code:bytes',
+  CLASS: 'class_id:u32 loader:u32 source:u8 name:str bytes:bytes',
+  METHOD: 'method:u32 class_id:u32 loader:u32 class_name:str name:str signature:str modifiers:u32',
+  THREAD_START: 'os_tid:u32 java_tid:u64 daemon:u8 name:str',
+  THREAD_END: 'os_tid:u32 java_tid:u64',
+};
+
+export const RECORD_NAMES: ReadonlyMap<number, RecordTypeName> = new Map(
+  (Object.entries(RecordType) as [RecordTypeName, number][]).map(([n, id]) => [id, n]),
+);
+
+/** Record flag bit 0: describes something that existed before the record's tsc. */
+export const FLAG_REPLAY = 1;
+
+export interface Calibration { mono_ns: bigint; realtime_ns: bigint }
+export interface VmInfo {
+  pid: number; java_version: string; vm_version: string; vm_vendor: string; vm_name: string; java_home: string;
+  agent_version: string; code_low: number; code_high: number;
+  flags: { name: string; value: string }[];
+  heaps: { low: number; high: number; committed_high: number; name: string }[];
+}
+export interface VmEnd {
+  records: number; bytes: number; stalls: number; stall_ns: number; dropped: number; dropped_bytes: number;
+  patch_scans: number; errors: number;
+}
+export interface AgentLog { level: number; component: string; message: string }
+export interface Dropped { count: number; bytes: number; first_seq: number }
+export interface InterpCode { base: number; code: Uint8Array }
+export interface Codelet { begin: number; end: number; bytecode: number; kind: number; description: string }
+export interface DispatchTable { table: number; source: number; address: number; states: number; per_state: number; entries: { target: number }[] }
+export interface CodeBlob { address: number; size: number; name: string; code: Uint8Array }
+export interface PcStackFrame { method: number; bci: number }
+export interface PcDesc { pc: number; frames: PcStackFrame[] }
+export interface NmethodLoad {
+  method: number; code_begin: number; code_size: number; blob_begin: number; insts_begin: number; stub_begin: number;
+  entry: number; verified_entry: number; osr_entry: number; compile_id: number; level: number; osr_bci: number;
+  code: Uint8Array; pcs: PcDesc[];
+}
+export interface NmethodUnload { method: number; code_begin: number }
+export interface CodePatch { code_begin: number; address: number; bytes: Uint8Array }
+export interface CodeSnapshot { code_begin: number; code: Uint8Array }
+export interface ClassRec { class_id: number; loader: number; source: number; name: string; bytes: Uint8Array }
+export interface MethodRec { method: number; class_id: number; loader: number; class_name: string; name: string; signature: string; modifiers: number }
+export interface ThreadStart { os_tid: number; java_tid: number; daemon: number; name: string }
+export interface ThreadEnd { os_tid: number; java_tid: number }
+
+/** Payload type of each known record type. */
+export interface PayloadOf {
+  CALIBRATION: Calibration; VM_INFO: VmInfo; VM_START: Record<string, never>; VM_END: VmEnd; AGENT_LOG: AgentLog;
+  DROPPED: Dropped; INTERP_CODE: InterpCode; CODELET: Codelet; DISPATCH_TABLE: DispatchTable; CODE_BLOB: CodeBlob;
+  NMETHOD_LOAD: NmethodLoad; NMETHOD_UNLOAD: NmethodUnload; CODE_PATCH: CodePatch; CODE_SNAPSHOT: CodeSnapshot;
+  CLASS: ClassRec; METHOD: MethodRec; THREAD_START: ThreadStart; THREAD_END: ThreadEnd;
+}
+
+/** CODELET.kind values. */
+export const CodeletKind = ['other', 'bytecode', 'method-entry', 'return-entry', 'exception', 'deopt', 'native-support', 'error-exit'] as const;
+/** DISPATCH_TABLE.table values. */
+export const DispatchTableKind = ['active', 'normal', 'safepoint', 'method-entry'] as const;
+/** CLASS.source values. */
+export const ClassSource = ['class-file-load-hook', 'reconstructed', 'redefined'] as const;

@@ -1,0 +1,260 @@
+/**
+ * The real agent in real JVMs (JDK 17 and, where installed, Temurin 25): what it records is checked
+ * against the JVM's own diagnostic output and against the class bytes it recorded.
+ */
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { findJdks, Jdk } from '../lib/jdks';
+import { cleanup, EXAMPLES, runWithAgent } from '../lib/run';
+import { ClassIndex, readTrace, Trace } from '../lib/trace';
+import { INVOKE_OPCODES } from '../lib/classfile';
+
+const { available, missing } = findJdks();
+for (const m of missing) console.warn(`SKIP agent tests on ${m}`);
+
+const ACC_NATIVE = 0x100;
+
+interface PrintedCodelet {
+  begin: number;
+  end: number;
+  description: string;
+}
+
+/** Parses -XX:+PrintInterpreter output: `description  [0xbegin, 0xend]  N bytes`. */
+function parsePrintInterpreter(stdout: string): PrintedCodelet[] {
+  const out: PrintedCodelet[] = [];
+  for (const line of stdout.split('\n')) {
+    const m = /^(.*?)\s+\[0x([0-9a-f]+), 0x([0-9a-f]+)\]\s+(\d+) bytes/.exec(line);
+    if (m) out.push({ description: m[1].trim(), begin: parseInt(m[2], 16), end: parseInt(m[3], 16) });
+  }
+  return out;
+}
+
+describe.each(available.map((j) => [j.label, j] as [string, Jdk]))('agent on %s', (_label, jdk) => {
+  let jit: { dir: string; stdout: string; trace: Trace; classes: ClassIndex };
+
+  beforeAll(() => {
+    const run = runWithAgent(jdk.java, `jit-${jdk.label}`, 'snapshot=1,patch_interval_ms=20', [
+      '-XX:+UnlockDiagnosticVMOptions',
+      '-XX:+PrintInterpreter',
+      '-cp',
+      path.join(EXAMPLES, 'jit-hot', 'classes'),
+      'JitHot',
+    ]);
+    expect(run.result.status).toBe(0);
+    const trace = readTrace(run.dir);
+    jit = { dir: run.dir, stdout: run.result.stdout, trace, classes: new ClassIndex(trace) };
+  });
+  afterAll(() => jit && cleanup(jit.dir));
+
+  test('the file is complete and intact', () => {
+    expect(jit.trace.problems).toEqual([]);
+    expect(jit.trace.byType('VM_END')).toHaveLength(1);
+    expect(jit.trace.byType('CALIBRATION').length).toBeGreaterThanOrEqual(2);
+    expect(jit.trace.byType('DROPPED')).toHaveLength(0);
+    const info = jit.trace.byType('VM_INFO')[0].payload;
+    expect(String(info.java_version).startsWith(String(jdk.feature))).toBe(true);
+  });
+
+  test('codelet ranges and descriptions equal -XX:+PrintInterpreter in the same run', () => {
+    const printed = parsePrintInterpreter(jit.stdout);
+    const recorded = jit.trace.byType('CODELET').map((r) => r.payload);
+    expect(printed.length).toBeGreaterThan(200);
+    expect(recorded.map((c) => [c.begin, c.end])).toEqual(printed.map((c) => [c.begin, c.end]));
+    // PrintInterpreter prefixes bytecode templates with their number and name: "  96 iadd  [..."
+    const norm = (d: string) => d.replace(/^\s*\d+\s+(\S+)$/, '$1');
+    expect(recorded.map((c) => c.description)).toEqual(printed.map((c) => norm(c.description)));
+    const kinds = new Set(recorded.map((c) => c.kind));
+    expect(kinds.has(1)).toBe(true); // bytecode templates
+    expect(kinds.has(2)).toBe(true); // method entries
+    const code = jit.trace.byType('INTERP_CODE')[0].payload;
+    for (const c of recorded) {
+      expect(c.begin).toBeGreaterThanOrEqual(code.base);
+      expect(c.end).toBeLessThanOrEqual(code.base + code.code.length);
+    }
+  });
+
+  test('every dispatch-table entry lands inside a codelet', () => {
+    const codelets = jit.trace.byType('CODELET').map((r) => r.payload);
+    const inside = (a: number) => codelets.some((c) => a >= c.begin && a < c.end);
+    const tables = jit.trace.byType('DISPATCH_TABLE').map((r) => r.payload);
+    expect(tables.map((t) => t.table).sort()).toEqual([0, 1, 2, 3]);
+    for (const t of tables) {
+      const entries = (t.entries as { target: number }[]).map((e) => e.target).filter((a) => a !== 0);
+      expect(entries.length).toBeGreaterThan(t.table === 3 ? 5 : 2000);
+      const outside = entries.filter((a) => !inside(a));
+      expect(outside).toEqual([]);
+    }
+    // bytecode templates in the normal table point at the codelet of their own bytecode
+    const normal = tables.find((t) => t.table === 1)!;
+    const vtos = 9;
+    const iadd = normal.entries[vtos * 256 + 0x60].target as number;
+    const c = codelets.find((x) => iadd >= x.begin && iadd < x.end)!;
+    expect(c.description).toBe('iadd');
+  });
+
+  test('compiled methods: pcs inside their code, caller bcis at invokes, bytecode for every frame', () => {
+    const loads = jit.trace.byType('NMETHOD_LOAD');
+    expect(loads.length).toBeGreaterThan(20);
+    let callerFrames = 0;
+    let frames = 0;
+    for (const r of loads) {
+      const nm = r.payload;
+      expect(nm.code.length).toBe(nm.code_size);
+      for (const pc of nm.pcs) {
+        expect(pc.pc).toBeGreaterThanOrEqual(nm.code_begin);
+        expect(pc.pc).toBeLessThan(nm.code_begin + nm.code_size);
+        expect(pc.frames[pc.frames.length - 1].method).toBe(nm.method);
+        pc.frames.forEach((f: { method: number; bci: number }, i: number) => {
+          frames++;
+          const m = jit.trace.method(f.method);
+          if (m.modifiers & ACC_NATIVE) return;
+          const code = jit.classes.bytecode(m);
+          if (!code) throw new Error(`no bytecode for ${m.class_name}.${m.name}${m.signature} (frame of ${jit.trace.methodName(nm.method)})`);
+          if (i > 0) {
+            callerFrames++;
+            expect(INVOKE_OPCODES.has(code[f.bci])).toBe(true);
+          } else if (f.bci >= 0) {
+            expect(f.bci).toBeLessThan(code.length);
+          }
+        });
+      }
+    }
+    expect(callerFrames).toBeGreaterThan(100);
+    expect(frames).toBeGreaterThan(callerFrames);
+  });
+
+  test('tiers, OSR and inlining of the JIT-heavy example', () => {
+    const loads = jit.trace.byType('NMETHOD_LOAD').map((r) => r.payload);
+    const levels = new Set(loads.map((n) => n.level));
+    expect([...levels].every((l) => l >= 0 && l <= 4)).toBe(true);
+    expect(levels.has(4)).toBe(true);
+    const main = loads.filter((n) => jit.trace.methodName(n.method).startsWith('JitHot.main'));
+    expect(main.some((n) => n.osr_bci >= 0 && n.osr_entry !== 0)).toBe(true);
+    const run = loads.filter((n) => jit.trace.methodName(n.method).startsWith('JitHot.run') && n.level === 4);
+    expect(run.length).toBeGreaterThan(0);
+    const chains = run.flatMap((n) => n.pcs.map((pc: { frames: { method: number }[] }) => pc.frames.map((f) => jit.trace.method(f.method).name).join('<')));
+    expect(chains).toContain('getV<twice<run');
+  });
+
+  test('classes include Object, String and HashMap with their bytes', () => {
+    for (const name of ['java/lang/Object', 'java/lang/String', 'java/util/HashMap', 'JitHot']) {
+      const cls = jit.classes.byName(name);
+      expect(cls).toBeDefined();
+      expect(cls!.methods.length).toBeGreaterThan(0);
+    }
+  });
+
+  test('hidden classes in inlining chains are reconstructed into class files javap accepts', () => {
+    const hidden = jit.trace.byType('CLASS').filter((r) => r.payload.source === 1);
+    expect(hidden.length).toBeGreaterThan(0);
+    expect(hidden.some((r) => String(r.payload.name).includes('$$Lambda'))).toBe(true);
+    const javap = path.join(path.dirname(jdk.java), 'javap');
+    const tmp = fs.mkdtempSync(path.join(jit.dir, 'hidden-'));
+    for (const r of hidden.slice(0, 5)) {
+      const file = path.join(tmp, `c${r.payload.class_id}.class`);
+      fs.writeFileSync(file, r.payload.bytes);
+      const out = spawnSync(javap, ['-v', '-p', file], { encoding: 'utf8' });
+      expect(out.stderr).toBe('');
+      expect(out.status).toBe(0);
+      expect(out.stdout).toContain('Code:');
+    }
+  });
+
+  test('code patches replayed over the load bytes give the memory at VM death', () => {
+    const patches = jit.trace.byType('CODE_PATCH');
+    expect(patches.length).toBeGreaterThan(0);
+    const snapshots = jit.trace.byType('CODE_SNAPSHOT');
+    expect(snapshots.length).toBeGreaterThan(0);
+    // current bytes of every live nmethod, replayed in seq order
+    const live = new Map<number, Uint8Array>();
+    let patchedAndChecked = 0;
+    const patchedBegins = new Set<number>();
+    for (const r of jit.trace.records) {
+      const p = r.payload;
+      if (r.typeName === 'NMETHOD_LOAD') live.set(p.code_begin, Uint8Array.from(p.code));
+      else if (r.typeName === 'NMETHOD_UNLOAD') live.delete(p.code_begin);
+      else if (r.typeName === 'CODE_PATCH') {
+        const cur = live.get(p.code_begin)!;
+        expect(cur).toBeDefined();
+        cur.set(p.bytes, p.address - p.code_begin);
+        patchedBegins.add(p.code_begin);
+      } else if (r.typeName === 'CODE_SNAPSHOT') {
+        const cur = live.get(p.code_begin);
+        expect(cur).toBeDefined();
+        expect(Buffer.from(cur!).equals(Buffer.from(p.code))).toBe(true);
+        if (patchedBegins.has(p.code_begin)) patchedAndChecked++;
+      }
+    }
+    expect(patchedAndChecked).toBeGreaterThan(0);
+  });
+
+  test('a class-unloading run records unloads, and reused code addresses are kept apart by time', () => {
+    const run = runWithAgent(jdk.java, `unload-${jdk.label}`, '', [
+      '-cp',
+      path.join(EXAMPLES, 'unload', 'classes'),
+      'Unload',
+      path.join(EXAMPLES, 'unload', 'gen', 'classes'),
+      '40',
+    ]);
+    try {
+      expect(run.result.status).toBe(0);
+      const trace = readTrace(run.dir);
+      expect(trace.problems).toEqual([]);
+      const unloads = trace.byType('NMETHOD_UNLOAD');
+      expect(unloads.length).toBeGreaterThan(0);
+      // per code address: load/unload alternate in seq (and tsc) order, so each address names at most one
+      // method at any time
+      const state = new Map<number, { method: number; tsc: bigint }>();
+      let reused = 0;
+      for (const r of trace.records) {
+        if (r.typeName === 'NMETHOD_LOAD') {
+          expect(state.has(r.payload.code_begin)).toBe(false);
+          state.set(r.payload.code_begin, { method: r.payload.method, tsc: r.tsc });
+        } else if (r.typeName === 'NMETHOD_UNLOAD') {
+          const cur = state.get(r.payload.code_begin);
+          if (!cur) continue; // unload of code loaded before the agent could see it
+          expect(cur.method).toBe(r.payload.method);
+          expect(r.tsc >= cur.tsc).toBe(true);
+          state.delete(r.payload.code_begin);
+        }
+      }
+      const loadsAt = new Map<number, number>();
+      for (const r of trace.byType('NMETHOD_LOAD')) loadsAt.set(r.payload.code_begin, (loadsAt.get(r.payload.code_begin) ?? 0) + 1);
+      for (const n of loadsAt.values()) if (n > 1) reused++;
+      expect(reused).toBeGreaterThan(0);
+      // the Gen classes loaded 40 times through fresh loaders: 40 CLASS records with distinct loaders
+      const gens = trace.byType('CLASS').filter((r) => r.payload.name === 'Gen');
+      expect(new Set(gens.map((g) => g.payload.loader)).size).toBe(40);
+    } finally {
+      cleanup(run.dir);
+    }
+  });
+
+  test('a multi-threaded run maps every Java thread to its OS tid', () => {
+    const run = runWithAgent(jdk.java, `threads-${jdk.label}`, '', ['-cp', path.join(EXAMPLES, 'threads', 'classes'), 'Threads', '4']);
+    try {
+      expect(run.result.status).toBe(0);
+      const trace = readTrace(run.dir);
+      const starts = trace.byType('THREAD_START').map((r) => r.payload);
+      const byName = new Map(starts.map((t) => [t.name, t]));
+      for (const name of ['main', 'worker-0', 'worker-1', 'worker-2', 'worker-3']) {
+        const t = byName.get(name);
+        expect(t).toBeDefined();
+        expect(t!.os_tid).toBeGreaterThan(0);
+        expect(t!.java_tid).toBeGreaterThan(0);
+      }
+      const tids = starts.map((t) => t.os_tid);
+      expect(new Set(tids).size).toBe(tids.length);
+      const ends = new Set(trace.byType('THREAD_END').map((r) => r.payload.os_tid));
+      for (let i = 0; i < 4; i++) expect(ends.has(byName.get(`worker-${i}`)!.os_tid)).toBe(true);
+    } finally {
+      cleanup(run.dir);
+    }
+  });
+});
+
+if (available.length === 0) {
+  test.skip('agent tests: no JDK 17 or 25 found', () => undefined);
+}

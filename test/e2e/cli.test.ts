@@ -1,0 +1,146 @@
+/**
+ * `jportal record` and `jportal inspect` as a user runs them: real JVMs, real exit codes, real files.
+ */
+import { spawn, spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { findJdks } from '../lib/jdks';
+import { cleanup, CLI, EXAMPLES, runCli, tmpDir } from '../lib/run';
+import { readTrace } from '../lib/trace';
+
+const { available } = findJdks();
+const jdk17 = available.find((j) => j.feature === 17);
+const maybe = jdk17 ? describe : describe.skip;
+if (!jdk17) console.warn('SKIP cli tests: JDK 17 not installed');
+
+maybe('jportal record + inspect', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = tmpDir('cli');
+  });
+  afterAll(() => cleanup(dir));
+
+  test('record writes a complete trace and says it holds metadata only', () => {
+    const out = path.join(dir, 'jit');
+    const r = runCli(['record', '--json', '--out', out, '--', jdk17!.java, '-cp', path.join(EXAMPLES, 'jit-hot', 'classes'), 'JitHot']);
+    expect(r.status).toBe(0);
+    expect(r.stderr).toContain('metadata only');
+    const summary = JSON.parse(r.stdout);
+    expect(summary.complete).toBe(true);
+    expect(summary.pt).toBe('none');
+    expect(summary.javaExit).toBe(0);
+    // the program's own stdout went to stderr so that stdout stays JSON
+    expect(r.stderr).toContain('run=35000000');
+    const trace = readTrace(out);
+    expect(trace.problems).toEqual([]);
+    expect(trace.records.length).toBe(summary.records);
+    expect(fs.readdirSync('/dev/shm').filter((f) => f.startsWith('jportal-'))).not.toContain(`jportal-${trace.byType('VM_INFO')[0].payload.pid}.ring`);
+  });
+
+  test('inspect summarizes it, as text and as JSON', () => {
+    const out = path.join(dir, 'jit');
+    const text = runCli(['inspect', out]);
+    expect(text.status).toBe(0);
+    for (const k of ['jdk', 'codelets', 'dispatch', 'nmethods', 'patches', 'classes', 'threads', 'transport']) expect(text.stdout).toMatch(new RegExp(`^${k}\\s`, 'm'));
+    const j = JSON.parse(runCli(['inspect', '--json', out]).stdout);
+    const trace = readTrace(out);
+    expect(j.records).toBe(trace.records.length);
+    expect(j.codelets).toBe(trace.byType('CODELET').length);
+    expect(j.nmethods).toBe(trace.byType('NMETHOD_LOAD').length);
+    expect(j.patches).toBe(trace.byType('CODE_PATCH').length);
+    expect(j.classes).toBe(trace.byType('CLASS').length);
+    expect(j.osr).toBeGreaterThan(0);
+    expect(j.complete).toBe(true);
+    const m = runCli(['inspect', out, '--method', 'JitHot.run']);
+    expect(m.stdout).toMatch(/JitHot\.run\(\[LJitHot;I\)J: \d+ compiles/);
+    expect(m.stdout).toContain('inlines: JitHot.twice');
+    const c = runCli(['inspect', out, '--codelets']);
+    expect(c.stdout).toMatch(/ bytecode\s+96\s+iadd/);
+  });
+
+  test('bad input: missing directory, corrupt file, no command, missing java', () => {
+    const missing = runCli(['inspect', path.join(dir, 'nope')]);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr.trim().split('\n')).toHaveLength(1);
+
+    const src = path.join(dir, 'jit', 'meta.jpt');
+    const bad = path.join(dir, 'bad');
+    fs.mkdirSync(bad);
+    const bytes = fs.readFileSync(src);
+    const at = Math.floor(bytes.length / 2);
+    bytes[at] ^= 0x10;
+    fs.writeFileSync(path.join(bad, 'meta.jpt'), bytes);
+    const corrupt = runCli(['inspect', bad]);
+    expect(corrupt.status).toBe(2);
+    expect(corrupt.stderr).toMatch(/meta\.jpt.*byte \d+/);
+    expect(corrupt.stderr.trim().split('\n')).toHaveLength(1);
+
+    const trunc = path.join(dir, 'trunc');
+    fs.mkdirSync(trunc);
+    fs.writeFileSync(path.join(trunc, 'meta.jpt'), fs.readFileSync(src).subarray(0, at));
+    const t = runCli(['inspect', '--json', trunc]);
+    // a truncated file is still summarized (everything before the cut), and the cut is reported
+    expect(t.status).toBe(0);
+    const tj = JSON.parse(t.stdout);
+    expect(tj.complete).toBe(false);
+    expect(tj.problems.join(' ')).toMatch(/truncated/);
+
+    expect(runCli(['record', '--out', path.join(dir, 'x')]).status).toBe(2);
+    expect(runCli(['frobnicate']).status).toBe(2);
+    const noJava = runCli(['record', '--out', path.join(dir, 'y'), '--', '/nonexistent/bin/java', '-version']);
+    expect(noJava.status).toBe(3);
+  });
+
+  test('if the collector dies, the agent takes over and the trace is still complete', async () => {
+    const out = path.join(dir, 'takeover');
+    const child = spawn(process.execPath, [CLI, 'record', '--out', out, '--', jdk17!.java, '-cp', path.join(EXAMPLES, 'compute', 'classes'), 'Compute', '3000'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    // wait until the collector has written something, then kill it without warning
+    const meta = path.join(out, 'meta.jpt');
+    const t0 = Date.now();
+    while (!(fs.existsSync(meta) && fs.statSync(meta).size > 100_000) && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 50));
+    child.kill('SIGKILL');
+    // the JVM goes on; wait for its VM_END to reach the file
+    let trace;
+    for (let i = 0; i < 600; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      try {
+        trace = readTrace(out);
+        if (trace.byType('VM_END').length) break;
+      } catch {
+        // the agent may be mid-write
+      }
+    }
+    expect(trace).toBeDefined();
+    expect(trace!.byType('VM_END')).toHaveLength(1);
+    expect(trace!.problems).toEqual([]);
+    expect(trace!.byType('NMETHOD_LOAD').length).toBeGreaterThan(10);
+  });
+
+  test('a tiny ring with no wait drops records visibly, never hangs the JVM', () => {
+    const out = path.join(dir, 'tiny');
+    const r = spawnSync(
+      jdk17!.java,
+      [`-agentpath:${path.resolve(CLI, '../../../../agent-java/build/libjportal.so')}=out=${out},ring_mb=1,wait_ms=0`, '-cp', path.join(EXAMPLES, 'jit-hot', 'classes'), 'JitHot'],
+      { encoding: 'utf8', timeout: 120_000 },
+    );
+    expect(r.status).toBe(0);
+    const trace = readTrace(out);
+    expect(trace.problems).toEqual([]);
+    const dropped = trace.byType('DROPPED').reduce((s, d) => s + d.payload.count, 0);
+    const end = trace.byType('VM_END')[0].payload;
+    expect(end.dropped).toBe(dropped);
+    expect(dropped).toBeGreaterThan(0);
+  });
+
+  test('agent options: help and an unknown option leave the JVM running', () => {
+    const so = path.resolve(CLI, '../../../../agent-java/build/libjportal.so');
+    const help = spawnSync(jdk17!.java, [`-agentpath:${so}=help`, '-version'], { encoding: 'utf8' });
+    expect(help.status).toBe(0);
+    for (const opt of ['out=', 'ring_mb=', 'patch_interval_ms=', 'snapshot=', 'wait_ms=']) expect(help.stderr).toContain(opt);
+    const bad = spawnSync(jdk17!.java, [`-agentpath:${so}=bogus=1`, '-version'], { encoding: 'utf8' });
+    expect(bad.status).toBe(0);
+    expect(bad.stderr).toMatch(/\[jportal\].*bogus/);
+  });
+});
