@@ -62,8 +62,8 @@ describe.each(available.map((j) => [j.label, j] as [string, Jdk]))('agent on %s'
     const recorded = jit.trace.byType('CODELET').map((r) => r.payload);
     expect(printed.length).toBeGreaterThan(200);
     expect(recorded.map((c) => [c.begin, c.end])).toEqual(printed.map((c) => [c.begin, c.end]));
-    // PrintInterpreter prefixes bytecode templates with their number and name: "  96 iadd  [..."
-    const norm = (d: string) => d.replace(/^\s*\d+\s+(\S+)$/, '$1');
+    // PrintInterpreter prints bytecode templates as "iadd  96 iadd  [...": description, number, name
+    const norm = (d: string) => d.replace(/^(\S+)\s+\d+\s+\S+$/, '$1');
     expect(recorded.map((c) => c.description)).toEqual(printed.map((c) => norm(c.description)));
     const kinds = new Set(recorded.map((c) => c.kind));
     expect(kinds.has(1)).toBe(true); // bytecode templates

@@ -2,23 +2,13 @@
  * The CLI's only contact with @jportal/format: opening a metadata file for iteration and draining an
  * agent's ring. Kept in one module so the commands do not depend on the reader's internals.
  */
-export interface TraceRecord {
-  seq: number;
-  tsc: bigint;
-  typeName: string;
-  flags: number;
-  payload: unknown;
-}
+import { isTraceFormatError, MetaReader, ReadProblem, RingReader, TraceRecord } from '@jportal/format';
 
-export interface TraceProblem {
-  code: string;
-  message: string;
-  missing?: number;
-}
+export type { TraceRecord };
 
 export interface MetaIteration {
   records(): Iterable<TraceRecord>;
-  problems(): TraceProblem[];
+  problems(): ReadProblem[];
 }
 
 export interface RingDrain {
@@ -28,14 +18,15 @@ export interface RingDrain {
   close(): void;
 }
 
-export function openMeta(_path: string): MetaIteration {
-  throw new Error('not wired yet');
+export function openMeta(path: string): MetaIteration {
+  const reader = MetaReader.open(path);
+  return { records: () => reader.records(), problems: () => reader.problems };
 }
 
-export function openRing(_path: string, _consumerPid: number): RingDrain {
-  throw new Error('not wired yet');
+export function openRing(path: string, consumerPid: number): RingDrain {
+  return RingReader.open(path, consumerPid);
 }
 
-export function isFormatError(_e: unknown): boolean {
-  return false;
+export function isFormatError(e: unknown): boolean {
+  return isTraceFormatError(e);
 }

@@ -65,6 +65,7 @@ export interface TraceModel {
   patches: PatchInfo[];
   unloads: number;
   classes: { total: number; reconstructed: number; redefined: number; bytes: number };
+  /** By Java thread id (an OS tid can be reused, e.g. main -> DestroyJavaVM). */
   threads: Map<number, ThreadInfo>;
   logs: { level: number; component: string; message: string }[];
   end?: { stalls: number; stallNs: number; dropped: number; droppedBytes: number; errors: number };
@@ -125,7 +126,7 @@ function visit(model: TraceModel, live: Map<number, NmethodInfo>, r: TraceRecord
   const p = r.payload as Record<string, any>;
   switch (r.typeName) {
     case 'CALIBRATION':
-      model.calibrations.push({ tsc: r.tsc, monoNs: p.mono_ns });
+      model.calibrations.push({ tsc: r.tsc, monoNs: Number(p.mono_ns) });
       break;
     case 'VM_INFO':
       model.vm = {
@@ -190,10 +191,10 @@ function visit(model: TraceModel, live: Map<number, NmethodInfo>, r: TraceRecord
       model.classes.bytes += p.bytes.length;
       break;
     case 'THREAD_START':
-      model.threads.set(p.os_tid, { osTid: p.os_tid, javaTid: p.java_tid, name: p.name, daemon: p.daemon !== 0, ended: false });
+      model.threads.set(p.java_tid, { osTid: p.os_tid, javaTid: p.java_tid, name: p.name, daemon: p.daemon !== 0, ended: false });
       break;
     case 'THREAD_END': {
-      const t = model.threads.get(p.os_tid);
+      const t = model.threads.get(p.java_tid);
       if (t) t.ended = true;
       break;
     }

@@ -1,0 +1,235 @@
+// libjportal.so: the JVMTI agent's entry points and lifecycle.
+#include "agent.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "records.h"
+
+namespace jportal {
+
+Agent* gAgent = nullptr;
+
+namespace {
+
+void logSink(LogLevel level, const char* component, const char* message) {
+  if (!gAgent || !gAgent->ring.running()) return;
+  Payload p;
+  p.u8((uint8_t)level);
+  p.str(component);
+  p.str(message);
+  gAgent->ring.commit(AGENT_LOG, 0, p);
+}
+
+void recordCalibration(Agent& a) {
+  Payload p;
+  p.u64(monotonicNs());
+  p.u64(realtimeNs());
+  a.ring.commit(CALIBRATION, 0, p);
+}
+
+std::string property(jvmtiEnv* j, const char* name) {
+  char* v = nullptr;
+  if (j->GetSystemProperty(name, &v) != JVMTI_ERROR_NONE || !v) return "";
+  std::string s(v);
+  j->Deallocate((unsigned char*)v);
+  return s;
+}
+
+// java.version is not a VM property; ask java.lang.System (live phase only)
+std::string javaVersion(JNIEnv* jni) {
+  std::string out;
+  jclass sys = jni->FindClass("java/lang/System");
+  jmethodID get = sys ? jni->GetStaticMethodID(sys, "getProperty", "(Ljava/lang/String;)Ljava/lang/String;") : nullptr;
+  jstring key = get ? jni->NewStringUTF("java.version") : nullptr;
+  jstring v = key ? (jstring)jni->CallStaticObjectMethod(sys, get, key) : nullptr;
+  if (jni->ExceptionCheck()) jni->ExceptionClear();
+  if (v) {
+    const char* c = jni->GetStringUTFChars(v, nullptr);
+    if (c) out = c;
+    jni->ReleaseStringUTFChars(v, c);
+    jni->DeleteLocalRef(v);
+  }
+  if (key) jni->DeleteLocalRef(key);
+  if (sys) jni->DeleteLocalRef(sys);
+  return out;
+}
+
+void recordVmInfo(Agent& a, JNIEnv* jni) {
+  Payload p;
+  p.u32((uint32_t)getpid());
+  p.str(javaVersion(jni));
+  p.str(property(a.jvmti, "java.vm.version"));
+  p.str(property(a.jvmti, "java.vm.vendor"));
+  p.str(property(a.jvmti, "java.vm.name"));
+  p.str(property(a.jvmti, "java.home"));
+  p.str(JPORTAL_VERSION);
+  uintptr_t low = 0, high = 0;
+  if (a.layoutOk) a.layout.codeBounds(&low, &high);
+  p.u64(low);
+  p.u64(high);
+  static const char* kFlags[] = {"CodeEntryAlignment", "OptoLoopAlignment", "InteriorEntryAlignment", "UseCompressedOops",
+                                 "UseCompressedClassPointers", "SegmentedCodeCache", "TieredCompilation", "TieredStopAtLevel",
+                                 "ReservedCodeCacheSize", "UseAVX", "UseCodeCacheFlushing", "UseSerialGC", "UseG1GC",
+                                 "UseParallelGC", "UseZGC", "UseShenandoahGC", "UseCountedLoopSafepoints", "BackgroundCompilation"};
+  size_t at = p.beginArray();
+  uint32_t n = 0;
+  for (const char* f : kFlags) {
+    std::string v = a.vms.ok() ? a.layout.flag(f) : "";
+    if (v.empty()) continue;
+    p.str(f);
+    p.str(v);
+    n++;
+  }
+  p.endArray(at, n);
+  std::vector<CodeHeapRange> heaps = a.layoutOk ? a.layout.codeHeaps() : std::vector<CodeHeapRange>();
+  at = p.beginArray();
+  for (const CodeHeapRange& h : heaps) {
+    p.u64(h.low);
+    p.u64(h.high);
+    p.u64(h.committedHigh);
+    p.str("");
+  }
+  p.endArray(at, (uint32_t)heaps.size());
+  a.ring.commit(VM_INFO, 0, p);
+}
+
+void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv* jni, jthread) {
+  CALLBACK_GUARD_BEGIN
+  Agent& a = *gAgent;
+  a.live = true;
+  recordVmInfo(a, jni);
+  a.ring.commit(VM_START, 0, Payload());
+  if (a.layoutOk) recordInterpreter(a);
+  recordExistingThreads(a, jni);
+  // what happened before we could see it (code blobs are also reported from Agent_OnLoad on)
+  if (jvmti->GenerateEvents(JVMTI_EVENT_DYNAMIC_CODE_GENERATED) != JVMTI_ERROR_NONE)
+    warnOnce("replay-dcg", "blobs", "GenerateEvents(DynamicCodeGenerated) failed");
+  if (jvmti->GenerateEvents(JVMTI_EVENT_COMPILED_METHOD_LOAD) != JVMTI_ERROR_NONE)
+    warnOnce("replay-cml", "nmethods", "GenerateEvents(CompiledMethodLoad) failed");
+  startPatchWatcher(a);
+  CALLBACK_GUARD_END("VMInit")
+}
+
+void JNICALL onVMDeath(jvmtiEnv*, JNIEnv*) {
+  CALLBACK_GUARD_BEGIN
+  Agent& a = *gAgent;
+  if (a.dead.exchange(true)) return;
+  stopPatchWatcher(a);
+  if (a.opts.patchIntervalMs != 0) scanPatches(a);  // what changed since the last scan
+  if (a.opts.snapshot) recordSnapshots(a);
+  recordCalibration(a);
+  RingStats s = a.ring.stats();
+  Payload p;
+  p.u64(s.records + 1);  // including this record
+  p.u64(s.bytes);
+  p.u64(s.stalls);
+  p.u64(s.stallNs);
+  p.u64(s.dropped);
+  p.u64(s.droppedBytes);
+  p.u64(a.patchScans);
+  p.u32(errorCount());
+  a.ring.commit(VM_END, 0, p);
+  setLogSink(nullptr);
+  a.ring.finish();
+  if (debugEnabled())
+    log(LogLevel::Info, "agent", "done: %llu records, %llu bytes, %llu dropped", (unsigned long long)s.records, (unsigned long long)s.bytes,
+        (unsigned long long)s.dropped);
+  CALLBACK_GUARD_END("VMDeath")
+}
+
+jint start(JavaVM* vm, char* optionText) {
+  Options opts;
+  std::string error;
+  if (!parseOptions(optionText, &opts, &error)) {
+    fprintf(stderr, "[jportal] %s; the agent is disabled, the JVM runs on\n", error.c_str());
+    return JNI_OK;
+  }
+  if (opts.help) {
+    printHelp();
+    return JNI_OK;
+  }
+  setVerbosity(opts.log == "quiet" ? Verbosity::Quiet : opts.log == "debug" ? Verbosity::Debug : Verbosity::Info);
+  jvmtiEnv* jvmti = nullptr;
+  if (vm->GetEnv((void**)&jvmti, JVMTI_VERSION_1_2) != JNI_OK || !jvmti) {
+    fprintf(stderr, "[jportal] this JVM offers no JVMTI 1.2 environment; the agent is disabled\n");
+    return JNI_OK;
+  }
+  Agent* a = new Agent();  // lives until the process exits: callbacks may run late
+  gAgent = a;
+  a->jvmti = jvmti;
+  a->vm = vm;
+  a->opts = opts;
+  Ring::Options ro;
+  ro.capacity = (size_t)opts.ringMb << 20;
+  ro.waitMs = opts.waitMs;
+  ro.outDir = opts.out;
+  ro.collector = opts.collector;
+  if (!a->ring.start(ro)) return JNI_OK;
+  setLogSink(logSink);
+  recordCalibration(*a);
+
+  if (a->vms.init((void*)jvmti->functions->GetVersionNumber)) a->layoutOk = a->layout.resolve(a->vms);
+  else warnOnce("vmstructs", "vmstructs", "libjvm exports no VMStructs: no codelets, tiers, OSR or patches are recorded");
+
+  jvmtiCapabilities want{};
+  want.can_generate_compiled_method_load_events = 1;
+  want.can_get_bytecodes = 1;
+  want.can_get_constant_pool = 1;
+  want.can_tag_objects = 1;
+  if (opts.classes) {
+    want.can_generate_all_class_hook_events = 1;
+    want.can_generate_early_class_hook_events = 1;
+  }
+  jvmtiCapabilities potential{};
+  jvmti->GetPotentialCapabilities(&potential);
+  jvmtiCapabilities caps{};
+  caps.can_generate_compiled_method_load_events = want.can_generate_compiled_method_load_events & potential.can_generate_compiled_method_load_events;
+  caps.can_get_bytecodes = potential.can_get_bytecodes;
+  caps.can_get_constant_pool = potential.can_get_constant_pool;
+  caps.can_tag_objects = potential.can_tag_objects;
+  caps.can_generate_all_class_hook_events = want.can_generate_all_class_hook_events & potential.can_generate_all_class_hook_events;
+  caps.can_generate_early_class_hook_events = want.can_generate_early_class_hook_events & potential.can_generate_early_class_hook_events;
+  if (jvmti->AddCapabilities(&caps) != JVMTI_ERROR_NONE) warnOnce("caps", "agent", "some JVMTI capabilities are unavailable: records degrade");
+  if (opts.classes && !caps.can_generate_early_class_hook_events)
+    warnOnce("early-hook", "classes", "no early ClassFileLoadHook: classes loaded during start-up are missing");
+
+  jvmtiEventCallbacks cb{};
+  cb.VMInit = onVMInit;
+  cb.VMDeath = onVMDeath;
+  cb.CompiledMethodLoad = onCompiledMethodLoad;
+  cb.CompiledMethodUnload = onCompiledMethodUnload;
+  cb.DynamicCodeGenerated = onDynamicCodeGenerated;
+  cb.ClassFileLoadHook = onClassFileLoadHook;
+  cb.ThreadStart = onThreadStart;
+  cb.ThreadEnd = onThreadEnd;
+  jvmti->SetEventCallbacks(&cb, sizeof cb);
+  jvmtiEvent events[] = {JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
+                         JVMTI_EVENT_DYNAMIC_CODE_GENERATED, JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END};
+  for (jvmtiEvent e : events)
+    if (jvmti->SetEventNotificationMode(JVMTI_ENABLE, e, nullptr) != JVMTI_ERROR_NONE) warnOnce("event", "agent", "cannot enable JVMTI event %d", (int)e);
+  if (opts.classes && jvmti->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, nullptr) != JVMTI_ERROR_NONE)
+    warnOnce("cflh", "classes", "cannot enable ClassFileLoadHook: no CLASS records");
+  return JNI_OK;
+}
+
+}  // namespace
+}  // namespace jportal
+
+extern "C" JNIEXPORT jint JNICALL Agent_OnLoad(JavaVM* vm, char* options, void*) {
+  try {
+    return jportal::start(vm, options);
+  } catch (...) {
+    fprintf(stderr, "[jportal] internal error while starting; the agent is disabled, the JVM runs on\n");
+    return JNI_OK;
+  }
+}
+
+extern "C" JNIEXPORT void JNICALL Agent_OnUnload(JavaVM*) {
+  // VMDeath normally finished the trace; if it never came (e.g. the VM failed to start), close the ring
+  if (jportal::gAgent && !jportal::gAgent->dead.exchange(true)) {
+    jportal::stopPatchWatcher(*jportal::gAgent);
+    jportal::gAgent->ring.finish();
+  }
+}

@@ -1,0 +1,107 @@
+// State shared by the agent's JVMTI modules. One instance lives for the whole process.
+#pragma once
+#include <jvmti.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "options.h"
+#include "ring.h"
+#include "vm.h"
+
+namespace jportal {
+
+#define JPORTAL_VERSION "0.1.0"
+
+// Catches anything thrown inside a JVMTI callback: nothing may unwind into the JVM.
+#define CALLBACK_GUARD_BEGIN try {
+#define CALLBACK_GUARD_END(name)                                                    \
+  }                                                                                 \
+  catch (...) {                                                                     \
+    warnOnce("exception-" name, name, "internal error in the %s callback", name); \
+  }
+
+struct LiveNmethod {
+  uint32_t method;
+  uintptr_t blob;
+  std::vector<uint8_t> bytes;  // as last seen
+};
+
+struct Agent {
+  jvmtiEnv* jvmti = nullptr;
+  JavaVM* vm = nullptr;
+  Options opts;
+  Ring ring;
+  VMStructs vms;
+  VmLayout layout;
+  bool layoutOk = false;
+  std::atomic<bool> live{false};  // between VMInit and VMDeath
+  std::atomic<bool> dead{false};
+
+  // method ids (METHOD records), class ids (CLASS records) and loader ids
+  std::mutex methodMu;
+  std::unordered_map<jmethodID, uint32_t> methodIds;
+  uint32_t nextMethodId = 0;
+  std::mutex classMu;
+  std::map<std::pair<uint32_t, std::string>, uint32_t> classIds;  // (loader, internal name) -> class id
+  std::set<std::pair<uint32_t, std::string>> reconstructing;
+  uint32_t nextClassId = 0;
+  std::atomic<uint32_t> nextLoaderId{1};
+
+  // compiled code: live nmethods by code begin (the patch watcher diffs these)
+  std::mutex codeMu;
+  std::map<uintptr_t, LiveNmethod> nmethods;
+  std::set<std::string> blobsSeen;  // "addr:size:name" of CODE_BLOBs already written
+  std::thread watcher;
+  std::mutex watcherMu;
+  std::condition_variable watcherWake;
+  bool stopWatcher = false;
+  uint64_t patchScans = 0;
+
+  // threads already written (by java tid)
+  std::mutex threadMu;
+  std::set<uint64_t> threadsSeen;
+};
+
+extern Agent* gAgent;
+
+// interp.cpp
+void recordInterpreter(Agent& a);
+// code.cpp
+void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* address, jint length);
+void JNICALL onCompiledMethodLoad(jvmtiEnv*, jmethodID, jint, const void*, jint, const jvmtiAddrLocationMap*, const void*);
+void JNICALL onCompiledMethodUnload(jvmtiEnv*, jmethodID, const void*);
+void startPatchWatcher(Agent& a);
+void stopPatchWatcher(Agent& a);
+void scanPatches(Agent& a);
+void recordSnapshots(Agent& a);
+// classes.cpp
+void JNICALL onClassFileLoadHook(jvmtiEnv*, JNIEnv*, jclass, jobject, const char*, jobject, jint, const unsigned char*, jint*, unsigned char**);
+uint32_t loaderId(Agent& a, jobject loader);
+// Id of a method, writing its METHOD record first if it is new (and reconstructing its class if unseen).
+uint32_t methodId(Agent& a, jmethodID m);
+// threads.cpp
+void JNICALL onThreadStart(jvmtiEnv*, JNIEnv*, jthread);
+void JNICALL onThreadEnd(jvmtiEnv*, JNIEnv*, jthread);
+void recordExistingThreads(Agent& a, JNIEnv* jni);
+
+// RAII for memory JVMTI hands out.
+template <class T>
+struct JvmtiPtr {
+  jvmtiEnv* env;
+  T* p = nullptr;
+  explicit JvmtiPtr(jvmtiEnv* e) : env(e) {}
+  ~JvmtiPtr() {
+    if (p) env->Deallocate((unsigned char*)p);
+  }
+  JvmtiPtr(const JvmtiPtr&) = delete;
+  JvmtiPtr& operator=(const JvmtiPtr&) = delete;
+};
+
+}  // namespace jportal

@@ -1,0 +1,259 @@
+// Classes (CLASS records, with reconstruction of hidden classes) and method identities (METHOD records).
+#include <string.h>
+
+#include "agent.h"
+#include "records.h"
+
+namespace jportal {
+
+namespace {
+
+JNIEnv* currentJni(Agent& a) {
+  JNIEnv* env = nullptr;
+  if (!a.vm || a.vm->GetEnv((void**)&env, JNI_VERSION_1_6) != JNI_OK) return nullptr;
+  return env;
+}
+
+struct LocalRef {
+  JNIEnv* env;
+  jobject obj;
+  ~LocalRef() {
+    if (env && obj) env->DeleteLocalRef(obj);
+  }
+};
+
+// "Ljava/lang/String;" -> "java/lang/String"; array signatures stay as they are
+std::string internalName(const char* sig) {
+  if (!sig) return "";
+  size_t n = strlen(sig);
+  if (n >= 2 && sig[0] == 'L' && sig[n - 1] == ';') return std::string(sig + 1, n - 2);
+  return sig;
+}
+
+void writeClassRecord(Agent& a, uint32_t classId, uint32_t loader, uint8_t source, const std::string& name, const uint8_t* bytes, size_t len) {
+  Payload p;
+  p.u32(classId);
+  p.u32(loader);
+  p.u8(source);
+  p.str(name);
+  p.bytes(bytes, len);
+  a.ring.commit(CLASS, 0, p);
+}
+
+// Class-file writer for reconstructed classes: the class's own constant pool (from GetConstantPool) with
+// entries appended for what the reconstruction adds.
+class ClassFileBuilder {
+ public:
+  ClassFileBuilder(const uint8_t* cp, size_t cpLen, uint16_t cpCount) : next_(cpCount) { extra_.reserve(256); (void)cp, (void)cpLen; }
+  uint16_t utf8(const std::string& s) {
+    extra_.push_back(1);
+    u16(extra_, (uint16_t)s.size());
+    extra_.insert(extra_.end(), s.begin(), s.end());
+    return next_++;
+  }
+  uint16_t classRef(const std::string& name) {
+    uint16_t n = utf8(name);
+    extra_.push_back(7);
+    u16(extra_, n);
+    return next_++;
+  }
+  uint16_t count() const { return next_; }
+  const std::vector<uint8_t>& extra() const { return extra_; }
+  static void u16(std::vector<uint8_t>& v, uint16_t x) {
+    v.push_back((uint8_t)(x >> 8));
+    v.push_back((uint8_t)x);
+  }
+  static void u32(std::vector<uint8_t>& v, uint32_t x) {
+    u16(v, (uint16_t)(x >> 16));
+    u16(v, (uint16_t)x);
+  }
+
+ private:
+  uint32_t next_;
+  std::vector<uint8_t> extra_;
+};
+
+// Rebuilds a class file for a class that never reached ClassFileLoadHook (hidden classes): constant pool,
+// superclass and interfaces, and every method with its bytecode, max_stack and max_locals. Not included:
+// fields, exception tables and other attributes (JVMTI does not expose them).
+bool reconstructClass(Agent& a, JNIEnv* jni, jclass cls, const std::string& name, std::vector<uint8_t>* out) {
+  jvmtiEnv* j = a.jvmti;
+  jint minor = 0, major = 0;
+  if (j->GetClassVersionNumbers(cls, &minor, &major) != JVMTI_ERROR_NONE) return false;
+  jint cpCount = 0, cpLen = 0;
+  JvmtiPtr<unsigned char> cp(j);
+  if (j->GetConstantPool(cls, &cpCount, &cpLen, &cp.p) != JVMTI_ERROR_NONE || cpCount <= 0) return false;
+  jint mods = 0;
+  j->GetClassModifiers(cls, &mods);
+  ClassFileBuilder b(cp.p, (size_t)cpLen, (uint16_t)cpCount);
+  uint16_t thisIdx = b.classRef(name);
+  uint16_t superIdx = 0;
+  if (jclass sup = jni->GetSuperclass(cls)) {
+    LocalRef r{jni, sup};
+    JvmtiPtr<char> sig(j);
+    if (j->GetClassSignature(sup, &sig.p, nullptr) == JVMTI_ERROR_NONE) superIdx = b.classRef(internalName(sig.p));
+  }
+  std::vector<uint16_t> ifaces;
+  {
+    jint n = 0;
+    JvmtiPtr<jclass> arr(j);
+    if (j->GetImplementedInterfaces(cls, &n, &arr.p) == JVMTI_ERROR_NONE)
+      for (jint i = 0; i < n; i++) {
+        LocalRef r{jni, arr.p[i]};
+        JvmtiPtr<char> sig(j);
+        if (j->GetClassSignature(arr.p[i], &sig.p, nullptr) == JVMTI_ERROR_NONE) ifaces.push_back(b.classRef(internalName(sig.p)));
+      }
+  }
+  uint16_t codeIdx = b.utf8("Code");
+  std::vector<uint8_t> methods;
+  uint16_t methodCount = 0;
+  {
+    jint n = 0;
+    JvmtiPtr<jmethodID> ms(j);
+    if (j->GetClassMethods(cls, &n, &ms.p) != JVMTI_ERROR_NONE) return false;
+    for (jint i = 0; i < n; i++) {
+      JvmtiPtr<char> mname(j), msig(j);
+      if (j->GetMethodName(ms.p[i], &mname.p, &msig.p, nullptr) != JVMTI_ERROR_NONE) continue;
+      jint mmods = 0;
+      j->GetMethodModifiers(ms.p[i], &mmods);
+      ClassFileBuilder::u16(methods, (uint16_t)(mmods & 0xFFFF));
+      ClassFileBuilder::u16(methods, b.utf8(mname.p));
+      ClassFileBuilder::u16(methods, b.utf8(msig.p));
+      jint codeLen = 0;
+      JvmtiPtr<unsigned char> code(j);
+      bool hasCode = !(mmods & (0x0100 | 0x0400)) && j->GetBytecodes(ms.p[i], &codeLen, &code.p) == JVMTI_ERROR_NONE && codeLen > 0;
+      ClassFileBuilder::u16(methods, hasCode ? 1 : 0);
+      if (hasCode) {
+        jint maxLocals = 0;
+        j->GetMaxLocals(ms.p[i], &maxLocals);
+        int maxStack = a.layoutOk ? a.layout.maxStack(*(uintptr_t*)ms.p[i]) : -1;  // a jmethodID points at its Method*
+        if (maxStack < 0) maxStack = 0xFFFF;
+        ClassFileBuilder::u16(methods, codeIdx);
+        ClassFileBuilder::u32(methods, (uint32_t)(12 + codeLen));
+        ClassFileBuilder::u16(methods, (uint16_t)maxStack);
+        ClassFileBuilder::u16(methods, (uint16_t)maxLocals);
+        ClassFileBuilder::u32(methods, (uint32_t)codeLen);
+        methods.insert(methods.end(), code.p, code.p + codeLen);
+        ClassFileBuilder::u16(methods, 0);  // exception table: not available through JVMTI
+        ClassFileBuilder::u16(methods, 0);  // attributes
+      }
+      methodCount++;
+    }
+  }
+  std::vector<uint8_t>& o = *out;
+  ClassFileBuilder::u32(o, 0xCAFEBABE);
+  ClassFileBuilder::u16(o, (uint16_t)minor);
+  ClassFileBuilder::u16(o, (uint16_t)major);
+  ClassFileBuilder::u16(o, b.count());
+  o.insert(o.end(), cp.p, cp.p + cpLen);
+  o.insert(o.end(), b.extra().begin(), b.extra().end());
+  uint16_t access = (uint16_t)(mods & 0x7631);  // class-file access flags only
+  if (!(access & 0x0200)) access |= 0x0020;      // ACC_SUPER for classes
+  ClassFileBuilder::u16(o, access);
+  ClassFileBuilder::u16(o, thisIdx);
+  ClassFileBuilder::u16(o, superIdx);
+  ClassFileBuilder::u16(o, (uint16_t)ifaces.size());
+  for (uint16_t x : ifaces) ClassFileBuilder::u16(o, x);
+  ClassFileBuilder::u16(o, 0);  // fields
+  ClassFileBuilder::u16(o, methodCount);
+  o.insert(o.end(), methods.begin(), methods.end());
+  ClassFileBuilder::u16(o, 0);  // attributes
+  return b.count() < 0xFFFF;
+}
+
+}  // namespace
+
+uint32_t loaderId(Agent& a, jobject loader) {
+  if (!loader) return 0;
+  jlong tag = 0;
+  if (a.jvmti->GetTag(loader, &tag) != JVMTI_ERROR_NONE) {
+    warnOnce("loader-tag", "classes", "cannot tag class loaders in this phase: their classes get loader id 0xFFFFFFFF");
+    return 0xFFFFFFFF;
+  }
+  if (tag == 0) {
+    tag = a.nextLoaderId++;
+    if (a.jvmti->SetTag(loader, tag) != JVMTI_ERROR_NONE) return 0xFFFFFFFF;
+  }
+  return (uint32_t)tag;
+}
+
+void JNICALL onClassFileLoadHook(jvmtiEnv* jvmti, JNIEnv*, jclass redefined, jobject loader, const char* name, jobject, jint len,
+                                 const unsigned char* data, jint*, unsigned char**) {
+  CALLBACK_GUARD_BEGIN
+  Agent& a = *gAgent;
+  if (!data || len <= 0) return;
+  jvmtiPhase phase = JVMTI_PHASE_DEAD;
+  jvmti->GetPhase(&phase);
+  std::lock_guard<std::mutex> lk(a.classMu);
+  uint32_t lid = phase == JVMTI_PHASE_PRIMORDIAL ? (loader ? 0xFFFFFFFF : 0) : loaderId(a, loader);
+  uint32_t id = a.nextClassId++;
+  std::string n = name ? name : "";
+  if (!n.empty()) a.classIds[{lid, n}] = id;
+  writeClassRecord(a, id, lid, redefined ? 2 : 0, n, data, (size_t)len);
+  CALLBACK_GUARD_END("ClassFileLoadHook")
+}
+
+uint32_t methodId(Agent& a, jmethodID m) {
+  {
+    std::lock_guard<std::mutex> lk(a.methodMu);
+    auto it = a.methodIds.find(m);
+    if (it != a.methodIds.end()) return it->second;
+  }
+  jvmtiEnv* j = a.jvmti;
+  JNIEnv* jni = currentJni(a);
+  JvmtiPtr<char> name(j), sig(j), csig(j);
+  j->GetMethodName(m, &name.p, &sig.p, nullptr);
+  jint mods = 0;
+  j->GetMethodModifiers(m, &mods);
+  jclass cls = nullptr;
+  j->GetMethodDeclaringClass(m, &cls);
+  LocalRef clsRef{jni, cls};
+  uint32_t lid = 0;
+  std::string className;
+  if (cls) {
+    j->GetClassSignature(cls, &csig.p, nullptr);
+    className = internalName(csig.p);
+    jobject loader = nullptr;
+    j->GetClassLoader(cls, &loader);
+    LocalRef loaderRef{jni, loader};
+    std::lock_guard<std::mutex> lk(a.classMu);
+    lid = loaderId(a, loader);
+  }
+  uint32_t classId = 0xFFFFFFFF;
+  bool reconstruct = false;
+  {
+    std::lock_guard<std::mutex> lk(a.classMu);
+    auto it = a.classIds.find({lid, className});
+    if (it != a.classIds.end()) classId = it->second;
+    else if (cls && a.opts.classes && !className.empty() && className[0] != '[') reconstruct = a.reconstructing.insert({lid, className}).second;
+  }
+  if (reconstruct && jni) {
+    // a class that never reached ClassFileLoadHook (a hidden class): rebuild its class file once
+    std::vector<uint8_t> bytes;
+    if (reconstructClass(a, jni, cls, className, &bytes)) {
+      std::lock_guard<std::mutex> lk(a.classMu);
+      classId = a.nextClassId++;
+      a.classIds[{lid, className}] = classId;
+      writeClassRecord(a, classId, lid, 1, className, bytes.data(), bytes.size());
+    } else {
+      warnOnce("reconstruct", "classes", "could not reconstruct some hidden classes (e.g. %s): their methods have no bytecode in the trace", className.c_str());
+    }
+  }
+  std::lock_guard<std::mutex> lk(a.methodMu);
+  auto it = a.methodIds.find(m);
+  if (it != a.methodIds.end()) return it->second;
+  uint32_t id = a.nextMethodId++;
+  a.methodIds[m] = id;
+  Payload p;
+  p.u32(id);
+  p.u32(classId);
+  p.u32(lid);
+  p.str(className);
+  p.str(name.p ? name.p : "");
+  p.str(sig.p ? sig.p : "");
+  p.u32((uint32_t)mods);
+  a.ring.commit(METHOD, 0, p);
+  return id;
+}
+
+}  // namespace jportal

@@ -1,0 +1,211 @@
+// Code blobs, compiled methods (with inlining debug info), unloads, and the patch watcher.
+#include <string.h>
+
+#include <chrono>
+
+#include "agent.h"  // jvmti.h first: jvmticmlr.h needs its types
+#include <jvmticmlr.h>
+#include "records.h"
+
+namespace jportal {
+
+void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* address, jint length) {
+  CALLBACK_GUARD_BEGIN
+  Agent& a = *gAgent;
+  if (!address || length <= 0) return;
+  std::string key = std::to_string((uintptr_t)address) + ":" + std::to_string(length) + ":" + (name ? name : "");
+  {
+    std::lock_guard<std::mutex> lk(a.codeMu);
+    if (!a.blobsSeen.insert(key).second) return;  // GenerateEvents replays blobs already reported
+  }
+  Payload p;
+  p.u64((uintptr_t)address);
+  p.u32((uint32_t)length);
+  p.str(name ? name : "");
+  if (readable(address, (size_t)length)) p.bytes(address, (size_t)length);
+  else p.bytes(nullptr, 0);
+  a.ring.commit(CODE_BLOB, a.live ? 0 : FLAG_REPLAY, p);
+  CALLBACK_GUARD_END("DynamicCodeGenerated")
+}
+
+namespace {
+// Writes NMETHOD_UNLOAD for the nmethod at `begin` (caller holds codeMu) and stops watching it.
+void unloadLocked(Agent& a, std::map<uintptr_t, LiveNmethod>::iterator it) {
+  Payload p;
+  p.u32(it->second.method);
+  p.u64(it->first);
+  a.ring.commit(NMETHOD_UNLOAD, 0, p);
+  a.nmethods.erase(it);
+}
+}  // namespace
+
+void JNICALL onCompiledMethodLoad(jvmtiEnv*, jmethodID method, jint codeSize, const void* codeAddr, jint, const jvmtiAddrLocationMap*,
+                                  const void* compileInfo) {
+  CALLBACK_GUARD_BEGIN
+  Agent& a = *gAgent;
+  if (!codeAddr || codeSize <= 0) return;
+  uintptr_t begin = (uintptr_t)codeAddr;
+  uint32_t mid = methodId(a, method);
+  {
+    std::lock_guard<std::mutex> lk(a.codeMu);
+    auto it = a.nmethods.find(begin);
+    if (it != a.nmethods.end() && it->second.method == mid) return;  // replayed by GenerateEvents
+  }
+  // method ids of every inlined frame first: their METHOD records must precede this record
+  Payload pcs;
+  size_t arr = pcs.beginArray();
+  uint32_t npcs = 0;
+  for (auto* h = (const jvmtiCompiledMethodLoadRecordHeader*)compileInfo; h; h = h->next) {
+    if (h->kind != JVMTI_CMLR_INLINE_INFO) continue;
+    auto* r = (const jvmtiCompiledMethodLoadInlineRecord*)h;
+    for (jint i = 0; i < r->numpcs; i++) {
+      const PCStackInfo& pc = r->pcinfo[i];
+      pcs.u64((uintptr_t)pc.pc);
+      size_t fr = pcs.beginArray();
+      for (jint k = 0; k < pc.numstackframes; k++) {
+        pcs.u32(methodId(a, pc.methods[k]));
+        pcs.i32(pc.bcis[k]);
+      }
+      pcs.endArray(fr, (uint32_t)pc.numstackframes);
+      npcs++;
+    }
+  }
+  pcs.endArray(arr, npcs);
+
+  NmethodFacts f;
+  bool haveFacts = false;
+  if (a.layoutOk) {
+    auto heaps = a.layout.codeHeaps();
+    haveFacts = a.layout.nmethodFacts(a.layout.findBlob(begin, heaps), &f);
+    if (!haveFacts) warnOnce("nmethod-facts", "nmethods", "nmethod header not found for some compiled methods: their tier/OSR/entry fields are -1/0");
+  }
+  Payload p;
+  p.u32(mid);
+  p.u64(begin);
+  p.u32((uint32_t)codeSize);
+  p.u64(f.blob);
+  p.u64(f.instsBegin);
+  p.u64(f.stubBegin);
+  p.u64(f.entry);
+  p.u64(f.verifiedEntry);
+  p.u64(f.osrEntry);
+  p.i32(f.compileId);
+  p.i8((int8_t)f.level);
+  p.i32(f.entryBci);
+  // one copy of the code serves the record and the watcher's baseline, so no change falls between them
+  std::vector<uint8_t> code((const uint8_t*)codeAddr, (const uint8_t*)codeAddr + codeSize);
+  p.bytes(code.data(), code.size());
+  p.raw(pcs.data(), pcs.size());
+  std::lock_guard<std::mutex> lk(a.codeMu);
+  auto it = a.nmethods.find(begin);
+  if (it != a.nmethods.end()) {
+    if (it->second.method == mid) return;
+    // the earlier occupant's unload event has not arrived yet: close its life first so that each address
+    // names one method at a time; its late CompiledMethodUnload is then ignored
+    unloadLocked(a, it);
+  }
+  a.ring.commit(NMETHOD_LOAD, a.live ? 0 : FLAG_REPLAY, p);
+  LiveNmethod nm{mid, f.blob, std::move(code)};
+  a.nmethods[begin] = std::move(nm);
+  CALLBACK_GUARD_END("CompiledMethodLoad")
+}
+
+void JNICALL onCompiledMethodUnload(jvmtiEnv*, jmethodID, const void* codeAddr) {
+  CALLBACK_GUARD_BEGIN
+  Agent& a = *gAgent;
+  std::lock_guard<std::mutex> lk(a.codeMu);
+  auto it = a.nmethods.find((uintptr_t)codeAddr);
+  if (it == a.nmethods.end()) return;  // loaded before the agent saw it, or closed already
+  unloadLocked(a, it);
+  CALLBACK_GUARD_END("CompiledMethodUnload")
+}
+
+void scanPatches(Agent& a) {
+  if (!a.layoutOk) return;
+  auto heaps = a.layout.codeHeaps();
+  std::lock_guard<std::mutex> lk(a.codeMu);
+  a.patchScans++;
+  for (auto it = a.nmethods.begin(); it != a.nmethods.end(); ++it) {
+    uintptr_t begin = it->first;
+    LiveNmethod& nm = it->second;
+    // still the same nmethod? (its blob starts where it did and the memory is committed code heap)
+    bool inHeap = false;
+    for (const CodeHeapRange& h : heaps)
+      if (begin >= h.low && begin + nm.bytes.size() <= h.committedHigh) inHeap = true;
+    if (!inHeap || !nm.blob || a.layout.findBlob(begin, heaps) != nm.blob) continue;
+    const uint8_t* cur = (const uint8_t*)begin;
+    size_t n = nm.bytes.size();
+    if (memcmp(cur, nm.bytes.data(), n) == 0) continue;
+    size_t i = 0;
+    while (i < n) {
+      if (cur[i] == nm.bytes[i]) {
+        i++;
+        continue;
+      }
+      // a run of changes; runs closer than 8 unchanged bytes are merged
+      size_t start = i, end = i + 1, same = 0;
+      for (size_t k = i + 1; k < n && same < 8; k++) {
+        if (cur[k] != nm.bytes[k]) {
+          end = k + 1;
+          same = 0;
+        } else {
+          same++;
+        }
+      }
+      uint8_t now[4096];
+      size_t len = end - start;
+      if (len > sizeof now) len = sizeof now, end = start + len;
+      memcpy(now, cur + start, len);  // one read, so the record and our copy agree
+      Payload p;
+      p.u64(begin);
+      p.u64(begin + start);
+      p.bytes(now, len);
+      a.ring.commit(CODE_PATCH, 0, p);
+      memcpy(nm.bytes.data() + start, now, len);
+      i = end;
+    }
+  }
+}
+
+void startPatchWatcher(Agent& a) {
+  if (a.opts.patchIntervalMs == 0 || !a.layoutOk) return;
+  a.watcher = std::thread([&a] {
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lk(a.watcherMu);
+        a.watcherWake.wait_for(lk, std::chrono::milliseconds(a.opts.patchIntervalMs), [&] { return a.stopWatcher; });
+        if (a.stopWatcher) return;
+      }
+      try {
+        scanPatches(a);
+      } catch (...) {
+        warnOnce("patch-watcher", "patches", "internal error in the patch watcher: patches are no longer recorded");
+        return;
+      }
+    }
+  });
+}
+
+void stopPatchWatcher(Agent& a) {
+  {
+    std::lock_guard<std::mutex> lk(a.watcherMu);
+    a.stopWatcher = true;
+  }
+  a.watcherWake.notify_all();
+  if (a.watcher.joinable()) a.watcher.join();
+}
+
+void recordSnapshots(Agent& a) {
+  if (!a.layoutOk) return;
+  auto heaps = a.layout.codeHeaps();
+  std::lock_guard<std::mutex> lk(a.codeMu);
+  for (auto& [begin, nm] : a.nmethods) {
+    if (!nm.blob || a.layout.findBlob(begin, heaps) != nm.blob) continue;
+    Payload p;
+    p.u64(begin);
+    p.bytes((const void*)begin, nm.bytes.size());
+    a.ring.commit(CODE_SNAPSHOT, 0, p);
+  }
+}
+
+}  // namespace jportal

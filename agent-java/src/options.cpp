@@ -1,0 +1,80 @@
+#include "options.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+namespace jportal {
+
+namespace {
+bool parseUint(const std::string& v, uint64_t max, uint64_t* out) {
+  if (v.empty() || v.size() > 12) return false;
+  for (char c : v)
+    if (c < '0' || c > '9') return false;
+  uint64_t x = strtoull(v.c_str(), nullptr, 10);
+  if (x > max) return false;
+  *out = x;
+  return true;
+}
+bool parseBool(const std::string& v, bool* out) {
+  if (v == "1" || v == "true" || v == "yes") return (*out = true), true;
+  if (v == "0" || v == "false" || v == "no") return (*out = false), true;
+  return false;
+}
+}  // namespace
+
+bool parseOptions(const char* text, Options* o, std::string* error) {
+  o->out = "jportal-trace-" + std::to_string(getpid());
+  if (!text || !*text) return true;
+  std::string s(text);
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t comma = s.find(',', pos);
+    std::string item = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    pos = comma == std::string::npos ? s.size() + 1 : comma + 1;
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    uint64_t n = 0;
+    bool ok = true;
+    if (key == "help") o->help = true;
+    else if (key == "out") ok = !value.empty(), o->out = value;
+    else if (key == "collector") ok = parseUint(value, 0x7fffffff, &n) && n > 0, o->collector = (pid_t)n;
+    else if (key == "ring_mb") ok = parseUint(value, 4096, &n) && n > 0, o->ringMb = (uint32_t)n;
+    else if (key == "wait_ms") ok = parseUint(value, 600000, &n), o->waitMs = (uint32_t)n;
+    else if (key == "patch_interval_ms") ok = parseUint(value, 3600000, &n), o->patchIntervalMs = (uint32_t)n;
+    else if (key == "snapshot") ok = parseBool(value, &o->snapshot);
+    else if (key == "classes") ok = parseBool(value, &o->classes);
+    else if (key == "dispatch") ok = value == "symtab" || value == "parse", o->dispatchParse = value == "parse";
+    else if (key == "log") ok = value == "quiet" || value == "info" || value == "debug", o->log = value;
+    else {
+      *error = "unknown option '" + key + "' (-agentpath:libjportal.so=help lists them)";
+      return false;
+    }
+    if (!ok) {
+      *error = "bad value '" + value + "' for option '" + key + "' (-agentpath:libjportal.so=help lists them)";
+      return false;
+    }
+  }
+  return true;
+}
+
+void printHelp() {
+  fprintf(stderr,
+          "jportal agent options (-agentpath:/path/libjportal.so=key=value,...):\n"
+          "  out=DIR                 trace directory (default jportal-trace-<pid>); DIR/meta.jpt is written\n"
+          "  collector=PID           a collector process (jportal record) drains the ring; the agent takes\n"
+          "                          over if it dies (default: the agent writes the trace itself)\n"
+          "  ring_mb=N               shared-memory ring size in MiB, rounded up to a power of two (default 64)\n"
+          "  wait_ms=N               how long a writer waits for ring space before dropping a record; drops\n"
+          "                          are counted in DROPPED records (default 2000)\n"
+          "  patch_interval_ms=N     how often live compiled code is re-read for patches; 0 disables (default 50)\n"
+          "  snapshot=0|1            also record every live nmethod's bytes at VM death (default 0)\n"
+          "  classes=0|1             record class bytes via ClassFileLoadHook (default 1; costs start-up time)\n"
+          "  dispatch=symtab|parse   find interpreter dispatch tables in libjvm's .symtab or by parsing code\n"
+          "                          (default symtab, falling back to parse)\n"
+          "  log=quiet|info|debug    stderr verbosity (default info; warnings and errors always print)\n"
+          "  help                    print this and run the JVM without the agent\n");
+}
+
+}  // namespace jportal

@@ -1,0 +1,27 @@
+// Agent options: -agentpath:libjportal.so=key=value,key=value,...
+#pragma once
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <string>
+
+namespace jportal {
+
+struct Options {
+  std::string out;             // trace directory
+  pid_t collector = 0;         // a collector process drains the ring (set by `jportal record`)
+  uint32_t ringMb = 64;        // ring capacity in MiB (rounded up to a power of two)
+  uint32_t waitMs = 2000;      // how long a producer waits for ring space before dropping a record
+  uint32_t patchIntervalMs = 50;
+  bool snapshot = false;
+  bool classes = true;
+  bool dispatchParse = false;  // find the dispatch table by parsing code instead of libjvm's .symtab
+  std::string log = "info";
+  bool help = false;
+};
+
+// Parses the option string. On error fills `error` (one line) and returns false.
+bool parseOptions(const char* text, Options* out, std::string* error);
+void printHelp();
+
+}  // namespace jportal

@@ -1,0 +1,361 @@
+#include "ring.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <chrono>
+
+#include "records.h"
+
+namespace jportal {
+
+// Layout of the ring file's first bytes (docs/trace-format.md §5). Counters are accessed with
+// __atomic builtins because another process maps the same memory.
+struct Ring::Header {
+  char magic[8];
+  uint32_t version;
+  uint32_t dataOffset;
+  uint64_t capacity;
+  uint64_t head;
+  uint64_t tail;
+  uint32_t consumerPid;
+  uint32_t state;
+  uint32_t agentPid;
+  uint32_t fileHeaderSize;
+};
+static_assert(offsetof(Ring::Header, head) == 24, "ring layout");
+static_assert(offsetof(Ring::Header, tail) == 32, "ring layout");
+static_assert(offsetof(Ring::Header, consumerPid) == 40, "ring layout");
+static_assert(offsetof(Ring::Header, fileHeaderSize) == 52, "ring layout");
+static_assert(sizeof(Ring::Header) == 56, "ring layout");
+
+namespace {
+constexpr uint32_t kRingVersion = 1;
+
+bool mkdirs(const std::string& dir) {
+  if (dir.empty()) return false;
+  std::string cur;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = dir.find('/', pos + 1);
+    cur = dir.substr(0, pos);
+    if (cur.empty()) continue;
+    if (mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) return false;
+  }
+  struct stat st;
+  return stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool writeAll(int fd, const uint8_t* p, size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+  return true;
+}
+}  // namespace
+
+Ring::~Ring() {
+  // finish() is the orderly path; this only makes sure the thread does not outlive the object
+  if (writer_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lk(wakeMu_);
+      stopWriter_ = true;
+    }
+    wake_.notify_all();
+    writer_.join();
+  }
+}
+
+bool Ring::start(const Options& opts) {
+  opts_ = opts;
+  self_ = getpid();
+  fileHeader_ = encodeFileHeader();
+  size_t cap = 1u << 16;
+  while (cap < opts.capacity && cap < ((size_t)1 << 40)) cap <<= 1;
+  size_t dataOffset = 4096;
+  while (sizeof(Header) + fileHeader_.size() > dataOffset) dataOffset += 4096;
+  mapSize_ = dataOffset + cap;
+
+  path_ = "/dev/shm/jportal-" + std::to_string(self_) + ".ring";
+  int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EEXIST) {
+    // left behind by an earlier process with our pid: that process is gone, the name is ours now
+    struct stat st;
+    if (lstat(path_.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == getuid()) {
+      unlink(path_.c_str());
+      fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    }
+  }
+  void* mem = MAP_FAILED;
+  if (fd >= 0) {
+    if (ftruncate(fd, (off_t)mapSize_) == 0) mem = mmap(nullptr, mapSize_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ::close(fd);
+  }
+  if (mem == MAP_FAILED) {
+    int e = errno;
+    if (fd >= 0) unlink(path_.c_str());
+    if (opts.collector != 0) {
+      log(LogLevel::Error, "ring", "cannot create %s (%s); the collector cannot attach, the agent writes the trace itself", path_.c_str(), strerror(e));
+      opts_.collector = 0;
+    } else {
+      log(LogLevel::Warning, "ring", "cannot create %s (%s); using private memory", path_.c_str(), strerror(e));
+    }
+    path_.clear();
+    mem = mmap(nullptr, mapSize_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) {
+      log(LogLevel::Error, "ring", "cannot allocate %zu bytes for the ring: recording disabled", mapSize_);
+      return false;
+    }
+  }
+  hdr_ = (Header*)mem;
+  data_ = (uint8_t*)mem + dataOffset;
+  hdr_->version = kRingVersion;
+  hdr_->dataOffset = (uint32_t)dataOffset;
+  hdr_->capacity = cap;
+  hdr_->head = 0;
+  hdr_->tail = 0;
+  hdr_->consumerPid = opts_.collector != 0 ? (uint32_t)opts_.collector : (uint32_t)self_;
+  hdr_->state = 0;
+  hdr_->agentPid = (uint32_t)self_;
+  hdr_->fileHeaderSize = (uint32_t)fileHeader_.size();
+  memcpy((uint8_t*)mem + sizeof(Header), fileHeader_.data(), fileHeader_.size());
+  // the magic goes last: a collector that sees it sees a complete header
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  memcpy(hdr_->magic, "JPRING\0\0", 8);
+
+  if (opts_.collector == 0) openOutput(0);
+  writer_ = std::thread([this] { writerLoop(); });
+  return true;
+}
+
+bool Ring::openOutput(uint64_t tail) {
+  if (!mkdirs(opts_.outDir)) {
+    log(LogLevel::Error, "ring", "cannot create the trace directory %s (%s): records are discarded", opts_.outDir.c_str(), strerror(errno));
+    outBroken_ = true;
+    return false;
+  }
+  std::string file = opts_.outDir + "/meta.jpt";
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    log(LogLevel::Error, "ring", "cannot open %s (%s): records are discarded", file.c_str(), strerror(errno));
+    outBroken_ = true;
+    return false;
+  }
+  // the file holds the header plus exactly the consumed bytes; anything past that came from a consumer
+  // that died between writing and publishing its tail, and is written again from the ring
+  struct stat st;
+  fstat(fd, &st);
+  uint64_t want = fileHeader_.size() + tail;
+  bool ok;
+  if ((uint64_t)st.st_size < want || tail == 0) {
+    ok = ftruncate(fd, 0) == 0 && writeAll(fd, fileHeader_.data(), fileHeader_.size());
+    if (ok && tail != 0) {
+      log(LogLevel::Error, "ring", "%s is shorter than the %llu bytes already consumed; earlier records are lost", file.c_str(), (unsigned long long)tail);
+    }
+  } else {
+    ok = ftruncate(fd, (off_t)want) == 0 && lseek(fd, 0, SEEK_END) == (off_t)want;
+  }
+  if (!ok) {
+    log(LogLevel::Error, "ring", "cannot write %s (%s): records are discarded", file.c_str(), strerror(errno));
+    ::close(fd);
+    outBroken_ = true;
+    return false;
+  }
+  outFd_ = fd;
+  return true;
+}
+
+bool Ring::waitForSpaceLocked(size_t need) {
+  uint64_t cap = hdr_->capacity;
+  auto freeBytes = [&] { return cap - (__atomic_load_n(&hdr_->head, __ATOMIC_RELAXED) - __atomic_load_n(&hdr_->tail, __ATOMIC_ACQUIRE)); };
+  if (freeBytes() >= need) return true;
+  stats_.stalls++;
+  uint64_t t0 = monotonicNs();
+  uint64_t limit = (uint64_t)opts_.waitMs * 1000000ull;
+  while (freeBytes() < need) {
+    uint64_t waited = monotonicNs() - t0;
+    if (waited >= limit) {
+      stats_.stallNs += waited;
+      return false;
+    }
+    wake_.notify_one();
+    usleep(500);
+  }
+  stats_.stallNs += monotonicNs() - t0;
+  return true;
+}
+
+bool Ring::writeLocked(uint16_t type, uint16_t flags, const uint8_t* payload, size_t len) {
+  uint8_t h[RECORD_HEADER_SIZE];
+  uint32_t size = (uint32_t)(RECORD_HEADER_SIZE + len);
+  uint64_t seq = seq_++;
+  uint64_t tsc = rdtsc();
+  uint32_t zero = 0;
+  memcpy(h + 0, &size, 4);
+  memcpy(h + 4, &type, 2);
+  memcpy(h + 6, &flags, 2);
+  memcpy(h + 8, &seq, 8);
+  memcpy(h + 16, &tsc, 8);
+  memcpy(h + 24, &zero, 4);
+  uLong crc = crc32(0L, h, RECORD_HEADER_SIZE);
+  if (len) crc = crc32(crc, payload, (uInt)len);
+  uint32_t c = (uint32_t)crc;
+  memcpy(h + 24, &c, 4);
+  uint64_t head = __atomic_load_n(&hdr_->head, __ATOMIC_RELAXED);
+  uint64_t cap = hdr_->capacity;
+  auto put = [&](uint64_t at, const uint8_t* src, size_t n) {
+    size_t pos = (size_t)(at & (cap - 1));
+    size_t first = n < cap - pos ? n : (size_t)(cap - pos);
+    memcpy(data_ + pos, src, first);
+    if (n > first) memcpy(data_, src + first, n - first);
+  };
+  put(head, h, RECORD_HEADER_SIZE);
+  if (len) put(head + RECORD_HEADER_SIZE, payload, len);
+  __atomic_store_n(&hdr_->head, head + size, __ATOMIC_RELEASE);
+  stats_.records++;
+  stats_.bytes += size;
+  return true;
+}
+
+bool Ring::commit(uint16_t type, uint16_t flags, const Payload& payload) {
+  if (!hdr_) return false;
+  size_t need = RECORD_HEADER_SIZE + payload.size();
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (closed_) return false;
+    const size_t droppedRecordSize = RECORD_HEADER_SIZE + 24;
+    size_t extra = pendingDropCount_ ? droppedRecordSize : 0;
+    if (need + droppedRecordSize > hdr_->capacity || !waitForSpaceLocked(need + extra)) {
+      if (!pendingDropCount_) pendingDropFirstSeq_ = seq_;
+      pendingDropCount_++;
+      pendingDropBytes_ += need;
+      stats_.dropped++;
+      stats_.droppedBytes += need;
+      warnOnce("ring-drop", "ring", "ring full for %u ms: dropping records (counted in DROPPED records; raise ring_mb or wait_ms)", opts_.waitMs);
+      return false;
+    }
+    if (pendingDropCount_) {
+      Payload d;
+      d.u64(pendingDropCount_);
+      d.u64(pendingDropBytes_);
+      d.u64(pendingDropFirstSeq_);
+      writeLocked(DROPPED, 0, d.data(), d.size());
+      pendingDropCount_ = pendingDropBytes_ = 0;
+    }
+    writeLocked(type, flags, payload.data(), payload.size());
+  }
+  wake_.notify_one();
+  return true;
+}
+
+bool Ring::consumerAlive(pid_t pid) const {
+  if (pid == self_) return true;
+  return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+void Ring::takeOver(uint32_t from) {
+  uint32_t expected = from;
+  if (!__atomic_compare_exchange_n(&hdr_->consumerPid, &expected, (uint32_t)self_, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
+  uint64_t tail = __atomic_load_n(&hdr_->tail, __ATOMIC_ACQUIRE);
+  log(LogLevel::Warning, "ring", "the collector (pid %u) is gone; the agent writes the rest of the trace itself", from);
+  openOutput(tail);
+}
+
+void Ring::drainToFile() {
+  uint64_t head = __atomic_load_n(&hdr_->head, __ATOMIC_ACQUIRE);
+  uint64_t tail = __atomic_load_n(&hdr_->tail, __ATOMIC_RELAXED);
+  if (head == tail) return;
+  uint64_t cap = hdr_->capacity;
+  uint64_t n = head - tail;
+  size_t pos = (size_t)(tail & (cap - 1));
+  size_t first = n < cap - pos ? (size_t)n : (size_t)(cap - pos);
+  if (outFd_ >= 0 && !outBroken_) {
+    bool ok = writeAll(outFd_, data_ + pos, first) && (n == first || writeAll(outFd_, data_, (size_t)(n - first)));
+    if (!ok) {
+      log(LogLevel::Error, "ring", "writing %s/meta.jpt failed (%s): later records are discarded", opts_.outDir.c_str(), strerror(errno));
+      outBroken_ = true;
+    }
+  }
+  if (outFd_ < 0 || outBroken_) stats_.lostToFile += n;
+  __atomic_store_n(&hdr_->tail, head, __ATOMIC_RELEASE);
+}
+
+void Ring::writerLoop() {
+  for (;;) {
+    uint32_t consumer = __atomic_load_n(&hdr_->consumerPid, __ATOMIC_ACQUIRE);
+    if (consumer != (uint32_t)self_ && !consumerAlive((pid_t)consumer)) {
+      takeOver(consumer);
+      consumer = __atomic_load_n(&hdr_->consumerPid, __ATOMIC_ACQUIRE);
+    }
+    if (consumer == (uint32_t)self_) drainToFile();
+    bool stop;
+    {
+      std::unique_lock<std::mutex> lk(wakeMu_);
+      if (!stopWriter_) wake_.wait_for(lk, std::chrono::milliseconds(consumer == (uint32_t)self_ ? 20 : 100));
+      stop = stopWriter_;
+    }
+    if (stop) {
+      consumer = __atomic_load_n(&hdr_->consumerPid, __ATOMIC_ACQUIRE);
+      if (consumer != (uint32_t)self_ && !consumerAlive((pid_t)consumer)) takeOver(consumer);
+      if (__atomic_load_n(&hdr_->consumerPid, __ATOMIC_ACQUIRE) == (uint32_t)self_) drainToFile();
+      return;
+    }
+  }
+}
+
+void Ring::finish() {
+  if (!hdr_) return;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (closed_) return;
+    closed_ = true;
+    __atomic_store_n(&hdr_->state, 1u, __ATOMIC_RELEASE);
+  }
+  // a collector gets a bounded time to drain everything; if it dies meanwhile, the writer takes over
+  uint64_t deadline = monotonicNs() + 10ull * 1000000000ull;
+  while (monotonicNs() < deadline) {
+    uint32_t consumer = __atomic_load_n(&hdr_->consumerPid, __ATOMIC_ACQUIRE);
+    if (consumer == (uint32_t)self_) break;
+    if (__atomic_load_n(&hdr_->tail, __ATOMIC_ACQUIRE) == __atomic_load_n(&hdr_->head, __ATOMIC_ACQUIRE)) break;
+    wake_.notify_one();
+    usleep(2000);
+  }
+  {
+    std::lock_guard<std::mutex> lk(wakeMu_);
+    stopWriter_ = true;
+  }
+  wake_.notify_all();
+  if (writer_.joinable()) writer_.join();
+  bool selfConsumer = __atomic_load_n(&hdr_->consumerPid, __ATOMIC_ACQUIRE) == (uint32_t)self_;
+  if (!selfConsumer && __atomic_load_n(&hdr_->tail, __ATOMIC_ACQUIRE) != __atomic_load_n(&hdr_->head, __ATOMIC_ACQUIRE))
+    log(LogLevel::Error, "ring", "the collector did not drain the ring within 10 s of VM death; it keeps the ring file for later");
+  if (outFd_ >= 0) {
+    fsync(outFd_);
+    ::close(outFd_);
+    outFd_ = -1;
+  }
+  // the consumer removes the ring: the agent when it drained it, otherwise the collector
+  if (selfConsumer && !path_.empty()) unlink(path_.c_str());
+  munmap(hdr_, mapSize_);
+  hdr_ = nullptr;
+  data_ = nullptr;
+}
+
+RingStats Ring::stats() {
+  std::lock_guard<std::mutex> lk(mu_);
+  return stats_;
+}
+
+}  // namespace jportal

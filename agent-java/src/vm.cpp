@@ -1,0 +1,384 @@
+#include "vm.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "common.h"
+
+namespace jportal {
+
+bool readable(const void* p, size_t n) {
+  if (!p) return false;
+  char buf[256];
+  while (n > 0) {
+    size_t k = n < sizeof buf ? n : sizeof buf;
+    struct iovec local = {buf, k};
+    struct iovec remote = {(void*)p, k};
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)k) return false;
+    p = (const char*)p + k;
+    n -= k;
+  }
+  return true;
+}
+
+template <class T>
+static T rd(uintptr_t base, long off) {
+  T v;
+  memcpy(&v, (const void*)(base + off), sizeof v);
+  return v;
+}
+
+// ------------------------------------------------------------------------------------------ VMStructs
+
+bool VMStructs::init(void* anyAddressInLibjvm) {
+  Dl_info info;
+  if (!dladdr(anyAddressInLibjvm, &info) || !info.dli_fname) return false;
+  libjvmPath_ = info.dli_fname;
+  void* h = dlopen(info.dli_fname, RTLD_NOLOAD | RTLD_LAZY);
+  if (!h) return false;
+  auto sym = [&](const char* n) -> void* { return dlsym(h, n); };
+  auto u64 = [&](const char* n) -> uint64_t {
+    void* p = sym(n);
+    return p ? *(uint64_t*)p : 0;
+  };
+  char** structs = (char**)sym("gHotSpotVMStructs");
+  char** types = (char**)sym("gHotSpotVMTypes");
+  char** ints = (char**)sym("gHotSpotVMIntConstants");
+  if (!structs || !*structs || !types || !*types) {
+    dlclose(h);
+    return false;
+  }
+  {
+    uint64_t stride = u64("gHotSpotVMStructEntryArrayStride");
+    uint64_t oType = u64("gHotSpotVMStructEntryTypeNameOffset"), oField = u64("gHotSpotVMStructEntryFieldNameOffset");
+    uint64_t oTypeStr = u64("gHotSpotVMStructEntryTypeStringOffset"), oStatic = u64("gHotSpotVMStructEntryIsStaticOffset");
+    uint64_t oOff = u64("gHotSpotVMStructEntryOffsetOffset"), oAddr = u64("gHotSpotVMStructEntryAddressOffset");
+    if (stride == 0) {
+      dlclose(h);
+      return false;
+    }
+    for (char* e = *structs;; e += stride) {
+      const char* tn = *(const char**)(e + oType);
+      if (!tn) break;
+      const char* fn = *(const char**)(e + oField);
+      const char* ts = *(const char**)(e + oTypeStr);
+      if (!fn) continue;
+      fields_[std::string(tn) + "::" + fn] = Field{*(int32_t*)(e + oStatic) != 0, *(uint64_t*)(e + oOff), *(void**)(e + oAddr), ts ? ts : ""};
+    }
+  }
+  {
+    uint64_t stride = u64("gHotSpotVMTypeEntryArrayStride");
+    uint64_t oName = u64("gHotSpotVMTypeEntryTypeNameOffset"), oSize = u64("gHotSpotVMTypeEntrySizeOffset");
+    for (char* e = *types; stride;) {
+      const char* tn = *(const char**)(e + oName);
+      if (!tn) break;
+      typeSizes_[tn] = (long)*(uint64_t*)(e + oSize);
+      e += stride;
+    }
+  }
+  if (ints && *ints) {
+    uint64_t stride = u64("gHotSpotVMIntConstantEntryArrayStride");
+    uint64_t oName = u64("gHotSpotVMIntConstantEntryNameOffset"), oValue = u64("gHotSpotVMIntConstantEntryValueOffset");
+    for (char* e = *ints; stride;) {
+      const char* n = *(const char**)(e + oName);
+      if (!n) break;
+      intConstants_[n] = *(int32_t*)(e + oValue);
+      e += stride;
+    }
+  }
+  dlclose(h);
+  ok_ = !fields_.empty();
+  return ok_;
+}
+
+long VMStructs::off(const char* k) const {
+  auto it = fields_.find(k);
+  return it == fields_.end() || it->second.isStatic ? -1 : (long)it->second.offset;
+}
+void* VMStructs::staticAddr(const char* k) const {
+  auto it = fields_.find(k);
+  return it == fields_.end() || !it->second.isStatic ? nullptr : it->second.address;
+}
+std::string VMStructs::fieldType(const char* k) const {
+  auto it = fields_.find(k);
+  return it == fields_.end() ? std::string() : it->second.type;
+}
+long VMStructs::typeSize(const char* t) const {
+  auto it = typeSizes_.find(t);
+  return it == typeSizes_.end() ? -1 : it->second;
+}
+bool VMStructs::intConstant(const char* n, long* out) const {
+  auto it = intConstants_.find(n);
+  if (it == intConstants_.end()) return false;
+  *out = it->second;
+  return true;
+}
+
+// ------------------------------------------------------------------------------------------ ELF symbols
+
+std::map<std::string, ElfSymbol> lookupLibjvmSymbols(const std::string& path, const std::vector<std::string>& names) {
+  std::map<std::string, ElfSymbol> found;
+  Dl_info info;
+  void* h = dlopen(path.c_str(), RTLD_NOLOAD | RTLD_LAZY);
+  void* any = h ? dlsym(h, "JNI_CreateJavaVM") : nullptr;
+  if (h) dlclose(h);
+  if (!any || !dladdr(any, &info)) return found;
+  uintptr_t base = (uintptr_t)info.dli_fbase;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return found;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+    close(fd);
+    return found;
+  }
+  size_t len = (size_t)st.st_size;
+  const uint8_t* m = (const uint8_t*)mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) return found;
+  const Elf64_Ehdr* eh = (const Elf64_Ehdr*)m;
+  bool sane = memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_shoff > 0 && eh->e_shentsize == sizeof(Elf64_Shdr) &&
+              eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) <= len;
+  if (sane) {
+    const Elf64_Shdr* sh = (const Elf64_Shdr*)(m + eh->e_shoff);
+    for (int i = 0; i < eh->e_shnum; i++) {
+      if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum) continue;
+      const Elf64_Shdr& strSec = sh[sh[i].sh_link];
+      if (sh[i].sh_offset + sh[i].sh_size > len || strSec.sh_offset + strSec.sh_size > len) continue;
+      const Elf64_Sym* syms = (const Elf64_Sym*)(m + sh[i].sh_offset);
+      size_t count = sh[i].sh_size / sizeof(Elf64_Sym);
+      const char* strs = (const char*)(m + strSec.sh_offset);
+      for (size_t k = 0; k < count; k++) {
+        if (syms[k].st_name >= strSec.sh_size) continue;
+        const char* nm = strs + syms[k].st_name;
+        for (const std::string& want : names)
+          if (want == nm) found[want] = ElfSymbol{base + syms[k].st_value, (size_t)syms[k].st_size};
+      }
+    }
+  }
+  munmap((void*)m, len);
+  return found;
+}
+
+// ------------------------------------------------------------------------------------------ VmLayout
+
+bool VmLayout::resolve(const VMStructs& v) {
+  vms_ = &v;
+  heapsAddr_ = v.staticAddr("CodeCache::_heaps");
+  lowBoundAddr_ = v.staticAddr("CodeCache::_low_bound");
+  highBoundAddr_ = v.staticAddr("CodeCache::_high_bound");
+  gaLen_ = v.off("GrowableArrayBase::_len");
+  gaData_ = v.off("GrowableArray<int>::_data");
+  heapMemory_ = v.off("CodeHeap::_memory");
+  heapSegmap_ = v.off("CodeHeap::_segmap");
+  heapLog2_ = v.off("CodeHeap::_log2_segment_size");
+  vsLow_ = v.off("VirtualSpace::_low");
+  vsHigh_ = v.off("VirtualSpace::_high");
+  vsHighBoundary_ = v.off("VirtualSpace::_high_boundary");
+  hbLength_ = v.off("HeapBlock::Header::_length");
+  std::string lt = v.fieldType("HeapBlock::Header::_length");
+  hbLengthSize_ = lt == "size_t" ? 8 : 4;  // size_t on 17, uint32_t on 25
+  hbUsed_ = v.off("HeapBlock::Header::_used");
+  heapBlockSize_ = v.typeSize("HeapBlock");
+
+  blobName_ = v.off("CodeBlob::_name");
+  blobSize_ = v.off("CodeBlob::_size");
+  blobCodeBegin_ = v.off("CodeBlob::_code_begin");    // JDK 17
+  blobCodeOffset_ = v.off("CodeBlob::_code_offset");  // JDK 25
+  blobKind_ = v.off("CodeBlob::_kind");               // JDK 25
+  if (!v.intConstant("CodeBlobKind::Nmethod", &nmethodKind_)) nmethodKind_ = -1;
+
+  nmCompLevel_ = v.off("nmethod::_comp_level");
+  std::string cl = v.fieldType("nmethod::_comp_level");
+  nmCompLevelSize_ = v.typeSize(cl.c_str()) > 0 ? v.typeSize(cl.c_str()) : 4;  // int on 17, CompLevel (1 byte) on 25
+  nmEntryBci_ = v.off("nmethod::_entry_bci");
+  nmCompileId_ = v.off("nmethod::_compile_id");
+  nmStubOffset_ = v.off("nmethod::_stub_offset");
+  nmOsrEntry_ = v.off("nmethod::_osr_entry_point");
+  nmEntryPoint_ = v.off("nmethod::_entry_point");                    // 17: address
+  nmVerifiedEntryPoint_ = v.off("nmethod::_verified_entry_point");   // 17: address
+  nmEntryOffset_ = v.off("nmethod::_entry_offset");                  // 25: u2 from code begin
+  nmVerifiedEntryOffset_ = v.off("nmethod::_verified_entry_offset"); // 25
+  nmMethod_ = v.off("nmethod::_method");                             // 25
+  if (nmMethod_ < 0) nmMethod_ = v.off("CompiledMethod::_method");   // 17
+
+  interpCodeAddr_ = v.staticAddr("AbstractInterpreter::_code");
+  sqStubBuffer_ = v.off("StubQueue::_stub_buffer");
+  sqQueueBegin_ = v.off("StubQueue::_queue_begin");
+  sqQueueEnd_ = v.off("StubQueue::_queue_end");
+  icSize_ = v.off("InterpreterCodelet::_size");
+  icDescription_ = v.off("InterpreterCodelet::_description");
+  icBytecode_ = v.off("InterpreterCodelet::_bytecode");
+  icHeaderSize_ = v.typeSize("InterpreterCodelet");
+
+  threadOsThread_ = v.off("JavaThread::_osthread");                     // 17
+  if (threadOsThread_ < 0) threadOsThread_ = v.off("Thread::_osthread");  // 25
+  osThreadId_ = v.off("OSThread::_thread_id");
+  methodConstMethod_ = v.off("Method::_constMethod");
+  constMethodMaxStack_ = v.off("ConstMethod::_max_stack");
+
+  flagsAddr_ = v.staticAddr("JVMFlag::flags");
+  numFlagsAddr_ = v.staticAddr("JVMFlag::numFlags");
+  flagName_ = v.off("JVMFlag::_name");
+  flagAddr_ = v.off("JVMFlag::_addr");
+  flagType_ = v.off("JVMFlag::_type");
+  flagSize_ = v.typeSize("JVMFlag");
+
+  bool heapsOk = heapsAddr_ && gaLen_ >= 0 && gaData_ >= 0 && heapMemory_ >= 0 && heapSegmap_ >= 0 && heapLog2_ >= 0 && vsLow_ >= 0 &&
+                 vsHigh_ >= 0 && hbLength_ >= 0 && hbUsed_ >= 0 && heapBlockSize_ > 0;
+  if (!heapsOk) warnOnce("layout-heaps", "vmstructs", "code heap fields missing: nmethod tier/OSR/entry points are not recorded");
+  if (blobCodeBegin_ < 0 && blobCodeOffset_ < 0) warnOnce("layout-blob", "vmstructs", "CodeBlob code offsets missing");
+  if (threadOsThread_ < 0 || osThreadId_ < 0) warnOnce("layout-thread", "vmstructs", "thread fields missing: OS tids of threads started before the agent are unknown");
+  return heapsOk;
+}
+
+std::vector<CodeHeapRange> VmLayout::codeHeaps() const {
+  std::vector<CodeHeapRange> out;
+  if (!heapsAddr_ || gaLen_ < 0 || gaData_ < 0 || heapMemory_ < 0) return out;
+  uintptr_t ga = *(uintptr_t*)heapsAddr_;
+  if (!ga) return out;
+  int len = rd<int>(ga, gaLen_);
+  uintptr_t data = rd<uintptr_t>(ga, gaData_);
+  if (len <= 0 || len > 16 || !data) return out;
+  for (int i = 0; i < len; i++) {
+    uintptr_t heap = ((uintptr_t*)data)[i];
+    if (!heap) continue;
+    CodeHeapRange r;
+    r.low = rd<uintptr_t>(heap, heapMemory_ + vsLow_);
+    r.committedHigh = rd<uintptr_t>(heap, heapMemory_ + vsHigh_);
+    r.high = vsHighBoundary_ >= 0 ? rd<uintptr_t>(heap, heapMemory_ + vsHighBoundary_) : r.committedHigh;
+    r.segmap = (const uint8_t*)rd<uintptr_t>(heap, heapSegmap_ + vsLow_);
+    r.log2Segment = rd<int>(heap, heapLog2_);
+    if (r.low && r.committedHigh > r.low && r.segmap && r.log2Segment > 0 && r.log2Segment < 16) out.push_back(r);
+  }
+  return out;
+}
+
+void VmLayout::codeBounds(uintptr_t* low, uintptr_t* high) const {
+  *low = lowBoundAddr_ ? *(uintptr_t*)lowBoundAddr_ : 0;
+  *high = highBoundAddr_ ? *(uintptr_t*)highBoundAddr_ : 0;
+}
+
+uintptr_t VmLayout::findBlob(uintptr_t pc, const std::vector<CodeHeapRange>& heaps) const {
+  for (const CodeHeapRange& h : heaps) {
+    if (pc < h.low || pc >= h.committedHigh) continue;
+    size_t idx = (pc - h.low) >> h.log2Segment;
+    const uint8_t* sm = h.segmap;
+    if (sm[idx] == 0xFF) return 0;  // free segment
+    // segmap holds distances back to the block start (in segments), each hop at most 0xFE
+    for (int hops = 0; sm[idx] > 0; hops++) {
+      if (hops > (1 << 20) || sm[idx] > idx) return 0;
+      idx -= sm[idx];
+    }
+    uintptr_t block = h.low + (idx << h.log2Segment);
+    if (!rd<bool>(block, hbUsed_)) return 0;
+    return block + heapBlockSize_;
+  }
+  return 0;
+}
+
+bool VmLayout::isNmethod(uintptr_t blob) const {
+  if (blobKind_ >= 0 && nmethodKind_ >= 0) return rd<uint8_t>(blob, blobKind_) == (uint8_t)nmethodKind_;
+  if (blobName_ < 0) return false;
+  const char* name = rd<const char*>(blob, blobName_);
+  if (!name || !readable(name, 8)) return false;
+  return strcmp(name, "nmethod") == 0 || strcmp(name, "native nmethod") == 0;
+}
+
+bool VmLayout::nmethodFacts(uintptr_t blob, NmethodFacts* f) const {
+  if (!blob || !isNmethod(blob)) return false;
+  f->blob = blob;
+  if (blobCodeBegin_ >= 0) f->instsBegin = rd<uintptr_t>(blob, blobCodeBegin_);
+  else if (blobCodeOffset_ >= 0) f->instsBegin = blob + rd<int>(blob, blobCodeOffset_);
+  if (nmStubOffset_ >= 0) f->stubBegin = blob + rd<int>(blob, nmStubOffset_);
+  if (nmEntryPoint_ >= 0) f->entry = rd<uintptr_t>(blob, nmEntryPoint_);
+  else if (nmEntryOffset_ >= 0 && f->instsBegin) f->entry = f->instsBegin + rd<uint16_t>(blob, nmEntryOffset_);
+  if (nmVerifiedEntryPoint_ >= 0) f->verifiedEntry = rd<uintptr_t>(blob, nmVerifiedEntryPoint_);
+  else if (nmVerifiedEntryOffset_ >= 0 && f->instsBegin) f->verifiedEntry = f->instsBegin + rd<uint16_t>(blob, nmVerifiedEntryOffset_);
+  if (nmOsrEntry_ >= 0) f->osrEntry = rd<uintptr_t>(blob, nmOsrEntry_);
+  if (nmMethod_ >= 0) f->method = rd<uintptr_t>(blob, nmMethod_);
+  if (nmCompileId_ >= 0) f->compileId = rd<int>(blob, nmCompileId_);
+  if (nmCompLevel_ >= 0) f->level = nmCompLevelSize_ == 1 ? rd<int8_t>(blob, nmCompLevel_) : rd<int>(blob, nmCompLevel_);
+  if (nmEntryBci_ >= 0) f->entryBci = rd<int>(blob, nmEntryBci_);
+  if (f->entryBci < 0) {
+    f->entryBci = -1;  // InvocationEntryBci
+    f->osrEntry = 0;   // only OSR nmethods have a meaningful OSR entry
+  }
+  return true;
+}
+
+bool VmLayout::codelets(std::vector<Codelet>* out, uintptr_t* bufferBegin, size_t* usedBytes) const {
+  if (!interpCodeAddr_ || sqStubBuffer_ < 0 || sqQueueBegin_ < 0 || sqQueueEnd_ < 0 || icSize_ < 0 || icDescription_ < 0 || icBytecode_ < 0 || icHeaderSize_ <= 0)
+    return false;
+  uintptr_t queue = *(uintptr_t*)interpCodeAddr_;
+  if (!queue) return false;
+  std::string alignText = flag("CodeEntryAlignment");
+  long align = alignText.empty() ? 0 : atol(alignText.c_str());
+  if (align <= 0 || (align & (align - 1)) != 0) return false;
+  uintptr_t buf = rd<uintptr_t>(queue, sqStubBuffer_);
+  int qb = rd<int>(queue, sqQueueBegin_), qe = rd<int>(queue, sqQueueEnd_);
+  if (!buf || qb < 0 || qe <= qb) return false;
+  *bufferBegin = buf;
+  *usedBytes = (size_t)qe;
+  for (uintptr_t p = buf + qb; p < buf + qe;) {
+    int size = rd<int>(p, icSize_);
+    if (size <= 0 || p + size > buf + (uintptr_t)qe) return false;
+    // code begins at the codelet header's end aligned to CodeEntryAlignment (true on 17 and 25)
+    uintptr_t begin = (p + icHeaderSize_ + align - 1) & ~(uintptr_t)(align - 1);
+    out->push_back(Codelet{begin, p + size, rd<int>(p, icBytecode_), rd<const char*>(p, icDescription_)});
+    p += size;
+  }
+  return true;
+}
+
+int VmLayout::osThreadId(uintptr_t javaThread) const {
+  if (!javaThread || threadOsThread_ < 0 || osThreadId_ < 0) return 0;
+  uintptr_t os = rd<uintptr_t>(javaThread, threadOsThread_);
+  if (!os || !readable((void*)(os + osThreadId_), 4)) return 0;
+  return rd<int>(os, osThreadId_);
+}
+
+int VmLayout::maxStack(uintptr_t method) const {
+  if (!method || methodConstMethod_ < 0 || constMethodMaxStack_ < 0) return -1;
+  uintptr_t cm = rd<uintptr_t>(method, methodConstMethod_);
+  if (!cm || !readable((void*)(cm + constMethodMaxStack_), 2)) return -1;
+  return rd<uint16_t>(cm, constMethodMaxStack_);
+}
+
+std::string VmLayout::flag(const char* name) const {
+  if (!flagsAddr_ || !numFlagsAddr_ || flagName_ < 0 || flagAddr_ < 0 || flagSize_ <= 0) return "";
+  uintptr_t flags = *(uintptr_t*)flagsAddr_;
+  size_t n = *(size_t*)numFlagsAddr_;
+  if (!flags || n > 100000) return "";
+  for (size_t i = 0; i < n; i++) {
+    uintptr_t f = flags + i * flagSize_;
+    const char* nm = rd<const char*>(f, flagName_);
+    if (!nm || strcmp(nm, name) != 0) continue;
+    uintptr_t addr = rd<uintptr_t>(f, flagAddr_);
+    if (!addr) return "";
+    int type = flagType_ >= 0 ? rd<int>(f, flagType_) : -1;
+    char buf[64];
+    // JVMFlag::FlagType: bool, int, uint, intx, uintx, uint64_t, size_t, double, ccstr, ccstrlist
+    switch (type) {
+      case 0: return *(bool*)addr ? "true" : "false";
+      case 1: snprintf(buf, sizeof buf, "%d", *(int*)addr); return buf;
+      case 2: snprintf(buf, sizeof buf, "%u", *(unsigned*)addr); return buf;
+      case 3: snprintf(buf, sizeof buf, "%ld", *(long*)addr); return buf;
+      case 4: case 5: case 6: snprintf(buf, sizeof buf, "%lu", *(unsigned long*)addr); return buf;
+      case 7: snprintf(buf, sizeof buf, "%g", *(double*)addr); return buf;
+      case 8: case 9: {
+        const char* s = *(const char**)addr;
+        return s ? s : "";
+      }
+      default: return "";
+    }
+  }
+  return "";
+}
+
+}  // namespace jportal
