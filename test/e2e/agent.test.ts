@@ -75,16 +75,20 @@ describe.each(available.map((j) => [j.label, j] as [string, Jdk]))('agent on %s'
     }
   });
 
-  test('every dispatch-table entry lands inside a codelet', () => {
+  test('every dispatch-table entry lands inside a codelet (method handle intrinsics: in their recorded adapter blob)', () => {
     const codelets = jit.trace.byType('CODELET').map((r) => r.payload);
     const inside = (a: number) => codelets.some((c) => a >= c.begin && a < c.end);
+    const blobs = jit.trace.byType('CODE_BLOB').map((r) => r.payload);
+    const blobOf = (a: number) => blobs.find((b) => a >= b.address && a < b.address + b.size);
     const tables = jit.trace.byType('DISPATCH_TABLE').map((r) => r.payload);
     expect(tables.map((t) => t.table).sort()).toEqual([0, 1, 2, 3]);
     for (const t of tables) {
       const entries = (t.entries as { target: number }[]).map((e) => e.target).filter((a) => a !== 0);
       expect(entries.length).toBeGreaterThan(t.table === 3 ? 5 : 2000);
       const outside = entries.filter((a) => !inside(a));
-      expect(outside).toEqual([]);
+      if (t.table !== 3) expect(outside).toEqual([]);
+      // the method-entry table's invokeBasic/linkTo* entries are MethodHandle adapter blobs of their own
+      else for (const a of outside) expect(blobOf(a)?.name).toMatch(/^_(invokeBasic|linkToVirtual|linkToStatic|linkToSpecial|linkToInterface|linkToNative)$/);
     }
     // bytecode templates in the normal table point at the codelet of their own bytecode
     const normal = tables.find((t) => t.table === 1)!;
@@ -132,8 +136,8 @@ describe.each(available.map((j) => [j.label, j] as [string, Jdk]))('agent on %s'
     expect(levels.has(4)).toBe(true);
     const main = loads.filter((n) => jit.trace.methodName(n.method).startsWith('JitHot.main'));
     expect(main.some((n) => n.osr_bci >= 0 && n.osr_entry !== 0)).toBe(true);
-    const run = loads.filter((n) => jit.trace.methodName(n.method).startsWith('JitHot.run') && n.level === 4);
-    expect(run.length).toBeGreaterThan(0);
+    expect(loads.some((n) => jit.trace.methodName(n.method).startsWith('JitHot.run') && n.level === 4)).toBe(true);
+    const run = loads.filter((n) => jit.trace.methodName(n.method).startsWith('JitHot.run'));
     const chains = run.flatMap((n) => n.pcs.map((pc: { frames: { method: number }[] }) => pc.frames.map((f) => jit.trace.method(f.method).name).join('<')));
     expect(chains).toContain('getV<twice<run');
   });
@@ -196,7 +200,7 @@ describe.each(available.map((j) => [j.label, j] as [string, Jdk]))('agent on %s'
       path.join(EXAMPLES, 'unload', 'classes'),
       'Unload',
       path.join(EXAMPLES, 'unload', 'gen', 'classes'),
-      '40',
+      '120', // JDK 17's sweeper frees unloaded code late: enough rounds for freed addresses to be reused
     ]);
     try {
       expect(run.result.status).toBe(0);
@@ -224,9 +228,9 @@ describe.each(available.map((j) => [j.label, j] as [string, Jdk]))('agent on %s'
       for (const r of trace.byType('NMETHOD_LOAD')) loadsAt.set(r.payload.code_begin, (loadsAt.get(r.payload.code_begin) ?? 0) + 1);
       for (const n of loadsAt.values()) if (n > 1) reused++;
       expect(reused).toBeGreaterThan(0);
-      // the Gen classes loaded 40 times through fresh loaders: 40 CLASS records with distinct loaders
+      // Gen loaded 120 times through fresh loaders: 120 CLASS records with distinct loaders
       const gens = trace.byType('CLASS').filter((r) => r.payload.name === 'Gen');
-      expect(new Set(gens.map((g) => g.payload.loader)).size).toBe(40);
+      expect(new Set(gens.map((g) => g.payload.loader)).size).toBe(120);
     } finally {
       cleanup(run.dir);
     }
@@ -245,10 +249,19 @@ describe.each(available.map((j) => [j.label, j] as [string, Jdk]))('agent on %s'
         expect(t!.os_tid).toBeGreaterThan(0);
         expect(t!.java_tid).toBeGreaterThan(0);
       }
-      const tids = starts.map((t) => t.os_tid);
-      expect(new Set(tids).size).toBe(tids.length);
-      const ends = new Set(trace.byType('THREAD_END').map((r) => r.payload.os_tid));
-      for (let i = 0; i < 4; i++) expect(ends.has(byName.get(`worker-${i}`)!.os_tid)).toBe(true);
+      // an OS tid belongs to one Java thread at a time (the launcher's main thread becomes DestroyJavaVM)
+      const liveByTid = new Map<number, number>();
+      for (const r of trace.records) {
+        if (r.typeName === 'THREAD_START') {
+          expect(liveByTid.has(r.payload.os_tid)).toBe(false);
+          liveByTid.set(r.payload.os_tid, r.payload.java_tid);
+        } else if (r.typeName === 'THREAD_END') {
+          expect(liveByTid.get(r.payload.os_tid)).toBe(r.payload.java_tid);
+          liveByTid.delete(r.payload.os_tid);
+        }
+      }
+      const ends = new Set(trace.byType('THREAD_END').map((r) => r.payload.java_tid));
+      for (let i = 0; i < 4; i++) expect(ends.has(byName.get(`worker-${i}`)!.java_tid)).toBe(true);
     } finally {
       cleanup(run.dir);
     }
