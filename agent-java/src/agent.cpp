@@ -162,7 +162,7 @@ jint start(JavaVM* vm, char* optionText) {
   a->vm = vm;
   a->opts = opts;
   Ring::Options ro;
-  ro.capacity = (size_t)opts.ringMb << 20;
+  ro.capacity = (size_t)opts.ringKb << 10;
   ro.waitMs = opts.waitMs;
   ro.outDir = opts.out;
   ro.collector = opts.collector;

@@ -40,7 +40,8 @@ bool parseOptions(const char* text, Options* o, std::string* error) {
     if (key == "help") o->help = true;
     else if (key == "out") ok = !value.empty(), o->out = value;
     else if (key == "collector") ok = parseUint(value, 0x7fffffff, &n) && n > 0, o->collector = (pid_t)n;
-    else if (key == "ring_mb") ok = parseUint(value, 4096, &n) && n > 0, o->ringMb = (uint32_t)n;
+    else if (key == "ring_mb") ok = parseUint(value, 4096, &n) && n > 0, o->ringKb = (uint32_t)(n * 1024);
+    else if (key == "ring_kb") ok = parseUint(value, 4096u * 1024, &n) && n >= 64, o->ringKb = (uint32_t)n;
     else if (key == "wait_ms") ok = parseUint(value, 600000, &n), o->waitMs = (uint32_t)n;
     else if (key == "patch_interval_ms") ok = parseUint(value, 3600000, &n), o->patchIntervalMs = (uint32_t)n;
     else if (key == "snapshot") ok = parseBool(value, &o->snapshot);
@@ -66,6 +67,7 @@ void printHelp() {
           "  collector=PID           a collector process (jportal record) drains the ring; the agent takes\n"
           "                          over if it dies (default: the agent writes the trace itself)\n"
           "  ring_mb=N               shared-memory ring size in MiB, rounded up to a power of two (default 64)\n"
+          "  ring_kb=N               the same in KiB (at least 64), for small rings\n"
           "  wait_ms=N               how long a writer waits for ring space before dropping a record; drops\n"
           "                          are counted in DROPPED records (default 2000)\n"
           "  patch_interval_ms=N     how often live compiled code is re-read for patches; 0 disables (default 50)\n"

@@ -229,11 +229,23 @@ bool Ring::writeLocked(uint16_t type, uint16_t flags, const uint8_t* payload, si
   return true;
 }
 
+namespace {
+// Set while this thread holds the ring lock: anything that would re-enter commit() from there (a log line
+// becoming an AGENT_LOG record) must not, or the thread deadlocks on its own lock.
+thread_local bool tInRing = false;
+struct InRing {
+  InRing() { tInRing = true; }
+  ~InRing() { tInRing = false; }
+};
+}  // namespace
+
 bool Ring::commit(uint16_t type, uint16_t flags, const Payload& payload) {
-  if (!hdr_) return false;
+  if (!hdr_ || tInRing) return false;
   size_t need = RECORD_HEADER_SIZE + payload.size();
+  bool dropped = false;
   {
     std::lock_guard<std::mutex> lk(mu_);
+    InRing guard;
     if (closed_) return false;
     const size_t droppedRecordSize = RECORD_HEADER_SIZE + 24;
     size_t extra = pendingDropCount_ ? droppedRecordSize : 0;
@@ -243,18 +255,23 @@ bool Ring::commit(uint16_t type, uint16_t flags, const Payload& payload) {
       pendingDropBytes_ += need;
       stats_.dropped++;
       stats_.droppedBytes += need;
-      warnOnce("ring-drop", "ring", "ring full for %u ms: dropping records (counted in DROPPED records; raise ring_mb or wait_ms)", opts_.waitMs);
-      return false;
+      dropped = true;
+    } else {
+      if (pendingDropCount_) {
+        Payload d;
+        d.u64(pendingDropCount_);
+        d.u64(pendingDropBytes_);
+        d.u64(pendingDropFirstSeq_);
+        writeLocked(DROPPED, 0, d.data(), d.size());
+        pendingDropCount_ = pendingDropBytes_ = 0;
+      }
+      writeLocked(type, flags, payload.data(), payload.size());
     }
-    if (pendingDropCount_) {
-      Payload d;
-      d.u64(pendingDropCount_);
-      d.u64(pendingDropBytes_);
-      d.u64(pendingDropFirstSeq_);
-      writeLocked(DROPPED, 0, d.data(), d.size());
-      pendingDropCount_ = pendingDropBytes_ = 0;
-    }
-    writeLocked(type, flags, payload.data(), payload.size());
+  }
+  if (dropped) {
+    // logged after the lock is released: the log line itself becomes a record
+    warnOnce("ring-drop", "ring", "ring full for %u ms or record larger than the ring: dropping records (counted in DROPPED records; raise ring_mb or wait_ms)", opts_.waitMs);
+    return false;
   }
   wake_.notify_one();
   return true;

@@ -41,7 +41,7 @@ function defaultOut(): string {
 }
 
 export async function runRecord(opts: RecordOptions): Promise<number> {
-  const log = stderrLogger(opts.quiet || opts.json);
+  const log = stderrLogger(opts.quiet);
   if (opts.command.length === 0) throw new CliError('record: no command given (usage: jportal record [options] -- java ARGS...)', ExitCode.BadInput);
   const agent = locateAgent();
   const out = path.resolve(opts.out ?? defaultOut());
