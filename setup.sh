@@ -35,7 +35,17 @@ fi
 
 # ---- Node packages and build --------------------------------------------------------------------
 say "npm ci"
-npm ci --no-audit --no-fund >&2
+# npm 11 leaves other platforms' optional packages (turbo's, jest's resolver's) out of package-lock.json and
+# then refuses that same lock in `npm ci`; `npm install` with the committed lock installs the same versions.
+if ! npm ci --no-audit --no-fund >&2 2>/tmp/jportal-npm-ci.log; then
+  if grep -q "Missing: .* from lock file" /tmp/jportal-npm-ci.log; then
+    say "npm ci refused the lock file over other platforms' optional packages; npm install instead"
+    npm install --no-audit --no-fund >&2
+  else
+    cat /tmp/jportal-npm-ci.log >&2
+    exit 1
+  fi
+fi
 say "building agent, examples and TypeScript packages"
 npx turbo run build --output-logs=errors-only >&2
 
