@@ -45,7 +45,8 @@ bool recordTable(Agent& a, uint8_t table, uint8_t source, uintptr_t address, uin
 uintptr_t parseDispatchTarget(const Codelet& c) {
   const uint8_t* b = (const uint8_t*)c.begin;
   size_t n = c.end - c.begin;
-  for (size_t i = n >= 4 ? n - 4 : 0; i-- > 0;) {
+  if (n < 4) return 0;
+  for (size_t i = n - 4 + 1; i-- > 0;) {  // from the last possible position (the jmp often ends the codelet)
     if (b[i] == 0x41 && b[i + 1] == 0xFF && b[i + 2] == 0x24 && b[i + 3] == 0xDA) {
       for (size_t k = i >= 2 ? i - 2 : 0, steps = 0; steps < 48 && k > 0; k--, steps++)
         if (b[k] == 0x49 && b[k + 1] == 0xBA && k + 10 <= i) {

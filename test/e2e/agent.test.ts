@@ -6,7 +6,8 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { findJdks, Jdk } from '../lib/jdks';
-import { cleanup, EXAMPLES, runWithAgent } from '../lib/run';
+import { AGENT, cleanup, EXAMPLES, runWithAgent } from '../lib/run';
+import { validateTrace } from '@jportal/format';
 import { ClassIndex, readTrace, Trace } from '../lib/trace';
 import { INVOKE_OPCODES } from '../lib/classfile';
 
@@ -55,6 +56,50 @@ describe.each(available.map((j) => [j.label, j] as [string, Jdk]))('agent on %s'
     expect(jit.trace.byType('DROPPED')).toHaveLength(0);
     const info = jit.trace.byType('VM_INFO')[0].payload;
     expect(String(info.java_version).startsWith(String(jdk.feature))).toBe(true);
+    expect(info.flags.map((f: { name: string }) => f.name)).toEqual(expect.arrayContaining(['CodeEntryAlignment', 'UseCompressedOops']));
+    // the validator's semantic checks (codelets inside the interpreter code and disjoint, pcs inside their
+    // nmethods, methods defined before use, patches inside live nmethods, tsc never going backwards)
+    const v = validateTrace(jit.dir);
+    expect(v.problems).toEqual([]);
+    expect(v.complete).toBe(true);
+  });
+
+  test('the dispatch-table fallback (parsing interpreter code) finds the same active table as .symtab', () => {
+    const run = runWithAgent(jdk.java, `parse-${jdk.label}`, 'dispatch=parse,classes=0', ['-version']);
+    try {
+      expect(run.result.status).toBe(0);
+      const parsed = readTrace(run.dir).byType('DISPATCH_TABLE').map((r) => r.payload);
+      expect(parsed).toHaveLength(1);
+      expect(parsed[0].source).toBe(1);
+      const symtab = jit.trace.byType('DISPATCH_TABLE').find((r) => r.payload.table === 0)!.payload;
+      expect(symtab.source).toBe(0);
+      // another process (its interpreter may be laid out differently): compare each entry as the codelet
+      // it lands in and the offset inside it
+      const where = (t: Trace, a: number) => {
+        const c = t.byType('CODELET').find((r) => a >= r.payload.begin && a < r.payload.end)?.payload;
+        return c ? `${c.description}+${a - c.begin}` : `outside:${a}`;
+      };
+      const mine = readTrace(run.dir);
+      expect(parsed[0].states).toBe(symtab.states);
+      const a = parsed[0].entries.map((e: { target: number }) => where(mine, e.target));
+      const b = symtab.entries.map((e: { target: number }) => where(jit.trace, e.target));
+      expect(a).toEqual(b);
+      expect(a.filter((x: string) => x.startsWith('outside'))).toEqual([]);
+    } finally {
+      cleanup(run.dir);
+    }
+  });
+
+  test('an unwritable trace directory costs one error line; the JVM runs on', () => {
+    const r = spawnSync(jdk.java, [`-agentpath:${AGENT}=out=/proc/jportal-cannot-write`, '-cp', path.join(EXAMPLES, 'compute', 'classes'), 'Compute', '10'], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('iterations=10');
+    const lines = r.stderr.split('\n').filter((l) => l.startsWith('[jportal]'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/cannot create the trace directory \/proc\/jportal-cannot-write/);
   });
 
   test('codelet ranges and descriptions equal -XX:+PrintInterpreter in the same run', () => {
