@@ -1,0 +1,34 @@
+#!/usr/bin/env node
+// Runs every package's tests through turbo (output passed through as it comes) and ends with one line
+// totalling them: "tests: N passed, N failed, N skipped". Exit code: turbo's.
+'use strict';
+const { spawn } = require('child_process');
+
+const child = spawn('npx', ['turbo', 'run', 'test', '--concurrency=1', '--output-logs=full'], { stdio: ['ignore', 'pipe', 'inherit'] });
+let passed = 0, failed = 0, skipped = 0, pending = '';
+const count = (line) => {
+  const jest = /Tests:\s+(.*)\d+ total/.exec(line);
+  if (jest) {
+    for (const [, n, what] of jest[1].matchAll(/(\d+) (passed|failed|skipped|todo)/g)) {
+      if (what === 'passed') passed += Number(n);
+      else if (what === 'failed') failed += Number(n);
+      else skipped += Number(n);
+    }
+  }
+  const self = /ring_test: (FAILED|\d+ records)/.exec(line);
+  if (self) self[1] === 'FAILED' ? failed++ : passed++;
+  if (/smoke: java -version with the agent wrote/.test(line)) passed++;
+  if (/SKIP smoke run/.test(line)) skipped++;
+};
+child.stdout.on('data', (chunk) => {
+  process.stdout.write(chunk);
+  pending += chunk.toString();
+  const lines = pending.split('\n');
+  pending = lines.pop();
+  lines.forEach(count);
+});
+child.on('close', (code) => {
+  if (pending) count(pending);
+  console.log(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+  process.exit(code ?? 1);
+});
