@@ -44,7 +44,8 @@ void writeClassRecord(Agent& a, uint32_t classId, uint32_t loader, uint8_t sourc
 // entries appended for what the reconstruction adds.
 class ClassFileBuilder {
  public:
-  ClassFileBuilder(const uint8_t* cp, size_t cpLen, uint16_t cpCount) : next_(cpCount) { extra_.reserve(256); (void)cp, (void)cpLen; }
+  // New entries are numbered after the `cpCount` slots of the class's own constant pool.
+  explicit ClassFileBuilder(uint16_t cpCount) : next_(cpCount) { extra_.reserve(256); }
   uint16_t utf8(const std::string& s) {
     extra_.push_back(1);
     u16(extra_, (uint16_t)s.size());
@@ -85,7 +86,7 @@ bool reconstructClass(Agent& a, JNIEnv* jni, jclass cls, const std::string& name
   if (j->GetConstantPool(cls, &cpCount, &cpLen, &cp.p) != JVMTI_ERROR_NONE || cpCount <= 0) return false;
   jint mods = 0;
   j->GetClassModifiers(cls, &mods);
-  ClassFileBuilder b(cp.p, (size_t)cpLen, (uint16_t)cpCount);
+  ClassFileBuilder b((uint16_t)cpCount);
   uint16_t thisIdx = b.classRef(name);
   uint16_t superIdx = 0;
   if (jclass sup = jni->GetSuperclass(cls)) {

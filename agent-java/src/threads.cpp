@@ -9,14 +9,15 @@ namespace jportal {
 
 namespace {
 
-jlong javaTid(JNIEnv* jni, jthread t) {
+// A long field of java.lang.Thread (`tid`, or the private `eetop` = its JavaThread*), or 0.
+jlong threadLongField(JNIEnv* jni, jthread t, const char* field) {
   if (!jni || !t) return 0;
   jclass c = jni->FindClass("java/lang/Thread");
   if (!c) {
     jni->ExceptionClear();
     return 0;
   }
-  jfieldID f = jni->GetFieldID(c, "tid", "J");
+  jfieldID f = jni->GetFieldID(c, field, "J");
   jlong v = 0;
   if (f) v = jni->GetLongField(t, f);
   else jni->ExceptionClear();
@@ -24,20 +25,8 @@ jlong javaTid(JNIEnv* jni, jthread t) {
   return v;
 }
 
-// JavaThread* of a java.lang.Thread (its private `eetop` field), or 0.
-uintptr_t javaThreadOf(JNIEnv* jni, jthread t) {
-  jclass c = jni->FindClass("java/lang/Thread");
-  if (!c) {
-    jni->ExceptionClear();
-    return 0;
-  }
-  jfieldID f = jni->GetFieldID(c, "eetop", "J");
-  uintptr_t v = 0;
-  if (f) v = (uintptr_t)jni->GetLongField(t, f);
-  else jni->ExceptionClear();
-  jni->DeleteLocalRef(c);
-  return v;
-}
+jlong javaTid(JNIEnv* jni, jthread t) { return threadLongField(jni, t, "tid"); }
+uintptr_t javaThreadOf(JNIEnv* jni, jthread t) { return (uintptr_t)threadLongField(jni, t, "eetop"); }
 
 void writeThreadStart(Agent& a, uint32_t osTid, jlong tid, bool daemon, const char* name, uint16_t flags) {
   {

@@ -116,6 +116,30 @@ maybe('jportal record + inspect', () => {
     expect(trace!.byType('VM_END')).toHaveLength(1);
     expect(trace!.problems).toEqual([]);
     expect(trace!.byType('NMETHOD_LOAD').length).toBeGreaterThan(10);
+    // the agent said, in the trace itself, that it took over
+    expect(trace!.byType('AGENT_LOG').some((r) => /collector \(pid \d+\) is gone/.test(r.payload.message))).toBe(true);
+  });
+
+  test('Ctrl-C (SIGINT to the process group) ends the JVM and still leaves a complete trace', async () => {
+    const out = path.join(dir, 'ctrlc');
+    const child = spawn(process.execPath, [CLI, 'record', '--out', out, '--', jdk17!.java, '-cp', path.join(EXAMPLES, 'compute', 'classes'), 'Compute', '100000'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true, // its own process group, like a shell job
+    });
+    let stderr = '';
+    child.stderr!.on('data', (d) => (stderr += d));
+    const meta = path.join(out, 'meta.jpt');
+    const t0 = Date.now();
+    while (!(fs.existsSync(meta) && fs.statSync(meta).size > 100_000) && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 50));
+    const started = Date.now();
+    process.kill(-child.pid!, 'SIGINT');
+    const code = await new Promise<number | null>((r) => child.on('close', r));
+    expect(Date.now() - started).toBeLessThan(30_000); // the 100000-iteration program would run for ~10 s
+    expect(code).toBe(1); // the traced program was interrupted: a failed run, but a complete trace
+    expect(stderr).toMatch(/SIGINT: letting the JVM shut down/);
+    const trace = readTrace(out);
+    expect(trace.problems).toEqual([]);
+    expect(trace.byType('VM_END')).toHaveLength(1);
   });
 
   test('a tiny ring with no wait drops records visibly, never hangs the JVM', () => {
