@@ -20,6 +20,7 @@ interface PrintedCodelet {
   begin: number;
   end: number;
   description: string;
+  bytecode: number;
 }
 
 /** Parses -XX:+PrintInterpreter output: `description  [0xbegin, 0xend]  N bytes`. */
@@ -27,7 +28,10 @@ function parsePrintInterpreter(stdout: string): PrintedCodelet[] {
   const out: PrintedCodelet[] = [];
   for (const line of stdout.split('\n')) {
     const m = /^(.*?)\s+\[0x([0-9a-f]+), 0x([0-9a-f]+)\]\s+(\d+) bytes/.exec(line);
-    if (m) out.push({ description: m[1].trim(), begin: parseInt(m[2], 16), end: parseInt(m[3], 16) });
+    if (!m) continue;
+    // bytecode templates print as "iadd  96 iadd": description, bytecode number, name
+    const t = /^(\S+)\s+(\d+)\s+\S+$/.exec(m[1].trim());
+    out.push({ description: t ? t[1] : m[1].trim(), bytecode: t ? Number(t[2]) : -1, begin: parseInt(m[2], 16), end: parseInt(m[3], 16) });
   }
   return out;
 }
@@ -107,9 +111,8 @@ describe.each(available.map((j) => [j.label, j] as [string, Jdk]))('agent on %s'
     const recorded = jit.trace.byType('CODELET').map((r) => r.payload);
     expect(printed.length).toBeGreaterThan(200);
     expect(recorded.map((c) => [c.begin, c.end])).toEqual(printed.map((c) => [c.begin, c.end]));
-    // PrintInterpreter prints bytecode templates as "iadd  96 iadd  [...": description, number, name
-    const norm = (d: string) => d.replace(/^(\S+)\s+\d+\s+\S+$/, '$1');
-    expect(recorded.map((c) => c.description)).toEqual(printed.map((c) => norm(c.description)));
+    expect(recorded.map((c) => c.description)).toEqual(printed.map((c) => c.description));
+    expect(recorded.map((c) => c.bytecode)).toEqual(printed.map((c) => c.bytecode));
     const kinds = new Set(recorded.map((c) => c.kind));
     expect(kinds.has(1)).toBe(true); // bytecode templates
     expect(kinds.has(2)).toBe(true); // method entries
