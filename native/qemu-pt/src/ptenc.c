@@ -1,0 +1,126 @@
+#include "ptenc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *const pt_enc_kind_names[PTE_KINDS] = {"psb", "psbend", "tnt8", "tnt64", "tip", "tip.pge", "tip.pgd", "fup", "mode.exec", "tsc", "ovf", "pad"};
+
+void pt_enc_init(pt_encoder *e) { memset(e, 0, sizeof *e); }
+void pt_enc_free(pt_encoder *e) {
+  free(e->buf);
+  memset(e, 0, sizeof *e);
+}
+
+static void put(pt_encoder *e, const void *p, size_t n) {
+  if (e->len + n > e->cap) {
+    size_t cap = e->cap ? e->cap : 4096;
+    while (cap < e->len + n) cap *= 2;
+    uint8_t *nb = realloc(e->buf, cap);
+    if (!nb) abort(); /* out of memory in the emulator: nothing sensible to degrade to */
+    e->buf = nb;
+    e->cap = cap;
+  }
+  memcpy(e->buf + e->len, p, n);
+  e->len += n;
+  e->bytes_since_psb += n;
+}
+static void put8(pt_encoder *e, uint8_t b) { put(e, &b, 1); }
+
+static void emit_tnt(pt_encoder *e, uint64_t bits, unsigned n) {
+  /* payload: a stop bit above the n TNT bits, oldest TNT bit highest */
+  uint64_t payload = (1ull << n) | bits;
+  if (n <= 6) {
+    put8(e, (uint8_t)(payload << 1)); /* short TNT: bit 0 is 0 */
+    e->counts[PTE_TNT8]++;
+  } else {
+    uint8_t p[8] = {0x02, 0xa3};
+    for (int i = 0; i < 6; i++) p[2 + i] = (uint8_t)(payload >> (8 * i));
+    put(e, p, 8);
+    e->counts[PTE_TNT64]++;
+  }
+}
+
+void pt_enc_flush_tnt(pt_encoder *e) {
+  if (!e->tnt_count) return;
+  emit_tnt(e, e->tnt_bits, e->tnt_count);
+  e->tnt_bits = 0;
+  e->tnt_count = 0;
+}
+
+void pt_enc_tnt(pt_encoder *e, int taken) {
+  e->tnt_bits = (e->tnt_bits << 1) | (taken ? 1 : 0);
+  if (++e->tnt_count == 47) pt_enc_flush_tnt(e);
+}
+
+/* IP compression against the last IP (SDM: IPBytes 001 = 16 bits, 010 = 32, 011 = 48 sign-extended,
+ * 100 = 48 with the upper 16 from the last IP, 110 = 64). */
+static void emit_ip_packet(pt_encoder *e, uint8_t opcode, uint64_t ip, int valid, enum pt_enc_kind kind) {
+  pt_enc_flush_tnt(e);
+  uint8_t p[9];
+  size_t n;
+  unsigned ipc;
+  if (!valid) {
+    ipc = 0;
+    n = 0;
+  } else if ((ip >> 16) == (e->last_ip >> 16)) {
+    ipc = 1;
+    n = 2;
+  } else if ((ip >> 32) == (e->last_ip >> 32)) {
+    ipc = 2;
+    n = 4;
+  } else if ((uint64_t)((int64_t)(ip << 16) >> 16) == ip) {
+    ipc = 3;
+    n = 6;
+  } else {
+    ipc = 6;
+    n = 8;
+  }
+  p[0] = (uint8_t)(opcode | (ipc << 5));
+  for (size_t i = 0; i < n; i++) p[1 + i] = (uint8_t)(ip >> (8 * i));
+  put(e, p, 1 + n);
+  if (valid) e->last_ip = ip;
+  e->counts[kind]++;
+}
+
+void pt_enc_tip(pt_encoder *e, uint64_t ip) { emit_ip_packet(e, 0x0d, ip, 1, PTE_TIP); }
+void pt_enc_tip_pge(pt_encoder *e, uint64_t ip) { emit_ip_packet(e, 0x11, ip, 1, PTE_PGE); }
+void pt_enc_tip_pgd(pt_encoder *e, uint64_t ip, int ip_valid) { emit_ip_packet(e, 0x01, ip, ip_valid, PTE_PGD); }
+void pt_enc_fup(pt_encoder *e, uint64_t ip) { emit_ip_packet(e, 0x1d, ip, 1, PTE_FUP); }
+
+void pt_enc_mode_exec64(pt_encoder *e) {
+  uint8_t p[2] = {0x99, 0x01}; /* MODE leaf 000 (Exec), CS.L = 1: 64-bit */
+  put(e, p, 2);
+  e->counts[PTE_MODE]++;
+}
+
+void pt_enc_tsc(pt_encoder *e, uint64_t tsc) {
+  uint8_t p[8] = {0x19};
+  for (int i = 0; i < 7; i++) p[1 + i] = (uint8_t)(tsc >> (8 * i));
+  put(e, p, 8);
+  e->counts[PTE_TSC]++;
+}
+
+void pt_enc_ovf(pt_encoder *e) {
+  uint8_t p[2] = {0x02, 0xf3};
+  put(e, p, 2);
+  e->counts[PTE_OVF]++;
+}
+
+void pt_enc_psb_plus(pt_encoder *e, uint64_t tsc, int enabled, uint64_t ip) {
+  pt_enc_flush_tnt(e);
+  uint8_t psb[16];
+  for (int i = 0; i < 16; i += 2) {
+    psb[i] = 0x02;
+    psb[i + 1] = 0x82;
+  }
+  put(e, psb, 16);
+  e->counts[PTE_PSB]++;
+  e->bytes_since_psb = 16;
+  e->last_ip = 0;
+  pt_enc_tsc(e, tsc);
+  pt_enc_mode_exec64(e);
+  if (enabled) emit_ip_packet(e, 0x1d, ip, 1, PTE_FUP);
+  uint8_t end[2] = {0x02, 0x23};
+  put(e, end, 2);
+  e->counts[PTE_PSBEND]++;
+}
