@@ -1,0 +1,517 @@
+/* jportal's Intel PT emulator: a QEMU 7.2 user-mode TCG plugin that behaves like a PT unit with IP
+ * filtering on the JVM's code cache and user-mode tracing, writing one PT packet stream per guest thread.
+ *
+ * Arguments (-plugin libjportal-qemu-pt.so,arg=...):
+ *   out=DIR            trace directory: writes DIR/pt/<tid>.pt and DIR/pt/sideband.jsonl
+ *   exact=DIR          optional exact side output for tests (what really executed), kept out of the trace:
+ *                      DIR/insns.bin (instruction descriptors) and DIR/<tid>.log (executed instruction ids)
+ *   psb_period=BYTES   PSB+ distance (default 4096)
+ *   range=LO-HI        extra filter range (hex); code-cache ranges are found automatically
+ *
+ * Model: the plugin sees every in-range instruction just before it executes (per-instruction callbacks) and
+ * every out-of-range translation block (to see tracing leave the range). From each pair of consecutive
+ * instructions it derives what the PT unit would emit for the first one: a TNT bit for a conditional branch,
+ * TIP for indirect branches and returns, TIP.PGD/TIP.PGE when control leaves/enters the filter range, and
+ * FUP + TIP.PGD when an instruction is interrupted (a fault such as an implicit null check or a safepoint
+ * poll: the next thing that runs is the out-of-range signal handler, so the interrupted instruction did not
+ * retire). Quirks handled: an instruction crossing a page boundary is reported at the end of one block and
+ * executed at the start of the next (counted once); rep string instructions re-enter once per iteration
+ * (counted once); vCPU indexes are reused (state is per host thread, keyed by tid). */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ptenc.h"
+#include "qemu_abi.h"
+#include "x86class.h"
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = 1;
+
+#define MAX_RANGES 64
+#define MAX_VCPUS 8192
+#define FLUSH_BYTES (1u << 20)
+#define LOG_LEAVE 0xFFFFFFFFu
+
+typedef struct insn_desc {
+  uint64_t va;
+  uint64_t target;
+  uint32_t id;
+  uint8_t len, kind, rep, last_in_tb;
+} insn_desc;
+
+typedef struct thr {
+  int tid;
+  unsigned vcpu;
+  pt_encoder enc;
+  int fd;
+  int inside;
+  const insn_desc *prev;
+  uint64_t insns, faults, rep_reentries, phantoms, unexpected;
+  uint64_t first_tsc, last_tsc;
+  /* exact side output */
+  int log_fd;
+  uint32_t *log;
+  size_t log_len;
+  uint32_t pending; /* id of the previous instruction, written once its successor shows it retired */
+  int has_pending;
+  struct thr *next_all;
+} thr;
+
+static struct {
+  char out[1024];
+  char exact[1024];
+  uint64_t psb_period;
+  pthread_mutex_t mu;
+  struct {
+    uint64_t lo, hi;
+  } ranges[MAX_RANGES];
+  int nranges;
+  uint32_t next_insn_id;
+  FILE *insns;    /* exact: descriptors */
+  FILE *sideband; /* pt/sideband.jsonl */
+  thr *all;
+  thr *by_vcpu[MAX_VCPUS];
+  uint64_t translated_in_range;
+} G = {.psb_period = 4096, .mu = PTHREAD_MUTEX_INITIALIZER};
+
+static __thread thr *T;
+
+static inline uint64_t rdtsc(void) {
+  uint32_t lo, hi;
+  __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+  return ((uint64_t)hi << 32) | lo;
+}
+
+static void sideband(const char *fmt, ...) {
+  if (!G.sideband) return;
+  va_list ap;
+  va_start(ap, fmt);
+  pthread_mutex_lock(&G.mu);
+  vfprintf(G.sideband, fmt, ap);
+  fputc('\n', G.sideband);
+  fflush(G.sideband);
+  pthread_mutex_unlock(&G.mu);
+  va_end(ap);
+}
+
+static int in_range(uint64_t a) {
+  int n = __atomic_load_n(&G.nranges, __ATOMIC_ACQUIRE);
+  for (int i = 0; i < n; i++)
+    if (a >= G.ranges[i].lo && a < G.ranges[i].hi) return 1;
+  return 0;
+}
+
+static void add_range(uint64_t lo, uint64_t hi, const char *why) {
+  pthread_mutex_lock(&G.mu);
+  int merged = 0;
+  for (int i = 0; i < G.nranges; i++)
+    if (lo <= G.ranges[i].hi && hi >= G.ranges[i].lo) {
+      if (lo < G.ranges[i].lo) G.ranges[i].lo = lo;
+      if (hi > G.ranges[i].hi) G.ranges[i].hi = hi;
+      merged = 1;
+      break;
+    }
+  if (!merged && G.nranges < MAX_RANGES) {
+    G.ranges[G.nranges].lo = lo;
+    G.ranges[G.nranges].hi = hi;
+    __atomic_store_n(&G.nranges, G.nranges + 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&G.mu);
+  sideband("{\"type\":\"filter_range\",\"lo\":%llu,\"hi\":%llu,\"why\":\"%s\",\"tsc\":%llu}", (unsigned long long)lo,
+           (unsigned long long)hi, why, (unsigned long long)rdtsc());
+}
+
+static int write_all(int fd, const void *p, size_t n) {
+  const char *c = p;
+  while (n) {
+    ssize_t w = write(fd, c, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    c += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+static void flush_thr(thr *t) {
+  if (t->enc.len && t->fd >= 0) write_all(t->fd, t->enc.buf, t->enc.len);
+  t->enc.len = 0;
+  if (t->log_len && t->log_fd >= 0) write_all(t->log_fd, t->log, t->log_len * 4);
+  t->log_len = 0;
+}
+
+static void log_id(thr *t, uint32_t id) {
+  if (t->log_fd < 0) return;
+  t->log[t->log_len++] = id;
+  if (t->log_len == FLUSH_BYTES / 4) {
+    write_all(t->log_fd, t->log, t->log_len * 4);
+    t->log_len = 0;
+  }
+}
+
+static void commit_pending(thr *t) {
+  if (t->has_pending) log_id(t, t->pending);
+  t->has_pending = 0;
+}
+
+static thr *thr_new(unsigned vcpu) {
+  thr *t = calloc(1, sizeof *t);
+  if (!t) abort();
+  t->tid = (int)syscall(SYS_gettid);
+  t->vcpu = vcpu;
+  pt_enc_init(&t->enc);
+  char p[1200];
+  snprintf(p, sizeof p, "%s/pt/%d.pt", G.out, t->tid);
+  t->fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  t->log_fd = -1;
+  if (G.exact[0]) {
+    snprintf(p, sizeof p, "%s/%d.log", G.exact, t->tid);
+    t->log_fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    t->log = malloc(FLUSH_BYTES);
+    if (!t->log) abort();
+  }
+  pthread_mutex_lock(&G.mu);
+  t->next_all = G.all;
+  G.all = t;
+  if (vcpu < MAX_VCPUS) G.by_vcpu[vcpu] = t;
+  pthread_mutex_unlock(&G.mu);
+  char comm[64] = "?";
+  snprintf(p, sizeof p, "/proc/self/task/%d/comm", t->tid);
+  FILE *f = fopen(p, "r");
+  if (f) {
+    if (fgets(comm, sizeof comm, f)) comm[strcspn(comm, "\n\"\\")] = 0;
+    fclose(f);
+  }
+  sideband("{\"type\":\"thread_start\",\"tid\":%d,\"file\":\"pt/%d.pt\",\"comm\":\"%s\",\"tsc\":%llu}", t->tid, t->tid, comm,
+           (unsigned long long)rdtsc());
+  return t;
+}
+
+static void thr_finish(thr *t, const char *why) {
+  if (t->inside) {
+    /* the thread stops inside the range (e.g. exit_group from another thread): like an interrupt before the
+     * instruction it was about to run, so a decoder stops exactly there */
+    t->has_pending = 0;
+    if (t->prev) pt_enc_fup(&t->enc, t->prev->va);
+    pt_enc_tip_pgd(&t->enc, 0, 0);
+    if (t->log_fd >= 0) log_id(t, LOG_LEAVE);
+    t->inside = 0;
+  }
+  flush_thr(t);
+  sideband("{\"type\":\"thread_end\",\"tid\":%d,\"why\":\"%s\",\"insns\":%llu,\"faults\":%llu,\"unexpected\":%llu,\"bytes\":%lld,"
+           "\"psb\":%llu,\"tnt\":%llu,\"tip\":%llu,\"pge\":%llu,\"pgd\":%llu,\"fup\":%llu,\"tsc\":%llu}",
+           t->tid, why, (unsigned long long)t->insns, (unsigned long long)t->faults, (unsigned long long)t->unexpected,
+           t->fd >= 0 ? (long long)lseek(t->fd, 0, SEEK_CUR) : -1LL, (unsigned long long)t->enc.counts[PTE_PSB],
+           (unsigned long long)(t->enc.counts[PTE_TNT8] + t->enc.counts[PTE_TNT64]), (unsigned long long)t->enc.counts[PTE_TIP],
+           (unsigned long long)t->enc.counts[PTE_PGE], (unsigned long long)t->enc.counts[PTE_PGD],
+           (unsigned long long)t->enc.counts[PTE_FUP], (unsigned long long)rdtsc());
+}
+
+static inline thr *current(unsigned vcpu) {
+  thr *t = T;
+  if (__builtin_expect(t == NULL, 0)) t = T = thr_new(vcpu);
+  return t;
+}
+
+static void enter(thr *t, const insn_desc *cur) {
+  uint64_t tsc = rdtsc();
+  if (!t->first_tsc) {
+    t->first_tsc = tsc;
+    pt_enc_psb_plus(&t->enc, tsc, 0, 0); /* the stream starts with a PSB so decoders can sync */
+  } else {
+    pt_enc_tsc(&t->enc, tsc);
+  }
+  pt_enc_mode_exec64(&t->enc);
+  pt_enc_tip_pge(&t->enc, cur->va);
+  t->inside = 1;
+}
+
+/* Control leaves the filter range: `pc` is the first out-of-range instruction about to run. */
+static void leave(thr *t, uint64_t pc) {
+  const insn_desc *p = t->prev;
+  int sync = 0;
+  if (p) {
+    uint64_t fall = p->va + p->len;
+    switch (p->kind) {
+      case IK_IJMP:
+      case IK_ICALL:
+      case IK_RET:
+        sync = 1;
+        break;
+      case IK_JMP:
+      case IK_CALL:
+        sync = p->target == pc;
+        break;
+      case IK_JCC:
+        if (pc == p->target || pc == fall) {
+          pt_enc_tnt(&t->enc, pc == p->target);
+          sync = 1;
+        }
+        break;
+      case IK_NONE:
+        sync = p->last_in_tb && pc == fall; /* fell off the end of the range */
+        break;
+      default:
+        break;
+    }
+  }
+  if (sync) {
+    commit_pending(t);
+    pt_enc_tip_pgd(&t->enc, pc, 1);
+  } else {
+    /* interrupted: the previous instruction faulted (QEMU runs the signal handler, out of range), so it did
+     * not retire: FUP at it, then the disable with no IP (the transfer goes to the kernel) */
+    t->faults++;
+    t->has_pending = 0;
+    if (p) pt_enc_fup(&t->enc, p->va);
+    pt_enc_tip_pgd(&t->enc, 0, 0);
+  }
+  if (t->log_fd >= 0) log_id(t, LOG_LEAVE);
+  t->inside = 0;
+  t->prev = NULL;
+  t->last_tsc = rdtsc();
+  if (t->enc.len >= FLUSH_BYTES) flush_thr(t);
+}
+
+static void on_insn(unsigned vcpu, void *ud) {
+  thr *t = current(vcpu);
+  const insn_desc *cur = ud;
+  if (!t->inside) {
+    enter(t, cur);
+  } else {
+    const insn_desc *p = t->prev;
+    if (cur->va == p->va) {
+      if (p->rep) { /* rep string instruction, next iteration */
+        t->rep_reentries++;
+        t->prev = cur;
+        t->pending = cur->id;
+        return;
+      }
+      if (p->last_in_tb) { /* page-crossing instruction reported at the end of the previous block */
+        t->phantoms++;
+        t->insns--;
+        t->prev = cur;
+        t->pending = cur->id; /* the re-executed copy has the complete bytes */
+        return;
+      }
+    }
+    uint64_t fall = p->va + p->len;
+    switch (p->kind) {
+      case IK_JCC:
+        if (cur->va == p->target && cur->va != fall) pt_enc_tnt(&t->enc, 1);
+        else if (cur->va == fall) pt_enc_tnt(&t->enc, cur->va == p->target); /* jcc to the next insn */
+        else goto unexpected;
+        break;
+      case IK_JMP:
+      case IK_CALL:
+        if (cur->va != p->target) goto unexpected;
+        break;
+      case IK_IJMP:
+      case IK_ICALL:
+      case IK_RET:
+        pt_enc_tip(&t->enc, cur->va);
+        break;
+      case IK_FAR:
+        /* a far transfer that came back into the range (e.g. a syscall): disabled, then enabled again */
+        pt_enc_tip_pgd(&t->enc, 0, 0);
+        commit_pending(t);
+        if (t->log_fd >= 0) log_id(t, LOG_LEAVE);
+        t->inside = 0;
+        enter(t, cur);
+        goto done;
+      default:
+        if (cur->va != fall) goto unexpected;
+        break;
+    }
+    commit_pending(t);
+    goto done;
+  unexpected:
+    /* an in-range transfer the instruction cannot make: an asynchronous branch (FUP + TIP) */
+    t->unexpected++;
+    commit_pending(t);
+    pt_enc_fup(&t->enc, fall);
+    pt_enc_tip(&t->enc, cur->va);
+  }
+done:
+  if (t->enc.bytes_since_psb >= G.psb_period) pt_enc_psb_plus(&t->enc, rdtsc(), 1, cur->va);
+  t->prev = cur;
+  t->pending = cur->id;
+  t->has_pending = 1;
+  t->insns++;
+  if (t->enc.len >= FLUSH_BYTES) flush_thr(t);
+}
+
+static void on_outside_tb(unsigned vcpu, void *ud) {
+  thr *t = T;
+  (void)vcpu;
+  if (t && t->inside) leave(t, (uint64_t)(uintptr_t)ud);
+}
+
+static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
+  (void)id;
+  uint64_t va = qemu_plugin_tb_vaddr(tb);
+  if (!in_range(va)) {
+    qemu_plugin_register_vcpu_tb_exec_cb(tb, on_outside_tb, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)va);
+    return;
+  }
+  size_t n = qemu_plugin_tb_n_insns(tb);
+  insn_desc *d = calloc(n ? n : 1, sizeof *d); /* lives as long as the translation may run: never freed */
+  if (!d) abort();
+  pthread_mutex_lock(&G.mu);
+  uint32_t first = G.next_insn_id;
+  G.next_insn_id += (uint32_t)n;
+  G.translated_in_range += n;
+  for (size_t i = 0; i < n; i++) {
+    struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, i);
+    const uint8_t *bytes = qemu_plugin_insn_data(in);
+    unsigned len = (unsigned)qemu_plugin_insn_size(in);
+    insn_class c = x86_classify(bytes, len, qemu_plugin_insn_vaddr(in));
+    d[i].va = qemu_plugin_insn_vaddr(in);
+    d[i].len = (uint8_t)len;
+    d[i].kind = c.kind;
+    d[i].rep = c.rep;
+    d[i].target = c.target;
+    d[i].id = first + (uint32_t)i;
+    d[i].last_in_tb = i + 1 == n;
+    if (G.insns) { /* exact side output: id, va, len, bytes */
+      fwrite(&d[i].id, 4, 1, G.insns);
+      fwrite(&d[i].va, 8, 1, G.insns);
+      fwrite(&d[i].len, 1, 1, G.insns);
+      fwrite(bytes, 1, len, G.insns);
+    }
+  }
+  pthread_mutex_unlock(&G.mu);
+  for (size_t i = 0; i < n; i++)
+    qemu_plugin_register_vcpu_insn_exec_cb(qemu_plugin_tb_get_insn(tb, i), on_insn, QEMU_PLUGIN_CB_NO_REGS, &d[i]);
+}
+
+/* The code cache is anonymous executable memory: watch mmap/mprotect for it. */
+static __thread struct {
+  int64_t num;
+  uint64_t addr, len, prot, flags;
+} pending_sc;
+
+static void on_syscall(qemu_plugin_id_t id, unsigned vcpu, int64_t num, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+                       uint64_t a5, uint64_t a6, uint64_t a7, uint64_t a8) {
+  (void)id, (void)vcpu, (void)a5, (void)a6, (void)a7, (void)a8;
+  pending_sc.num = num;
+  pending_sc.addr = a1;
+  pending_sc.len = a2;
+  pending_sc.prot = a3;
+  pending_sc.flags = a4;
+}
+
+static void on_syscall_ret(qemu_plugin_id_t id, unsigned vcpu, int64_t num, int64_t ret) {
+  (void)id, (void)vcpu;
+  const uint64_t PROT_EXEC_ = 4, MAP_ANONYMOUS_ = 0x20;
+  if (num != pending_sc.num) return;
+  if (num == 9 /* mmap */ && (pending_sc.prot & PROT_EXEC_) && (pending_sc.flags & MAP_ANONYMOUS_) && ret > 0 &&
+      (uint64_t)ret < (uint64_t)-4096)
+    add_range((uint64_t)ret, (uint64_t)ret + pending_sc.len, "mmap");
+  /* mprotect(PROT_EXEC) is how file-backed code (libraries) becomes executable: not the code cache */
+}
+
+static void on_vcpu_exit(qemu_plugin_id_t id, unsigned vcpu) {
+  (void)id;
+  thr *t = vcpu < MAX_VCPUS ? G.by_vcpu[vcpu] : NULL;
+  if (!t) return;
+  G.by_vcpu[vcpu] = NULL;
+  thr_finish(t, "exit");
+  if (t->fd >= 0) close(t->fd);
+  if (t->log_fd >= 0) close(t->log_fd);
+  t->fd = t->log_fd = -1;
+  if (T == t) T = NULL;
+}
+
+static void on_exit_all(qemu_plugin_id_t id, void *ud) {
+  (void)id, (void)ud;
+  for (thr *t = G.all; t; t = t->next_all)
+    if (t->fd >= 0) thr_finish(t, "process-exit");
+  if (G.insns) fflush(G.insns);
+  sideband("{\"type\":\"end\",\"translated_in_range\":%llu,\"tsc\":%llu}", (unsigned long long)G.translated_in_range,
+           (unsigned long long)rdtsc());
+}
+
+static int mkdir_p(const char *dir) {
+  char p[1200];
+  snprintf(p, sizeof p, "%s", dir);
+  for (char *s = p + 1; *s; s++)
+    if (*s == '/') {
+      *s = 0;
+      mkdir(p, 0755);
+      *s = '/';
+    }
+  return mkdir(p, 0755) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv) {
+  if (info && info->system_emulation) {
+    fprintf(stderr, "jportal-qemu-pt: only user-mode emulation (qemu-x86_64) is supported\n");
+    return 1;
+  }
+  snprintf(G.out, sizeof G.out, ".");
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strncmp(a, "out=", 4)) snprintf(G.out, sizeof G.out, "%s", a + 4);
+    else if (!strncmp(a, "exact=", 6)) snprintf(G.exact, sizeof G.exact, "%s", a + 6);
+    else if (!strncmp(a, "psb_period=", 11)) G.psb_period = strtoull(a + 11, NULL, 0);
+    else if (!strncmp(a, "range=", 6)) {
+      char *e;
+      uint64_t lo = strtoull(a + 6, &e, 16), hi = *e == '-' ? strtoull(e + 1, NULL, 16) : 0;
+      if (hi <= lo) {
+        fprintf(stderr, "jportal-qemu-pt: bad range '%s' (want range=LO-HI in hex)\n", a + 6);
+        return 1;
+      }
+      add_range(lo, hi, "argument");
+    } else {
+      fprintf(stderr, "jportal-qemu-pt: unknown argument '%s' (out=DIR exact=DIR psb_period=N range=LO-HI)\n", a);
+      return 1;
+    }
+  }
+  if (G.psb_period < 256) G.psb_period = 256;
+  char p[1200];
+  snprintf(p, sizeof p, "%s/pt", G.out);
+  if (mkdir_p(p) != 0) {
+    fprintf(stderr, "jportal-qemu-pt: cannot create %s: %s\n", p, strerror(errno));
+    return 1;
+  }
+  snprintf(p, sizeof p, "%s/pt/sideband.jsonl", G.out);
+  G.sideband = fopen(p, "w");
+  if (!G.sideband) {
+    fprintf(stderr, "jportal-qemu-pt: cannot write %s: %s\n", p, strerror(errno));
+    return 1;
+  }
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  fprintf(G.sideband,
+          "{\"type\":\"header\",\"format\":\"jportal-pt-sideband\",\"version\":1,\"source\":\"qemu-pt-emulator\","
+          "\"psb_period\":%llu,\"ip_filtering\":true,\"user_only\":true,\"return_compression\":false,\"tsc\":%llu,\"mono_ns\":%llu}\n",
+          (unsigned long long)G.psb_period, (unsigned long long)rdtsc(), (unsigned long long)ts.tv_sec * 1000000000ull + ts.tv_nsec);
+  fflush(G.sideband);
+  if (G.exact[0]) {
+    if (mkdir_p(G.exact) != 0) {
+      fprintf(stderr, "jportal-qemu-pt: cannot create %s: %s\n", G.exact, strerror(errno));
+      return 1;
+    }
+    snprintf(p, sizeof p, "%s/insns.bin", G.exact);
+    G.insns = fopen(p, "w");
+    if (!G.insns) return 1;
+    setvbuf(G.insns, NULL, _IOFBF, 1 << 20);
+  }
+  qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
+  qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
+  qemu_plugin_register_vcpu_syscall_ret_cb(id, on_syscall_ret);
+  qemu_plugin_register_vcpu_exit_cb(id, on_vcpu_exit);
+  qemu_plugin_register_atexit_cb(id, on_exit_all, NULL);
+  return 0;
+}

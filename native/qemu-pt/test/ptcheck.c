@@ -1,0 +1,176 @@
+/* ptcheck: decodes one emulated PT stream with libipt (Intel's reference decoder) and checks that the
+ * instruction flow it reconstructs equals the emulator's exact execution log, instruction for instruction.
+ * Code bytes come from the log itself (each logged instruction carries the bytes QEMU executed), so the
+ * check covers the encoding, not the agent's metadata.
+ *   ptcheck THREAD.pt THREAD.log insns.bin      -> exit 0 and one summary line, or 1 with the first mismatches */
+#include <fcntl.h>
+#include <intel-pt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define LOG_LEAVE 0xFFFFFFFFu
+
+typedef struct {
+  uint64_t va;
+  uint32_t off;
+  uint8_t len;
+} desc;
+
+static desc *D;
+static uint8_t *BYTES;
+static size_t ND;
+
+typedef struct {
+  const uint32_t *log;
+  size_t n, cursor;
+} ctx_t;
+
+static const void *map_file(const char *path, size_t *len) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) {
+    perror(path);
+    exit(2);
+  }
+  struct stat st;
+  fstat(fd, &st);
+  *len = (size_t)st.st_size;
+  if (!*len) {
+    close(fd);
+    return "";
+  }
+  void *p = mmap(NULL, *len, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) {
+    perror(path);
+    exit(2);
+  }
+  return p;
+}
+
+static void load_descs(const char *path) {
+  size_t len;
+  const uint8_t *p = map_file(path, &len), *end = p + len;
+  size_t cap = 1 << 16;
+  D = calloc(cap, sizeof *D);
+  BYTES = malloc(len);
+  size_t boff = 0;
+  while (p + 13 <= end) {
+    uint32_t id;
+    memcpy(&id, p, 4);
+    desc d;
+    memcpy(&d.va, p + 4, 8);
+    d.len = p[12];
+    p += 13;
+    if (p + d.len > end) break;
+    memcpy(BYTES + boff, p, d.len);
+    d.off = (uint32_t)boff;
+    boff += d.len;
+    p += d.len;
+    while (id >= cap) {
+      D = realloc(D, 2 * cap * sizeof *D);
+      memset(D + cap, 0, cap * sizeof *D);
+      cap *= 2;
+    }
+    D[id] = d;
+    if (id + 1 > ND) ND = id + 1;
+  }
+}
+
+/* libipt asks for the bytes of the instruction it is about to decode: serve those of the next logged one */
+static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid, uint64_t ip, void *context) {
+  (void)asid;
+  ctx_t *c = context;
+  size_t k = c->cursor;
+  while (k < c->n && c->log[k] == LOG_LEAVE) k++;
+  if (k >= c->n || c->log[k] >= ND || D[c->log[k]].va != ip) return -pte_nomap;
+  const desc *d = &D[c->log[k]];
+  size_t n = d->len < size ? d->len : size;
+  memcpy(buf, BYTES + d->off, n);
+  return (int)n;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 4) {
+    fprintf(stderr, "usage: ptcheck THREAD.pt THREAD.log insns.bin\n");
+    return 2;
+  }
+  size_t ptlen, loglen;
+  const uint8_t *pt = map_file(argv[1], &ptlen);
+  ctx_t c = {map_file(argv[2], &loglen), 0, 0};
+  c.n = loglen / 4;
+  load_descs(argv[3]);
+  size_t expected = 0, leaves = 0;
+  for (size_t i = 0; i < c.n; i++) c.log[i] == LOG_LEAVE ? leaves++ : expected++;
+  if (!ptlen) {
+    printf("%s: empty stream, %zu logged instructions\n", argv[1], expected);
+    return expected ? 1 : 0;
+  }
+
+  struct pt_config cfg;
+  pt_config_init(&cfg);
+  cfg.begin = (uint8_t *)pt;
+  cfg.end = (uint8_t *)pt + ptlen;
+  struct pt_insn_decoder *dec = pt_insn_alloc_decoder(&cfg);
+  struct pt_image *img = pt_insn_get_image(dec);
+  pt_image_set_callback(img, read_mem, &c);
+
+  size_t matched = 0, mismatches = 0, disables = 0, errors = 0;
+  int status = pt_insn_sync_forward(dec);
+  if (status < 0) {
+    fprintf(stderr, "%s: no PSB to sync on: %s\n", argv[1], pt_errstr(pt_errcode(status)));
+    return 1;
+  }
+  for (;;) {
+    while (status & pts_event_pending) {
+      struct pt_event ev;
+      status = pt_insn_event(dec, &ev, sizeof ev);
+      if (status < 0) break;
+      if (ev.type == ptev_disabled || ev.type == ptev_async_disabled) {
+        disables++;
+        if (c.cursor < c.n && c.log[c.cursor] == LOG_LEAVE) c.cursor++;
+        else if (mismatches++ < 5) fprintf(stderr, "%s: disable event where the log has instruction #%zu\n", argv[1], c.cursor);
+      }
+    }
+    if (status < 0) {
+      if (status == -pte_eos) break;
+      uint64_t off = 0;
+      pt_insn_get_offset(dec, &off);
+      if (errors++ < 5) fprintf(stderr, "%s: decode error at offset %llu: %s\n", argv[1], (unsigned long long)off, pt_errstr(pt_errcode(status)));
+      status = pt_insn_sync_forward(dec);
+      if (status < 0) break;
+      continue;
+    }
+    if (status & pts_eos) break;
+    struct pt_insn insn;
+    status = pt_insn_next(dec, &insn, sizeof insn);
+    if (status < 0) continue;
+    while (c.cursor < c.n && c.log[c.cursor] == LOG_LEAVE) {
+      if (mismatches++ < 5) fprintf(stderr, "%s: log leaves the range at #%zu but libipt goes on at %llx\n", argv[1], c.cursor, (unsigned long long)insn.ip);
+      c.cursor++;
+    }
+    if (c.cursor >= c.n) {
+      if (mismatches++ < 5) fprintf(stderr, "%s: libipt decodes %llx past the end of the log\n", argv[1], (unsigned long long)insn.ip);
+      break;
+    }
+    const desc *d = &D[c.log[c.cursor]];
+    if (insn.ip != d->va || insn.size != d->len) {
+      if (mismatches++ < 5)
+        fprintf(stderr, "%s: instruction #%zu: libipt %llx (%u bytes), log %llx (%u bytes)\n", argv[1], c.cursor, (unsigned long long)insn.ip,
+                insn.size, (unsigned long long)d->va, d->len);
+    } else {
+      matched++;
+    }
+    c.cursor++;
+  }
+  while (c.cursor < c.n && c.log[c.cursor] == LOG_LEAVE) c.cursor++;
+  size_t missing = c.n - c.cursor;
+  pt_insn_free_decoder(dec);
+  int ok = mismatches == 0 && errors == 0 && missing == 0 && matched == expected;
+  printf("%s: %s: %zu/%zu instructions matched, %zu range exits (%zu logged), %zu decode errors, %zu unmatched log entries\n", argv[1],
+         ok ? "OK" : "MISMATCH", matched, expected, disables, leaves, errors, missing);
+  return ok ? 0 : 1;
+}
