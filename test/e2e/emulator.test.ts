@@ -1,0 +1,103 @@
+/**
+ * The PT emulator: the real JVM under qemu-x86_64 with our plugin. For each example, libipt (Intel's
+ * reference decoder, via native/qemu-pt/build/ptcheck) must decode every thread's stream with no error and
+ * reconstruct exactly the instruction flow the plugin logged as executed.
+ */
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { findJdks } from '../lib/jdks';
+import { cleanup, EXAMPLES, REPO, tmpDir } from '../lib/run';
+
+const PLUGIN = path.join(REPO, 'native', 'qemu-pt', 'build', 'libjportal-qemu-pt.so');
+const PTCHECK = path.join(REPO, 'native', 'qemu-pt', 'build', 'ptcheck');
+const qemu = spawnSync('sh', ['-c', 'command -v qemu-x86_64'], { encoding: 'utf8' }).stdout.trim();
+const jdk17 = findJdks().available.find((j) => j.feature === 17);
+const missing = [
+  !qemu && 'qemu-x86_64 (Debian package qemu-user)',
+  !fs.existsSync(PLUGIN) && `the emulator plugin (${PLUGIN}: run ./setup.sh)`,
+  !fs.existsSync(PTCHECK) && `ptcheck (${PTCHECK}: needs libipt-dev)`,
+  !jdk17 && 'JDK 17',
+].filter(Boolean);
+if (missing.length) console.warn(`SKIP emulator tests: missing ${missing.join(', ')}`);
+const maybe = missing.length ? describe.skip : describe;
+
+/** Flags that make emulated runs reproducible (see field notes §2). */
+export const DETERMINISTIC = ['-XX:+UseSerialGC', '-Xbatch', '-XX:CICompilerCount=2', '-XX:-UseDynamicNumberOfCompilerThreads', '-XX:ReservedCodeCacheSize=64m'];
+
+interface ThreadEnd {
+  tid: number;
+  insns: number;
+  faults: number;
+  unexpected: number;
+  bytes: number;
+  tnt: number;
+  tip: number;
+}
+
+function runEmulated(label: string, args: string[]) {
+  const trace = tmpDir(`emu-${label}`);
+  const exact = tmpDir(`emu-${label}-exact`); // kept apart: a real capture has no such thing
+  const r = spawnSync(qemu, ['-plugin', `${PLUGIN},out=${trace},exact=${exact}`, jdk17!.java, ...DETERMINISTIC, ...args], {
+    encoding: 'utf8',
+    timeout: 600_000,
+    maxBuffer: 64 << 20,
+  });
+  const ends: ThreadEnd[] = fs
+    .readFileSync(path.join(trace, 'pt', 'sideband.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.type === 'thread_end');
+  const checks = fs
+    .readdirSync(path.join(trace, 'pt'))
+    .filter((f) => f.endsWith('.pt'))
+    .map((f) => {
+      const tid = f.replace('.pt', '');
+      const c = spawnSync(PTCHECK, [path.join(trace, 'pt', f), path.join(exact, `${tid}.log`), path.join(exact, 'insns.bin')], {
+        encoding: 'utf8',
+        timeout: 600_000,
+      });
+      return { tid: Number(tid), status: c.status, out: (c.stdout + c.stderr).trim() };
+    });
+  return { trace, exact, r, ends, checks };
+}
+
+maybe('PT emulator: libipt reconstructs exactly what ran', () => {
+  const cases: [string, string[], (ends: ThreadEnd[]) => void][] = [
+    ['interpreter-only', ['-Xint', '-cp', path.join(EXAMPLES, 'compute', 'classes'), 'Compute', '1'], () => undefined],
+    ['jit-heavy', ['-cp', path.join(EXAMPLES, 'jit-hot', 'classes'), 'JitHot', '1'], () => undefined],
+    [
+      'exceptions',
+      ['-cp', path.join(EXAMPLES, 'exceptions', 'classes'), 'Exceptions', '20000'],
+      // implicit null checks in compiled code fault: each is an interrupted instruction (FUP + TIP.PGD)
+      (ends) => expect(ends.reduce((s, e) => s + e.faults, 0)).toBeGreaterThan(10),
+    ],
+    ['switch-heavy', ['-cp', path.join(EXAMPLES, 'switches', 'classes'), 'Switches', '200000'], (ends) => expect(ends.reduce((s, e) => s + e.tip, 0)).toBeGreaterThan(1000)],
+    ['four-threads', ['-cp', path.join(EXAMPLES, 'threads', 'classes'), 'Threads', '4'], () => undefined],
+  ];
+  test.each(cases)('%s', (label, args, extra) => {
+    const run = runEmulated(label, args);
+    try {
+      expect(run.r.status).toBe(0);
+      expect(run.checks.length).toBeGreaterThan(2);
+      for (const c of run.checks) {
+        if (c.status !== 0) throw new Error(`thread ${c.tid}: ${c.out}`);
+        expect(c.out).toMatch(/: OK: (\d+)\/\1 instructions matched/);
+      }
+      // the busiest thread ran millions of traced instructions
+      expect(Math.max(...run.ends.map((e) => e.insns))).toBeGreaterThan(1_000_000);
+      for (const e of run.ends) expect(e.unexpected).toBe(0);
+      if (label === 'four-threads') {
+        const comms = fs.readFileSync(path.join(run.trace, 'pt', 'sideband.jsonl'), 'utf8');
+        for (let i = 0; i < 4; i++) expect(comms).toContain(`"comm":"worker-${i}"`);
+      }
+      extra(run.ends);
+      // exact side outputs stay out of the trace directory
+      expect(fs.readdirSync(path.join(run.trace, 'pt')).filter((f) => f.endsWith('.log') || f === 'insns.bin')).toEqual([]);
+    } finally {
+      cleanup(run.trace);
+      cleanup(run.exact);
+    }
+  });
+});
