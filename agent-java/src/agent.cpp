@@ -10,6 +10,7 @@
 namespace jportal {
 
 Agent* gAgent = nullptr;
+thread_local bool tReplaying = false;
 
 namespace {
 
@@ -59,7 +60,8 @@ std::string javaVersion(JNIEnv* jni) {
 void recordVmInfo(Agent& a, JNIEnv* jni) {
   Payload p;
   p.u32((uint32_t)getpid());
-  p.str(javaVersion(jni));
+  std::string version = property(a.jvmti, "java.version");  // usually not a VM property: then ask System
+  p.str(version.empty() ? javaVersion(jni) : version);
   p.str(property(a.jvmti, "java.vm.version"));
   p.str(property(a.jvmti, "java.vm.vendor"));
   p.str(property(a.jvmti, "java.vm.name"));
@@ -89,7 +91,7 @@ void recordVmInfo(Agent& a, JNIEnv* jni) {
     p.u64(h.low);
     p.u64(h.high);
     p.u64(h.committedHigh);
-    p.str("");
+    p.str(a.layout.heapName(h));
   }
   p.endArray(at, (uint32_t)heaps.size());
   a.ring.commit(VM_INFO, 0, p);
@@ -103,11 +105,14 @@ void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv* jni, jthread) {
   a.ring.commit(VM_START, 0, Payload());
   if (a.layoutOk) recordInterpreter(a);
   recordExistingThreads(a, jni);
-  // what happened before we could see it (code blobs are also reported from Agent_OnLoad on)
+  // what happened before we could see it (code blobs are also reported from Agent_OnLoad on); the replayed
+  // events arrive on this thread, inside GenerateEvents
+  tReplaying = true;
   if (jvmti->GenerateEvents(JVMTI_EVENT_DYNAMIC_CODE_GENERATED) != JVMTI_ERROR_NONE)
     warnOnce("replay-dcg", "blobs", "GenerateEvents(DynamicCodeGenerated) failed");
   if (jvmti->GenerateEvents(JVMTI_EVENT_COMPILED_METHOD_LOAD) != JVMTI_ERROR_NONE)
     warnOnce("replay-cml", "nmethods", "GenerateEvents(CompiledMethodLoad) failed");
+  tReplaying = false;
   startPatchWatcher(a);
   CALLBACK_GUARD_END("VMInit")
 }

@@ -29,9 +29,14 @@ namespace jportal {
 
 struct LiveNmethod {
   uint32_t method;
-  uintptr_t blob;
+  uintptr_t blob;     // CodeBlob header (0: unknown, so the nmethod cannot be verified and is not watched)
+  int compileId;      // -1 when unknown
+  bool watched;       // false once the patch watcher found the memory no longer holds this nmethod
   std::vector<uint8_t> bytes;  // as last seen
 };
+
+// True on the thread running GenerateEvents at VMInit: the events it receives are replays (REPLAY flag).
+extern thread_local bool tReplaying;
 
 struct Agent {
   jvmtiEnv* jvmti = nullptr;
@@ -52,7 +57,10 @@ struct Agent {
   std::map<std::pair<uint32_t, std::string>, uint32_t> classIds;  // (loader, internal name) -> class id
   std::set<std::pair<uint32_t, std::string>> reconstructing;
   uint32_t nextClassId = 0;
-  std::atomic<uint32_t> nextLoaderId{1};
+  // loader ids: JVMTI object tags; loaders met while tagging is unavailable are remembered by weak reference
+  std::mutex loaderMu;
+  uint32_t nextLoaderId = 1;
+  std::vector<std::pair<jweak, uint32_t>> untaggedLoaders;
 
   // compiled code: live nmethods by code begin (the patch watcher diffs these)
   std::mutex codeMu;
@@ -83,7 +91,7 @@ void scanPatches(Agent& a);
 void recordSnapshots(Agent& a);
 // classes.cpp
 void JNICALL onClassFileLoadHook(jvmtiEnv*, JNIEnv*, jclass, jobject, const char*, jobject, jint, const unsigned char*, jint*, unsigned char**);
-uint32_t loaderId(Agent& a, jobject loader);
+uint32_t loaderId(Agent& a, JNIEnv* jni, jobject loader);
 // Id of a method, writing its METHOD record first if it is new (and reconstructing its class if unseen).
 uint32_t methodId(Agent& a, jmethodID m);
 // threads.cpp

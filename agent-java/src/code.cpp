@@ -24,7 +24,7 @@ void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* add
   p.str(name ? name : "");
   if (readable(address, (size_t)length)) p.bytes(address, (size_t)length);
   else p.bytes(nullptr, 0);
-  a.ring.commit(CODE_BLOB, a.live ? 0 : FLAG_REPLAY, p);
+  a.ring.commit(CODE_BLOB, tReplaying ? FLAG_REPLAY : 0, p);
   CALLBACK_GUARD_END("DynamicCodeGenerated")
 }
 
@@ -45,11 +45,24 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv*, jmethodID method, jint codeSize, co
   Agent& a = *gAgent;
   if (!codeAddr || codeSize <= 0) return;
   uintptr_t begin = (uintptr_t)codeAddr;
+  // the nmethod header (tier, OSR, entry points, compile id); the JVM keeps the nmethod alive while its
+  // load event is being posted
+  NmethodFacts f;
+  if (a.layoutOk) {
+    auto heaps = a.layout.codeHeaps();
+    if (!a.layout.nmethodFacts(a.layout.findBlob(begin, heaps), &f)) {
+      f = NmethodFacts();
+      warnOnce("nmethod-facts", "nmethods", "nmethod header not found for some compiled methods: their tier/OSR/entry fields are -1/0 and their patches are not watched");
+    }
+  }
   uint32_t mid = methodId(a, method);
+  // the same nmethod (address, method and compile id) is reported twice when the ServiceThread's event and
+  // the GenerateEvents replay at VMInit overlap: write it once
+  auto sameNmethod = [&](const LiveNmethod& nm) { return nm.method == mid && nm.compileId == f.compileId; };
   {
     std::lock_guard<std::mutex> lk(a.codeMu);
     auto it = a.nmethods.find(begin);
-    if (it != a.nmethods.end() && it->second.method == mid) return;  // replayed by GenerateEvents
+    if (it != a.nmethods.end() && sameNmethod(it->second)) return;
   }
   // method ids of every inlined frame first: their METHOD records must precede this record
   Payload pcs;
@@ -72,13 +85,6 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv*, jmethodID method, jint codeSize, co
   }
   pcs.endArray(arr, npcs);
 
-  NmethodFacts f;
-  bool haveFacts = false;
-  if (a.layoutOk) {
-    auto heaps = a.layout.codeHeaps();
-    haveFacts = a.layout.nmethodFacts(a.layout.findBlob(begin, heaps), &f);
-    if (!haveFacts) warnOnce("nmethod-facts", "nmethods", "nmethod header not found for some compiled methods: their tier/OSR/entry fields are -1/0");
-  }
   Payload p;
   p.u32(mid);
   p.u64(begin);
@@ -99,13 +105,13 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv*, jmethodID method, jint codeSize, co
   std::lock_guard<std::mutex> lk(a.codeMu);
   auto it = a.nmethods.find(begin);
   if (it != a.nmethods.end()) {
-    if (it->second.method == mid) return;
+    if (sameNmethod(it->second)) return;
     // the earlier occupant's unload event has not arrived yet: close its life first so that each address
-    // names one method at a time; its late CompiledMethodUnload is then ignored
+    // names one nmethod at a time; its late CompiledMethodUnload is then ignored
     unloadLocked(a, it);
   }
-  a.ring.commit(NMETHOD_LOAD, a.live ? 0 : FLAG_REPLAY, p);
-  LiveNmethod nm{mid, f.blob, std::move(code)};
+  a.ring.commit(NMETHOD_LOAD, tReplaying ? FLAG_REPLAY : 0, p);
+  LiveNmethod nm{mid, f.blob, f.compileId, f.blob != 0, std::move(code)};
   a.nmethods[begin] = std::move(nm);
   CALLBACK_GUARD_END("CompiledMethodLoad")
 }
@@ -120,6 +126,20 @@ void JNICALL onCompiledMethodUnload(jvmtiEnv*, jmethodID, const void* codeAddr) 
   CALLBACK_GUARD_END("CompiledMethodUnload")
 }
 
+namespace {
+bool stillSameNmethod(Agent& a, uintptr_t begin, const LiveNmethod& nm, const std::vector<CodeHeapRange>& heaps) {
+  bool inHeap = false;
+  for (const CodeHeapRange& h : heaps)
+    if (begin >= h.low && begin + nm.bytes.size() <= h.committedHigh) inHeap = true;
+  if (!inHeap || !nm.blob || a.layout.findBlob(begin, heaps) != nm.blob) return false;
+  if (nm.compileId >= 0) {
+    NmethodFacts f;
+    if (!a.layout.nmethodFacts(nm.blob, &f) || f.compileId != nm.compileId) return false;
+  }
+  return true;
+}
+}  // namespace
+
 void scanPatches(Agent& a) {
   if (!a.layoutOk) return;
   auto heaps = a.layout.codeHeaps();
@@ -128,11 +148,13 @@ void scanPatches(Agent& a) {
   for (auto it = a.nmethods.begin(); it != a.nmethods.end(); ++it) {
     uintptr_t begin = it->first;
     LiveNmethod& nm = it->second;
-    // still the same nmethod? (its blob starts where it did and the memory is committed code heap)
-    bool inHeap = false;
-    for (const CodeHeapRange& h : heaps)
-      if (begin >= h.low && begin + nm.bytes.size() <= h.committedHigh) inHeap = true;
-    if (!inHeap || !nm.blob || a.layout.findBlob(begin, heaps) != nm.blob) continue;
+    if (!nm.watched) continue;
+    // still the same nmethod? (its code lies in committed code heap, the blob found at its code begin starts
+    // where it did, and it has the same compile id); if not, its memory was freed or reused: stop watching
+    if (!stillSameNmethod(a, begin, nm, heaps)) {
+      nm.watched = false;
+      continue;
+    }
     const uint8_t* cur = (const uint8_t*)begin;
     size_t n = nm.bytes.size();
     if (memcmp(cur, nm.bytes.data(), n) == 0) continue;
@@ -200,7 +222,7 @@ void recordSnapshots(Agent& a) {
   auto heaps = a.layout.codeHeaps();
   std::lock_guard<std::mutex> lk(a.codeMu);
   for (auto& [begin, nm] : a.nmethods) {
-    if (!nm.blob || a.layout.findBlob(begin, heaps) != nm.blob) continue;
+    if (!nm.watched || !stillSameNmethod(a, begin, nm, heaps)) continue;
     Payload p;
     p.u64(begin);
     p.bytes((const void*)begin, nm.bytes.size());

@@ -1,9 +1,9 @@
 #include "records.h"
 
 #include <string.h>
-#include <zlib.h>
 
 #include "common.h"
+#include "crc32.h"
 
 namespace jportal {
 
@@ -57,7 +57,7 @@ std::vector<uint8_t> encodeFileHeader() {
   std::vector<uint8_t> out(p.data(), p.data() + p.size());
   uint32_t size = (uint32_t)out.size();
   memcpy(&out[12], &size, 4);
-  uint32_t crc = (uint32_t)crc32(0L, out.data(), (uInt)out.size());  // crc field is still zero
+  uint32_t crc = crc32(0, out.data(), out.size());  // crc field is still zero
   memcpy(&out[16], &crc, 4);
   return out;
 }

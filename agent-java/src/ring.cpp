@@ -7,10 +7,10 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <chrono>
 
+#include "crc32.h"
 #include "records.h"
 
 namespace jportal {
@@ -137,6 +137,7 @@ bool Ring::start(const Options& opts) {
 
   if (opts_.collector == 0) openOutput(0);
   writer_ = std::thread([this] { writerLoop(); });
+  started_.store(true, std::memory_order_release);
   return true;
 }
 
@@ -191,7 +192,7 @@ bool Ring::waitForSpaceLocked(size_t need) {
       return false;
     }
     wake_.notify_one();
-    usleep(500);
+    usleep(1000);  // 1 ms steps, bounded by wait_ms in total
   }
   stats_.stallNs += monotonicNs() - t0;
   return true;
@@ -209,9 +210,8 @@ bool Ring::writeLocked(uint16_t type, uint16_t flags, const uint8_t* payload, si
   memcpy(h + 8, &seq, 8);
   memcpy(h + 16, &tsc, 8);
   memcpy(h + 24, &zero, 4);
-  uLong crc = crc32(0L, h, RECORD_HEADER_SIZE);
-  if (len) crc = crc32(crc, payload, (uInt)len);
-  uint32_t c = (uint32_t)crc;
+  uint32_t c = crc32(0, h, RECORD_HEADER_SIZE);
+  if (len) c = crc32(c, payload, len);
   memcpy(h + 24, &c, 4);
   uint64_t head = __atomic_load_n(&hdr_->head, __ATOMIC_RELAXED);
   uint64_t cap = hdr_->capacity;
@@ -240,21 +240,31 @@ struct InRing {
 }  // namespace
 
 bool Ring::commit(uint16_t type, uint16_t flags, const Payload& payload) {
-  if (!hdr_ || tInRing) return false;
+  if (tInRing || !started_.load(std::memory_order_acquire)) return false;
   size_t need = RECORD_HEADER_SIZE + payload.size();
   bool dropped = false;
   {
     std::lock_guard<std::mutex> lk(mu_);
     InRing guard;
-    if (closed_) return false;
+    if (closed_.load(std::memory_order_relaxed) || !hdr_) {
+      late_.fetch_add(1, std::memory_order_relaxed);  // after VM_END: nothing may follow it
+      return false;
+    }
     const size_t droppedRecordSize = RECORD_HEADER_SIZE + 24;
     size_t extra = pendingDropCount_ ? droppedRecordSize : 0;
-    if (need + droppedRecordSize > hdr_->capacity || !waitForSpaceLocked(need + extra)) {
+    uint64_t cap = hdr_->capacity;
+    uint64_t tail = __atomic_load_n(&hdr_->tail, __ATOMIC_ACQUIRE);
+    uint64_t freeNow = cap - (__atomic_load_n(&hdr_->head, __ATOMIC_RELAXED) - tail);
+    // while already dropping and the consumer has not moved since, do not wait again: a stuck consumer
+    // costs each producer at most one wait_ms, not one per record
+    bool stuck = pendingDropCount_ && tail == dropTailMark_ && freeNow < need + extra;
+    if (need + droppedRecordSize > cap || stuck || !waitForSpaceLocked(need + extra)) {
       if (!pendingDropCount_) pendingDropFirstSeq_ = seq_;
       pendingDropCount_++;
       pendingDropBytes_ += need;
       stats_.dropped++;
       stats_.droppedBytes += need;
+      dropTailMark_ = __atomic_load_n(&hdr_->tail, __ATOMIC_ACQUIRE);
       dropped = true;
     } else {
       if (pendingDropCount_) {
@@ -336,12 +346,12 @@ void Ring::finish() {
   if (!hdr_) return;
   {
     std::lock_guard<std::mutex> lk(mu_);
-    if (closed_) return;
-    closed_ = true;
+    if (closed_.load(std::memory_order_relaxed)) return;
+    closed_.store(true, std::memory_order_release);
     __atomic_store_n(&hdr_->state, 1u, __ATOMIC_RELEASE);
   }
-  // a collector gets a bounded time to drain everything; if it dies meanwhile, the writer takes over
-  uint64_t deadline = monotonicNs() + 10ull * 1000000000ull;
+  // a collector gets a bounded time (5 s) to drain everything; if it dies meanwhile, the writer takes over
+  uint64_t deadline = monotonicNs() + 5ull * 1000000000ull;
   while (monotonicNs() < deadline) {
     uint32_t consumer = __atomic_load_n(&hdr_->consumerPid, __ATOMIC_ACQUIRE);
     if (consumer == (uint32_t)self_) break;
@@ -357,7 +367,7 @@ void Ring::finish() {
   if (writer_.joinable()) writer_.join();
   bool selfConsumer = __atomic_load_n(&hdr_->consumerPid, __ATOMIC_ACQUIRE) == (uint32_t)self_;
   if (!selfConsumer && __atomic_load_n(&hdr_->tail, __ATOMIC_ACQUIRE) != __atomic_load_n(&hdr_->head, __ATOMIC_ACQUIRE))
-    log(LogLevel::Error, "ring", "the collector did not drain the ring within 10 s of VM death; it keeps the ring file for later");
+    log(LogLevel::Error, "ring", "the collector did not drain the ring within 5 s of VM death; it keeps the ring file for later");
   if (outFd_ >= 0) {
     fsync(outFd_);
     ::close(outFd_);
@@ -365,6 +375,7 @@ void Ring::finish() {
   }
   // the consumer removes the ring: the agent when it drained it, otherwise the collector
   if (selfConsumer && !path_.empty()) unlink(path_.c_str());
+  std::lock_guard<std::mutex> lk(mu_);  // a late commit() sees closed_ (and hdr_ == nullptr) under this lock
   munmap(hdr_, mapSize_);
   hdr_ = nullptr;
   data_ = nullptr;

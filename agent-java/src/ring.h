@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <string>
@@ -36,7 +37,9 @@ class Ring {
   // (draining itself, or waiting a bounded time for the collector), and releases the ring.
   void finish();
   RingStats stats();
-  bool running() const { return hdr_ != nullptr && !closed_; }
+  bool running() const { return started_.load(std::memory_order_acquire) && !closed_.load(std::memory_order_acquire); }
+  // Records offered after finish() (late callbacks at VM exit): dropped silently, only counted.
+  uint64_t lateRecords() const { return late_.load(std::memory_order_relaxed); }
   // Bytes a record of this payload size takes (for callers that estimate).
   static size_t recordSize(size_t payload) { return 28 + payload; }
 
@@ -60,7 +63,10 @@ class Ring {
   std::vector<uint8_t> fileHeader_;
   std::mutex mu_;  // producers
   uint64_t seq_ = 0;
-  bool closed_ = false;
+  std::atomic<bool> started_{false};
+  std::atomic<bool> closed_{false};
+  std::atomic<uint64_t> late_{0};
+  uint64_t dropTailMark_ = 0;  // tail when the last record was dropped: no new wait until the consumer moves
   RingStats stats_;
   uint64_t pendingDropCount_ = 0, pendingDropBytes_ = 0, pendingDropFirstSeq_ = 0;
   // consumer side (writer thread only, and finish() after the thread stopped)

@@ -1,6 +1,7 @@
 #include "vm.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <string.h>
@@ -9,18 +10,49 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <mutex>
+
 #include "common.h"
 
 namespace jportal {
 
+namespace {
+// Fallback probe where process_vm_readv is unavailable (e.g. under qemu-user): write() one byte of every
+// page to a pipe; the kernel (or QEMU) checks the source and fails with EFAULT when it is not readable.
+bool readableByPipe(const void* p, size_t n) {
+  static int fds[2] = {-1, -1};
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) != 0) fds[0] = fds[1] = -1;
+  });
+  if (fds[1] < 0) return false;
+  const uintptr_t page = 4096;
+  uintptr_t a = (uintptr_t)p, end = a + n;
+  char sink[16];
+  for (uintptr_t q = a; q < end; q = (q & ~(page - 1)) + page) {
+    if (write(fds[1], (const void*)q, 1) != 1) return false;
+    if (read(fds[0], sink, sizeof sink) < 0) return false;
+  }
+  return true;
+}
+}  // namespace
+
 bool readable(const void* p, size_t n) {
   if (!p) return false;
+  static bool vmReadv = true;  // false once the kernel (or an emulator) says ENOSYS
+  if (!vmReadv) return readableByPipe(p, n);
   char buf[256];
   while (n > 0) {
     size_t k = n < sizeof buf ? n : sizeof buf;
     struct iovec local = {buf, k};
     struct iovec remote = {(void*)p, k};
-    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)k) return false;
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)k) {
+      if (errno == ENOSYS || errno == EPERM) {
+        vmReadv = false;
+        return readableByPipe(p, n);
+      }
+      return false;
+    }
     p = (const char*)p + k;
     n -= k;
   }

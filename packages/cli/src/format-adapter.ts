@@ -2,7 +2,7 @@
  * The CLI's only contact with @jportal/format: opening a metadata file for iteration and draining an
  * agent's ring. Kept in one module so the commands do not depend on the reader's internals.
  */
-import { isTraceFormatError, MetaReader, ReadProblem, RingReader, TraceRecord } from '@jportal/format';
+import { isTraceFormatError, MetaReader, PtSideband, readPtSideband, ReadProblem, RingReader, TraceRecord } from '@jportal/format';
 
 export type { TraceRecord };
 
@@ -29,4 +29,8 @@ export function openRing(path: string, consumerPid: number): RingDrain {
 
 export function isFormatError(e: unknown): boolean {
   return isTraceFormatError(e);
+}
+
+export function readPt(dir: string): PtSideband | undefined {
+  return readPtSideband(dir);
 }

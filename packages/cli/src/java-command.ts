@@ -19,6 +19,10 @@ export function injectAgent(argv: string[], agentPath: string, options: string):
   if (path.basename(command) === 'java') {
     return { command, args: [agentArg, ...rest], env };
   }
+  // under the emulator: qemu-x86_64 -plugin SPEC /path/to/java ARGS -> the agent goes right after java
+  if (path.basename(command) === 'qemu-x86_64' && rest.length >= 3 && rest[0] === '-plugin') {
+    return { command, args: [rest[0], rest[1], rest[2], agentArg, ...rest.slice(3)], env };
+  }
   env.JAVA_TOOL_OPTIONS = env.JAVA_TOOL_OPTIONS ? `${env.JAVA_TOOL_OPTIONS} ${agentArg}` : agentArg;
   return { command, args: rest, env };
 }

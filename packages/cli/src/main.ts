@@ -23,6 +23,9 @@ export async function main(argv: string[]): Promise<number> {
           .option('snapshot', { type: 'boolean', describe: "also record every live nmethod's bytes at VM death" })
           .option('classes', { type: 'boolean', describe: 'record class bytes (default on; --no-classes to skip)' })
           .option('agent-log', { choices: ['quiet', 'info', 'debug'], describe: "the agent's stderr verbosity" })
+          .option('pt', { choices: ['auto', 'emulate', 'none'], default: 'auto', describe: 'Intel PT: emulate = run the JVM under qemu-x86_64 with the PT emulator' })
+          .option('psb-period', { type: 'number', describe: 'emulator: bytes between PSB packets (default 4096)' })
+          .option('deterministic', { type: 'boolean', describe: 'add JVM flags that make runs reproducible (serial GC, -Xbatch, fixed compiler threads)' })
           .option('force', { type: 'boolean', describe: 'overwrite an existing trace directory' })
           .option('json', { type: 'boolean', describe: 'print a machine-readable summary on stdout' }),
       async (a) => {
@@ -36,6 +39,9 @@ export async function main(argv: string[]): Promise<number> {
           agentLog: a['agent-log'],
           force: a.force,
           json: a.json,
+          pt: a.pt as 'auto' | 'emulate' | 'none',
+          psbPeriod: a['psb-period'],
+          deterministic: a.deterministic,
         });
       },
     )

@@ -4,7 +4,8 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { openMeta, TraceRecord } from './format-adapter';
+import { openMeta, readPt, TraceRecord } from './format-adapter';
+import type { PtSideband } from '@jportal/format';
 
 export interface MethodInfo {
   id: number;
@@ -76,6 +77,8 @@ export interface TraceModel {
   firstTsc?: bigint;
   lastTsc?: bigint;
   calibrations: { tsc: bigint; monoNs: number }[];
+  /** PT streams and sideband, when the run was traced (pt/ in the directory). */
+  pt?: PtSideband;
 }
 
 export function methodName(m: MethodInfo | undefined): string {
@@ -111,6 +114,7 @@ export function loadTraceModel(dirOrFile: string): TraceModel {
   const live = new Map<number, NmethodInfo>();
   const meta = openMeta(metaFile);
   for (const r of meta.records()) visit(model, live, r);
+  model.pt = readPt(model.dir);
   for (const p of meta.problems()) {
     model.problems.push(p.message);
     if (p.code === 'seq-gap') model.gaps += p.missing ?? 1;

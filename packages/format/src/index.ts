@@ -14,3 +14,5 @@ export { RingReader, RING_MAGIC, RING_VERSION } from './ring';
 export type { RingInfo } from './ring';
 export { validateTrace, metaPath } from './validate';
 export type { ValidationReport } from './validate';
+export { readPtSideband } from './sideband';
+export type { PtSideband, PtThread } from './sideband';

@@ -39,6 +39,7 @@ export interface InspectSummary {
   warnings: number;
   problems: string[];
   countsByType: Record<string, number>;
+  pt?: { source: string; bytes: number; threads: { tid: number; comm: string; bytes: number; insns?: number; faults?: number; packets: Record<string, number> }[] };
 }
 
 export function summarize(m: TraceModel): InspectSummary {
@@ -83,6 +84,19 @@ export function summarize(m: TraceModel): InspectSummary {
     warnings: m.logs.filter((l) => l.level >= 1).length,
     problems: m.problems,
     countsByType: Object.fromEntries(m.countsByType),
+    pt: m.pt && {
+      source: m.pt.source,
+      bytes: m.pt.threads.reduce((s, t) => s + t.bytes, 0),
+      // name each stream by the Java thread the agent saw on that OS tid, else by the OS thread name
+      threads: m.pt.threads.map((t) => ({
+        tid: t.tid,
+        comm: [...m.threads.values()].find((j) => j.osTid === t.tid)?.name ?? t.comm,
+        bytes: t.bytes,
+        insns: t.insns,
+        faults: t.faults,
+        packets: t.packets,
+      })),
+    },
   };
 }
 
@@ -117,6 +131,16 @@ export function formatSummary(s: InspectSummary, m: TraceModel): string {
   const names = [...m.threads.values()].map((t) => t.name);
   row('threads', `${s.threads}${names.length ? ': ' + names.slice(0, 8).join(', ') + (names.length > 8 ? ', ...' : '') : ''}`);
   row('transport', `stalls ${s.stalls}, dropped ${s.dropped} records, seq gaps ${s.gaps}`);
+  if (s.pt) {
+    row('pt', `${formatBytes(s.pt.bytes)} in ${s.pt.threads.length} thread streams (${s.pt.source})`);
+    for (const t of [...s.pt.threads].sort((a, b) => b.bytes - a.bytes).slice(0, 8)) {
+      const pk = Object.entries(t.packets).map(([k, v]) => `${k} ${v}`).join(', ');
+      const ins = t.insns !== undefined ? `, ${t.insns} insns (${(t.bytes / Math.max(1, t.insns)).toFixed(3)} B/insn)` : '';
+      lines.push(`${''.padEnd(12)}   tid ${t.tid} ${t.comm}: ${formatBytes(t.bytes)}${ins}${pk ? '; ' + pk : ''}${t.faults ? `; ${t.faults} faults` : ''}`);
+    }
+  } else {
+    row('pt', 'none (metadata only)');
+  }
   if (s.warnings) row('agent log', `${s.warnings} warnings/errors (degraded record kinds): ${m.logs.filter((l) => l.level >= 1).map((l) => `${l.component}: ${l.message}`).slice(0, 3).join('; ')}`);
   for (const p of s.problems) row('problem', p);
   return lines.join('\n');

@@ -1,7 +1,7 @@
 import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { locateAgent } from '../agent-path';
+import { findExecutable, locateAgent, locateEmulatorPlugin } from '../agent-path';
 import { Collector } from '../collector';
 import { CliError, ExitCode } from '../exit';
 import { agentOptions, injectAgent } from '../java-command';
@@ -19,7 +19,22 @@ export interface RecordOptions {
   force?: boolean;
   json?: boolean;
   quiet?: boolean;
+  /** 'emulate': run the JVM under qemu-x86_64 with the PT emulator plugin; 'none': metadata only. */
+  pt?: 'auto' | 'emulate' | 'none';
+  psbPeriod?: number;
+  /** Add the JVM flags that make emulated runs reproducible (DETERMINISTIC_JVM_FLAGS). */
+  deterministic?: boolean;
 }
+
+/** JVM flags for reproducible runs: one GC thread, synchronous compilation, a fixed compiler thread count,
+ * and one contiguous code cache (see docs/emulator.md). */
+export const DETERMINISTIC_JVM_FLAGS = [
+  '-XX:+UseSerialGC',
+  '-Xbatch',
+  '-XX:CICompilerCount=2',
+  '-XX:-UseDynamicNumberOfCompilerThreads',
+  '-XX:ReservedCodeCacheSize=64m',
+];
 
 export interface RecordSummary {
   out: string;
@@ -29,8 +44,28 @@ export interface RecordSummary {
   complete: boolean;
   javaExit: number | null;
   javaSignal: string | null;
-  pt: 'none';
+  pt: 'none' | 'emulated';
+  ptThreads: number;
+  ptBytes: number;
   note: string;
+}
+
+/** How the JVM is started under the emulator: qemu-x86_64 -plugin PLUGIN,out=DIR /path/to/java ARGS. */
+function emulatedLaunch(command: string[], out: string, psbPeriod?: number): string[] {
+  const qemu = findExecutable('qemu-x86_64');
+  if (!qemu) throw new CliError('record --pt=emulate: qemu-x86_64 not found (Debian: apt-get install qemu-user)', ExitCode.Unsupported);
+  const plugin = locateEmulatorPlugin();
+  const java = findExecutable(command[0]);
+  if (!java) throw new CliError(`record: cannot run ${command[0]}: not found`, ExitCode.Unsupported);
+  const real = fs.realpathSync(java);
+  const head = Buffer.alloc(4);
+  const fd = fs.openSync(real, 'r');
+  fs.readSync(fd, head, 0, 4, 0);
+  fs.closeSync(fd);
+  if (!head.equals(Buffer.from([0x7f, 0x45, 0x4c, 0x46])))
+    throw new CliError(`record --pt=emulate runs the java launcher itself under qemu-x86_64; ${command[0]} is not an ELF binary (give the java binary, not a wrapper script)`, ExitCode.BadInput);
+  const pluginArgs = [`out=${out}`, psbPeriod ? `psb_period=${psbPeriod}` : undefined].filter(Boolean).join(',');
+  return [qemu, '-plugin', `${plugin},${pluginArgs}`, real, ...command.slice(1)];
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -51,8 +86,12 @@ export async function runRecord(opts: RecordOptions): Promise<number> {
     throw new CliError(`record: ${metaFile} already exists (use --force to overwrite)`, ExitCode.BadInput);
   fs.mkdirSync(out, { recursive: true });
 
+  const emulate = opts.pt === 'emulate';
+  let command = opts.command;
+  if (opts.deterministic) command = [command[0], ...DETERMINISTIC_JVM_FLAGS, ...command.slice(1)];
+  if (emulate) command = emulatedLaunch(command, out, opts.psbPeriod);
   const launch = injectAgent(
-    opts.command,
+    command,
     agent,
     agentOptions({
       out,
@@ -65,7 +104,8 @@ export async function runRecord(opts: RecordOptions): Promise<number> {
     }),
   );
   log.info(`recording ${opts.command.join(' ')} -> ${out}`);
-  log.info('no Intel PT capture in this run: metadata only (real PT capture and the emulator come with later releases)');
+  if (emulate) log.info('Intel PT: emulated (the JVM runs under qemu-x86_64 with the jportal PT plugin; expect it to be slower)');
+  else log.info('no Intel PT capture in this run: metadata only (real PT capture comes with a later release; --pt=emulate uses the emulator)');
 
   const child = spawn(launch.command, launch.args, {
     env: launch.env,
@@ -128,11 +168,17 @@ export async function runRecord(opts: RecordOptions): Promise<number> {
     complete: model.complete,
     javaExit,
     javaSignal,
-    pt: 'none',
+    pt: model.pt ? 'emulated' : 'none',
+    ptThreads: model.pt?.threads.length ?? 0,
+    ptBytes: model.pt?.threads.reduce((n, t) => n + t.bytes, 0) ?? 0,
     note,
   };
   if (opts.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
-  else log.info(`wrote ${out} (${model.records} records, ${model.fileBytes} bytes, ${note}); metadata only, no PT data`);
+  else
+    log.info(
+      `wrote ${out} (${model.records} records, ${model.fileBytes} bytes, ${note}); ` +
+        (model.pt ? `PT: ${summary.ptThreads} emulated thread streams, ${summary.ptBytes} bytes` : 'metadata only, no PT data'),
+    );
   if (javaSignal || (javaExit !== null && javaExit !== 0)) {
     log.warn(`the traced program exited with ${javaSignal ?? `status ${javaExit}`}`);
     return ExitCode.Failed;

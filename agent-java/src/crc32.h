@@ -1,0 +1,11 @@
+// CRC-32 (IEEE 802.3 / zlib: reflected polynomial 0xEDB88320, init and final xor 0xFFFFFFFF).
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+namespace jportal {
+
+// Continues a CRC: crc32(crc32(0, a), b) == crc32(0, a+b); crc32(0, "123456789", 9) == 0xCBF43926.
+uint32_t crc32(uint32_t crc, const void* data, size_t len);
+
+}  // namespace jportal
