@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # jportal quick start, step 1: installs what is missing (Debian 12), builds everything, and records a
-# built-in example with the agent, then prints the trace summary.
+# built-in example with the agent under the PT emulator, then prints the trace summary.
 #   ./setup.sh            set up + run the example
 #   ./setup.sh --no-run   set up only
 set -euo pipefail
@@ -52,8 +52,8 @@ npx turbo run build --output-logs=errors-only >&2
 [ $run_example = 1 ] || exit 0
 
 # ---- The main job on a built-in example ---------------------------------------------------------
-say "recording examples/jit-hot with the jportal agent"
+say "recording examples/switches with the jportal agent, Intel PT emulated under qemu-x86_64"
 out=out/quickstart
-node packages/cli/dist/bin.js record --force --out "$out" -- java -cp examples/jit-hot/classes JitHot
+node packages/cli/dist/bin.js record --pt=emulate --deterministic --force --out "$out" -- java -cp examples/switches/classes Switches 100000
 say "jportal inspect $out"
 node packages/cli/dist/bin.js inspect "$out"

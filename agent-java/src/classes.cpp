@@ -58,7 +58,7 @@ class ClassFileBuilder {
     u16(extra_, n);
     return next_++;
   }
-  uint16_t count() const { return next_; }
+  uint32_t count() const { return next_; }  // > 0xFFFF: the class would not fit a constant pool
   const std::vector<uint8_t>& extra() const { return extra_; }
   static void u16(std::vector<uint8_t>& v, uint16_t x) {
     v.push_back((uint8_t)(x >> 8));
@@ -127,8 +127,12 @@ bool reconstructClass(Agent& a, JNIEnv* jni, jclass cls, const std::string& name
       if (hasCode) {
         jint maxLocals = 0;
         j->GetMaxLocals(ms.p[i], &maxLocals);
-        int maxStack = a.layoutOk ? a.layout.maxStack(*(uintptr_t*)ms.p[i]) : -1;  // a jmethodID points at its Method*
-        if (maxStack < 0) maxStack = 0xFFFF;
+        // a HotSpot jmethodID points at a slot holding the Method*
+        uintptr_t methodPtr = readable(ms.p[i], sizeof(uintptr_t)) ? *(const uintptr_t*)ms.p[i] : 0;
+        int maxStack = a.layoutOk ? a.layout.maxStack(methodPtr) : -1;
+        // without ConstMethod::_max_stack: no instruction pushes more than 2 slots, and verifiable code has one
+        // stack depth per instruction, so 2 * code length bounds the depth (conservative, always valid)
+        if (maxStack < 0) maxStack = codeLen >= 0x7FFF ? 0xFFFF : 2 * codeLen;
         ClassFileBuilder::u16(methods, codeIdx);
         ClassFileBuilder::u32(methods, (uint32_t)(12 + codeLen));
         ClassFileBuilder::u16(methods, (uint16_t)maxStack);
@@ -145,7 +149,8 @@ bool reconstructClass(Agent& a, JNIEnv* jni, jclass cls, const std::string& name
   ClassFileBuilder::u32(o, 0xCAFEBABE);
   ClassFileBuilder::u16(o, (uint16_t)minor);
   ClassFileBuilder::u16(o, (uint16_t)major);
-  ClassFileBuilder::u16(o, b.count());
+  if (b.count() > 0xFFFF) return false;
+  ClassFileBuilder::u16(o, (uint16_t)b.count());
   o.insert(o.end(), cp.p, cp.p + cpLen);
   o.insert(o.end(), b.extra().begin(), b.extra().end());
   uint16_t access = (uint16_t)(mods & 0x7631);  // class-file access flags only
@@ -159,36 +164,55 @@ bool reconstructClass(Agent& a, JNIEnv* jni, jclass cls, const std::string& name
   ClassFileBuilder::u16(o, methodCount);
   o.insert(o.end(), methods.begin(), methods.end());
   ClassFileBuilder::u16(o, 0);  // attributes
-  return b.count() < 0xFFFF;
+  return true;
 }
 
 }  // namespace
 
-uint32_t loaderId(Agent& a, jobject loader) {
-  if (!loader) return 0;
+uint32_t loaderId(Agent& a, JNIEnv* jni, jobject loader) {
+  if (!loader) return 0;  // the boot loader
+  // loaderMu is a small table lock: it is only ever taken by threads running our callbacks (in native state,
+  // so a safepoint never waits for them), never by a VM-internal thread
+  std::lock_guard<std::mutex> lk(a.loaderMu);
   jlong tag = 0;
-  if (a.jvmti->GetTag(loader, &tag) != JVMTI_ERROR_NONE) {
-    warnOnce("loader-tag", "classes", "cannot tag class loaders in this phase: their classes get loader id 0xFFFFFFFF");
-    return 0xFFFFFFFF;
+  bool tagging = a.jvmti->GetTag(loader, &tag) == JVMTI_ERROR_NONE;
+  if (tagging && tag > 0 && tag < 0xFFFFFFFFll) return (uint32_t)tag;
+  // untagged so far, or tagging unavailable in this phase: loaders met before are remembered by weak reference
+  uint32_t id = 0;
+  if (jni)
+    for (const auto& e : a.untaggedLoaders)
+      if (jni->IsSameObject(e.first, loader)) {
+        id = e.second;
+        break;
+      }
+  if (id == 0) {
+    if (!tagging && !jni) {
+      warnOnce("loader-id", "classes", "a class loader could be neither tagged nor remembered: its classes get loader id 0xFFFFFFFF");
+      return 0xFFFFFFFF;
+    }
+    id = a.nextLoaderId++;
+    if (!tagging) {
+      jweak w = jni->NewWeakGlobalRef(loader);
+      if (w) a.untaggedLoaders.emplace_back(w, id);
+    }
   }
-  if (tag == 0) {
-    tag = a.nextLoaderId++;
-    if (a.jvmti->SetTag(loader, tag) != JVMTI_ERROR_NONE) return 0xFFFFFFFF;
-  }
-  return (uint32_t)tag;
+  if (tagging && a.jvmti->SetTag(loader, id) != JVMTI_ERROR_NONE)
+    warnOnce("loader-tag", "classes", "SetTag failed on a class loader: loader ids may repeat for it");
+  return id;
 }
 
-void JNICALL onClassFileLoadHook(jvmtiEnv* jvmti, JNIEnv*, jclass redefined, jobject loader, const char* name, jobject, jint len,
+void JNICALL onClassFileLoadHook(jvmtiEnv* jvmti, JNIEnv* jni, jclass redefined, jobject loader, const char* name, jobject, jint len,
                                  const unsigned char* data, jint*, unsigned char**) {
   CALLBACK_GUARD_BEGIN
   Agent& a = *gAgent;
   if (!data || len <= 0) return;
   jvmtiPhase phase = JVMTI_PHASE_DEAD;
   jvmti->GetPhase(&phase);
-  std::lock_guard<std::mutex> lk(a.classMu);
-  uint32_t lid = phase == JVMTI_PHASE_PRIMORDIAL ? (loader ? 0xFFFFFFFF : 0) : loaderId(a, loader);
-  uint32_t id = a.nextClassId++;
+  // primordial phase: only the boot loader loads classes, and no JVMTI object functions may be called
+  uint32_t lid = !loader ? 0 : phase == JVMTI_PHASE_PRIMORDIAL ? 0xFFFFFFFF : loaderId(a, jni, loader);
   std::string n = name ? name : "";
+  std::lock_guard<std::mutex> lk(a.classMu);
+  uint32_t id = a.nextClassId++;
   if (!n.empty()) a.classIds[{lid, n}] = id;
   writeClassRecord(a, id, lid, redefined ? 2 : 0, n, data, (size_t)len);
   CALLBACK_GUARD_END("ClassFileLoadHook")
@@ -217,8 +241,7 @@ uint32_t methodId(Agent& a, jmethodID m) {
     jobject loader = nullptr;
     j->GetClassLoader(cls, &loader);
     LocalRef loaderRef{jni, loader};
-    std::lock_guard<std::mutex> lk(a.classMu);
-    lid = loaderId(a, loader);
+    lid = loaderId(a, jni, loader);
   }
   uint32_t classId = 0xFFFFFFFF;
   bool reconstruct = false;

@@ -66,6 +66,11 @@ static T rd(uintptr_t base, long off) {
   return v;
 }
 
+namespace {
+// JVMFlag::FlagType numbering (the same in JDK 17 and 25; verified at run time against known flags)
+enum FlagType { TBool = 0, TInt, TUint, TIntx, TUintx, TUint64, TSizeT, TDouble, TCcstr, TCcstrlist };
+}  // namespace
+
 // ------------------------------------------------------------------------------------------ VMStructs
 
 bool VMStructs::init(void* anyAddressInLibjvm) {
@@ -260,6 +265,15 @@ bool VmLayout::resolve(const VMStructs& v) {
   flagAddr_ = v.off("JVMFlag::_addr");
   flagType_ = v.off("JVMFlag::_type");
   flagSize_ = v.typeSize("JVMFlag");
+  if (flagType_ >= 0) {
+    // trust JVMFlag::_type's numbering only if flags of known type carry the expected numbers
+    uintptr_t b = findFlag("UseCompressedOops"), i = findFlag("UseAVX"), x = findFlag("CodeEntryAlignment");
+    flagTypesKnown_ = b && i && x && rd<int>(b, flagType_) == TBool && rd<int>(i, flagType_) == TInt && rd<int>(x, flagType_) == TIntx;
+  }
+  if (flagsAddr_ == nullptr || flagName_ < 0 || flagAddr_ < 0 || flagSize_ <= 0)
+    warnOnce("layout-flags", "vmstructs", "JVMFlag fields missing: VM_INFO has no flags and codelet code starts are unknown");
+  else if (!flagTypesKnown_)
+    warnOnce("layout-flag-types", "vmstructs", "JVMFlag::_type numbering unexpected: only flags of known type are recorded");
 
   bool heapsOk = heapsAddr_ && gaLen_ >= 0 && gaData_ >= 0 && heapMemory_ >= 0 && heapSegmap_ >= 0 && heapLog2_ >= 0 && vsLow_ >= 0 &&
                  vsHigh_ >= 0 && hbLength_ >= 0 && hbUsed_ >= 0 && heapBlockSize_ > 0;
@@ -281,6 +295,7 @@ std::vector<CodeHeapRange> VmLayout::codeHeaps() const {
     uintptr_t heap = ((uintptr_t*)data)[i];
     if (!heap) continue;
     CodeHeapRange r;
+    r.heap = heap;
     r.low = rd<uintptr_t>(heap, heapMemory_ + vsLow_);
     r.committedHigh = rd<uintptr_t>(heap, heapMemory_ + vsHigh_);
     r.high = vsHighBoundary_ >= 0 ? rd<uintptr_t>(heap, heapMemory_ + vsHighBoundary_) : r.committedHigh;
@@ -382,33 +397,74 @@ int VmLayout::maxStack(uintptr_t method) const {
   return rd<uint16_t>(cm, constMethodMaxStack_);
 }
 
-std::string VmLayout::flag(const char* name) const {
-  if (!flagsAddr_ || !numFlagsAddr_ || flagName_ < 0 || flagAddr_ < 0 || flagSize_ <= 0) return "";
+namespace {
+// Flags that matter to decoding, with their declared types (ReservedCodeCacheSize is uintx on 17 and
+// size_t on 25: both are 8-byte unsigned, printed alike).
+const struct {
+  const char* name;
+  int type;
+} kKnownFlags[] = {
+    {"CodeEntryAlignment", TIntx},  {"OptoLoopAlignment", TIntx},         {"InteriorEntryAlignment", TIntx},
+    {"UseCompressedOops", TBool},   {"UseCompressedClassPointers", TBool}, {"SegmentedCodeCache", TBool},
+    {"TieredCompilation", TBool},   {"ReservedCodeCacheSize", TUintx},    {"UseAVX", TInt},
+    {"TieredStopAtLevel", TIntx},   {"UseCodeCacheFlushing", TBool},      {"UseSerialGC", TBool},
+    {"UseG1GC", TBool},             {"UseParallelGC", TBool},             {"UseZGC", TBool},
+    {"UseShenandoahGC", TBool},     {"UseCountedLoopSafepoints", TBool},  {"BackgroundCompilation", TBool},
+};
+int knownFlagType(const char* name) {
+  for (const auto& k : kKnownFlags)
+    if (strcmp(k.name, name) == 0) return k.type;
+  return -1;
+}
+}  // namespace
+
+uintptr_t VmLayout::findFlag(const char* name) const {
+  if (!flagsAddr_ || !numFlagsAddr_ || flagName_ < 0 || flagAddr_ < 0 || flagSize_ <= 0) return 0;
   uintptr_t flags = *(uintptr_t*)flagsAddr_;
   size_t n = *(size_t*)numFlagsAddr_;
-  if (!flags || n > 100000) return "";
+  if (!flags || n > 100000) return 0;
   for (size_t i = 0; i < n; i++) {
     uintptr_t f = flags + i * flagSize_;
     const char* nm = rd<const char*>(f, flagName_);
-    if (!nm || strcmp(nm, name) != 0) continue;
-    uintptr_t addr = rd<uintptr_t>(f, flagAddr_);
-    if (!addr) return "";
-    int type = flagType_ >= 0 ? rd<int>(f, flagType_) : -1;
-    char buf[64];
-    // JVMFlag::FlagType: bool, int, uint, intx, uintx, uint64_t, size_t, double, ccstr, ccstrlist
-    switch (type) {
-      case 0: return *(bool*)addr ? "true" : "false";
-      case 1: snprintf(buf, sizeof buf, "%d", *(int*)addr); return buf;
-      case 2: snprintf(buf, sizeof buf, "%u", *(unsigned*)addr); return buf;
-      case 3: snprintf(buf, sizeof buf, "%ld", *(long*)addr); return buf;
-      case 4: case 5: case 6: snprintf(buf, sizeof buf, "%lu", *(unsigned long*)addr); return buf;
-      case 7: snprintf(buf, sizeof buf, "%g", *(double*)addr); return buf;
-      case 8: case 9: {
-        const char* s = *(const char**)addr;
-        return s ? s : "";
-      }
-      default: return "";
+    if (nm && strcmp(nm, name) == 0) return f;
+  }
+  return 0;
+}
+
+std::string VmLayout::flag(const char* name) const {
+  uintptr_t f = findFlag(name);
+  if (!f) return "";
+  uintptr_t addr = rd<uintptr_t>(f, flagAddr_);
+  if (!addr) return "";
+  // a flag of known type is read as that type; others through JVMFlag::_type, if its numbering checked out
+  int type = knownFlagType(name);
+  if (type < 0 && flagTypesKnown_) type = rd<int>(f, flagType_);
+  char buf[64];
+  switch (type) {
+    case TBool: return *(bool*)addr ? "true" : "false";
+    case TInt: snprintf(buf, sizeof buf, "%d", *(int*)addr); return buf;
+    case TUint: snprintf(buf, sizeof buf, "%u", *(unsigned*)addr); return buf;
+    case TIntx: snprintf(buf, sizeof buf, "%ld", *(long*)addr); return buf;
+    case TUintx: case TUint64: case TSizeT: snprintf(buf, sizeof buf, "%lu", *(unsigned long*)addr); return buf;
+    case TDouble: snprintf(buf, sizeof buf, "%g", *(double*)addr); return buf;
+    case TCcstr: case TCcstrlist: {
+      const char* s = *(const char**)addr;
+      return s && readable(s, 1) ? s : "";
     }
+    default: return "";
+  }
+}
+
+std::string VmLayout::heapName(const CodeHeapRange& h) const {
+  if (!h.heap || !readable((void*)h.heap, 512)) return "";
+  for (size_t off = 0; off < 512; off += sizeof(uintptr_t)) {
+    const char* p = *(const char* const*)(h.heap + off);
+    char buf[128];
+    if (!p || !readable(p, 10)) continue;
+    if (strncmp(p, "CodeHeap '", 10) != 0 && strncmp(p, "CodeCache", 9) != 0) continue;
+    size_t n = 0;
+    while (n + 1 < sizeof buf && readable(p + n, 1) && p[n] >= 0x20 && p[n] < 0x7F) buf[n] = p[n], n++;
+    if (n + 1 < sizeof buf && readable(p + n, 1) && p[n] == 0) return std::string(buf, n);
   }
   return "";
 }

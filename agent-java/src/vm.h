@@ -45,6 +45,7 @@ struct ElfSymbol {
 std::map<std::string, ElfSymbol> lookupLibjvmSymbols(const std::string& libjvmPath, const std::vector<std::string>& names);
 
 struct CodeHeapRange {
+  uintptr_t heap;  // the CodeHeap object
   uintptr_t low, high, committedHigh;
   const uint8_t* segmap;
   int log2Segment;
@@ -69,6 +70,9 @@ class VmLayout {
 
   // Code cache
   std::vector<CodeHeapRange> codeHeaps() const;
+  // The heap's name as the JVM prints it ("CodeHeap 'non-nmethods'"), or "" (CodeHeap::_name is not in
+  // VMStructs: found by looking for a pointer to such a string in the CodeHeap object).
+  std::string heapName(const CodeHeapRange& h) const;
   void codeBounds(uintptr_t* low, uintptr_t* high) const;
   // Start of the CodeBlob containing pc, or 0.
   uintptr_t findBlob(uintptr_t pc, const std::vector<CodeHeapRange>& heaps) const;
@@ -110,6 +114,8 @@ class VmLayout {
   void* flagsAddr_ = nullptr;
   void* numFlagsAddr_ = nullptr;
   long flagName_ = -1, flagAddr_ = -1, flagType_ = -1, flagSize_ = -1;
+  bool flagTypesKnown_ = false;  // JVMFlag::_type numbering checked against flags of known type
+  uintptr_t findFlag(const char* name) const;
 };
 
 // Safe reads of VM memory: false instead of a crash when the address is not readable.
