@@ -15,8 +15,10 @@ const count = (line) => {
       else skipped += Number(n);
     }
   }
-  const self = /ring_test: (FAILED|\d+ records)/.exec(line);
-  if (self) self[1] === 'FAILED' ? failed++ : passed++;
+  // the C self-tests (agent-java, native) print "<name>_test: <summary>" once when they pass, and
+  // "<name>_test: FAILED ..." per failed check
+  const self = /\b\w+_test: (.*)$/.exec(line);
+  if (self) /^FAILED/.test(self[1]) ? failed++ : /checks failed$/.test(self[1]) ? undefined : passed++;
   if (/smoke: java -version with the agent wrote/.test(line)) passed++;
   if (/SKIP smoke run/.test(line)) skipped++;
 };

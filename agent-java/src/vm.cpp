@@ -267,8 +267,9 @@ bool VmLayout::resolve(const VMStructs& v) {
   flagSize_ = v.typeSize("JVMFlag");
   if (flagType_ >= 0) {
     // trust JVMFlag::_type's numbering only if flags of known type carry the expected numbers
-    uintptr_t b = findFlag("UseCompressedOops"), i = findFlag("UseAVX"), x = findFlag("CodeEntryAlignment");
-    flagTypesKnown_ = b && i && x && rd<int>(b, flagType_) == TBool && rd<int>(i, flagType_) == TInt && rd<int>(x, flagType_) == TIntx;
+    // (flags whose declared type is the same on 17 and 25; UseAVX, for one, is intx on 17 but int on 25)
+    uintptr_t b = findFlag("UseCompressedOops"), x = findFlag("CodeEntryAlignment"), z = findFlag("MaxHeapSize");
+    flagTypesKnown_ = b && x && z && rd<int>(b, flagType_) == TBool && rd<int>(x, flagType_) == TIntx && rd<int>(z, flagType_) == TSizeT;
   }
   if (flagsAddr_ == nullptr || flagName_ < 0 || flagAddr_ < 0 || flagSize_ <= 0)
     warnOnce("layout-flags", "vmstructs", "JVMFlag fields missing: VM_INFO has no flags and codelet code starts are unknown");
@@ -398,8 +399,9 @@ int VmLayout::maxStack(uintptr_t method) const {
 }
 
 namespace {
-// Flags that matter to decoding, with their declared types (ReservedCodeCacheSize is uintx on 17 and
-// size_t on 25: both are 8-byte unsigned, printed alike).
+// Fallback when JVMFlag::_type cannot be trusted: flags that matter to decoding, with their declared types.
+// Where 17 and 25 differ the narrower read is used: UseAVX is intx on 17 and int on 25 (little-endian, its
+// small value reads the same as int); ReservedCodeCacheSize is uintx on 17 and size_t on 25 (both 8 bytes).
 const struct {
   const char* name;
   int type;
@@ -436,9 +438,8 @@ std::string VmLayout::flag(const char* name) const {
   if (!f) return "";
   uintptr_t addr = rd<uintptr_t>(f, flagAddr_);
   if (!addr) return "";
-  // a flag of known type is read as that type; others through JVMFlag::_type, if its numbering checked out
-  int type = knownFlagType(name);
-  if (type < 0 && flagTypesKnown_) type = rd<int>(f, flagType_);
+  // JVMFlag::_type when its numbering checked out; otherwise the type the flag is known to have
+  int type = flagTypesKnown_ ? rd<int>(f, flagType_) : knownFlagType(name);
   char buf[64];
   switch (type) {
     case TBool: return *(bool*)addr ? "true" : "false";
