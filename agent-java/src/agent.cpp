@@ -23,11 +23,15 @@ void logSink(LogLevel level, const char* component, const char* message) {
   gAgent->ring.commit(AGENT_LOG, 0, p);
 }
 
-void recordCalibration(Agent& a) {
+// Records that end the file get a longer wait for ring space than wait_ms (time for a collector, or the
+// agent taking over from a dead one, to drain), so that a full ring at exit still ends with VM_END.
+constexpr uint32_t kFinalWaitMs = 5000;
+
+void recordCalibration(Agent& a, uint32_t minWaitMs = 0) {
   Payload p;
   p.u64(monotonicNs());
   p.u64(realtimeNs());
-  a.ring.commit(CALIBRATION, 0, p);
+  a.ring.commit(CALIBRATION, 0, p, minWaitMs);
 }
 
 std::string property(jvmtiEnv* j, const char* name) {
@@ -124,18 +128,27 @@ void JNICALL onVMDeath(jvmtiEnv*, JNIEnv*) {
   stopPatchWatcher(a);
   if (a.opts.patchIntervalMs != 0) scanPatches(a);  // what changed since the last scan
   if (a.opts.snapshot) recordSnapshots(a);
-  recordCalibration(a);
+  recordCalibration(a, kFinalWaitMs);
+  struct End {
+    uint64_t patchScans;
+    uint32_t errors;
+  } end{a.patchScans, errorCount()};
+  // VM_END's numbers are taken under the ring lock as it is written, and nothing can follow it
+  a.ring.commitLast(
+      VM_END,
+      [](const RingStats& s, Payload& p, void* ctx) {
+        const End& e = *(const End*)ctx;
+        p.u64(s.records);  // records in the file, this one included
+        p.u64(s.bytes);    // their bytes (the file's size minus its header)
+        p.u64(s.stalls);
+        p.u64(s.stallNs);
+        p.u64(s.dropped);
+        p.u64(s.droppedBytes);
+        p.u64(e.patchScans);
+        p.u32(e.errors);
+      },
+      &end, kFinalWaitMs);
   RingStats s = a.ring.stats();
-  Payload p;
-  p.u64(s.records + 1);  // including this record
-  p.u64(s.bytes);
-  p.u64(s.stalls);
-  p.u64(s.stallNs);
-  p.u64(s.dropped);
-  p.u64(s.droppedBytes);
-  p.u64(a.patchScans);
-  p.u32(errorCount());
-  a.ring.commit(VM_END, 0, p);
   setLogSink(nullptr);
   a.ring.finish();
   if (debugEnabled())

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <stddef.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -143,15 +145,17 @@ bool Ring::start(const Options& opts) {
 
 bool Ring::openOutput(uint64_t tail) {
   if (!mkdirs(opts_.outDir)) {
-    log(LogLevel::Error, "ring", "cannot create the trace directory %s (%s): records are discarded", opts_.outDir.c_str(), strerror(errno));
-    outBroken_ = true;
+    int e = errno;
+    outBroken_ = true;  // before logging (the log line is a record the writer may drain)
+    log(LogLevel::Error, "ring", "cannot create the trace directory %s (%s): records are discarded", opts_.outDir.c_str(), strerror(e));
     return false;
   }
   std::string file = opts_.outDir + "/meta.jpt";
   int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) {
-    log(LogLevel::Error, "ring", "cannot open %s (%s): records are discarded", file.c_str(), strerror(errno));
+    int e = errno;
     outBroken_ = true;
+    log(LogLevel::Error, "ring", "cannot open %s (%s): records are discarded", file.c_str(), strerror(e));
     return false;
   }
   // the file holds the header plus exactly the consumed bytes; anything past that came from a consumer
@@ -169,22 +173,23 @@ bool Ring::openOutput(uint64_t tail) {
     ok = ftruncate(fd, (off_t)want) == 0 && lseek(fd, 0, SEEK_END) == (off_t)want;
   }
   if (!ok) {
-    log(LogLevel::Error, "ring", "cannot write %s (%s): records are discarded", file.c_str(), strerror(errno));
+    int e = errno;
     ::close(fd);
     outBroken_ = true;
+    log(LogLevel::Error, "ring", "cannot write %s (%s): records are discarded", file.c_str(), strerror(e));
     return false;
   }
   outFd_ = fd;
   return true;
 }
 
-bool Ring::waitForSpaceLocked(size_t need) {
+bool Ring::waitForSpaceLocked(size_t need, uint32_t waitMs) {
   uint64_t cap = hdr_->capacity;
   auto freeBytes = [&] { return cap - (__atomic_load_n(&hdr_->head, __ATOMIC_RELAXED) - __atomic_load_n(&hdr_->tail, __ATOMIC_ACQUIRE)); };
   if (freeBytes() >= need) return true;
   stats_.stalls++;
   uint64_t t0 = monotonicNs();
-  uint64_t limit = (uint64_t)opts_.waitMs * 1000000ull;
+  uint64_t limit = (uint64_t)waitMs * 1000000ull;
   while (freeBytes() < need) {
     uint64_t waited = monotonicNs() - t0;
     if (waited >= limit) {
@@ -230,6 +235,11 @@ bool Ring::writeLocked(uint16_t type, uint16_t flags, const uint8_t* payload, si
 }
 
 namespace {
+// The writer thread (the consumer) never blocks on the producers' lock: a producer holding it may be waiting
+// for the very space the writer frees. When the writer itself writes a record (a log line), it keeps draining
+// while it waits for the lock.
+thread_local bool tWriter = false;
+thread_local bool tDraining = false;
 // Set while this thread holds the ring lock: anything that would re-enter commit() from there (a log line
 // becoming an AGENT_LOG record) must not, or the thread deadlocks on its own lock.
 thread_local bool tInRing = false;
@@ -239,12 +249,29 @@ struct InRing {
 };
 }  // namespace
 
-bool Ring::commit(uint16_t type, uint16_t flags, const Payload& payload) {
+bool Ring::lockForCommit(std::unique_lock<std::mutex>& lk) {
+  if (!tWriter) {
+    lk.lock();
+    return true;
+  }
+  for (uint64_t t0 = monotonicNs(); !lk.try_lock();) {
+    if (!tDraining && __atomic_load_n(&hdr_->consumerPid, __ATOMIC_ACQUIRE) == (uint32_t)self_) drainToFile();
+    if (monotonicNs() - t0 > 2000000000ull) return false;
+    usleep(200);
+  }
+  return true;
+}
+
+bool Ring::commit(uint16_t type, uint16_t flags, const Payload& payload, uint32_t minWaitMs) {
   if (tInRing || !started_.load(std::memory_order_acquire)) return false;
   size_t need = RECORD_HEADER_SIZE + payload.size();
   bool dropped = false;
   {
-    std::lock_guard<std::mutex> lk(mu_);
+    std::unique_lock<std::mutex> lk(mu_, std::defer_lock);
+    if (!lockForCommit(lk)) {
+      late_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
     InRing guard;
     if (closed_.load(std::memory_order_relaxed) || !hdr_) {
       late_.fetch_add(1, std::memory_order_relaxed);  // after VM_END: nothing may follow it
@@ -257,8 +284,9 @@ bool Ring::commit(uint16_t type, uint16_t flags, const Payload& payload) {
     uint64_t freeNow = cap - (__atomic_load_n(&hdr_->head, __ATOMIC_RELAXED) - tail);
     // while already dropping and the consumer has not moved since, do not wait again: a stuck consumer
     // costs each producer at most one wait_ms, not one per record
-    bool stuck = pendingDropCount_ && tail == dropTailMark_ && freeNow < need + extra;
-    if (need + droppedRecordSize > cap || stuck || !waitForSpaceLocked(need + extra)) {
+    bool stuck = pendingDropCount_ && tail == dropTailMark_ && freeNow < need + extra && minWaitMs == 0;
+    uint32_t waitMs = opts_.waitMs > minWaitMs ? opts_.waitMs : minWaitMs;
+    if (need + droppedRecordSize > cap || stuck || !waitForSpaceLocked(need + extra, waitMs)) {
       if (!pendingDropCount_) pendingDropFirstSeq_ = seq_;
       pendingDropCount_++;
       pendingDropBytes_ += need;
@@ -287,20 +315,77 @@ bool Ring::commit(uint16_t type, uint16_t flags, const Payload& payload) {
   return true;
 }
 
+bool Ring::commitLast(uint16_t type, void (*build)(const RingStats&, Payload&, void*), void* ctx, uint32_t minWaitMs) {
+  if (tInRing || !started_.load(std::memory_order_acquire)) return false;
+  bool written = false;
+  {
+    std::unique_lock<std::mutex> lk(mu_, std::defer_lock);
+    if (!lockForCommit(lk)) return false;
+    InRing guard;
+    if (closed_.load(std::memory_order_relaxed) || !hdr_) return false;
+    const size_t droppedRecordSize = RECORD_HEADER_SIZE + 24;
+    Payload probe;
+    build(stats_, probe, ctx);  // the payload's size does not depend on the numbers
+    size_t need = RECORD_HEADER_SIZE + probe.size() + (pendingDropCount_ ? droppedRecordSize : 0);
+    uint32_t waitMs = opts_.waitMs > minWaitMs ? opts_.waitMs : minWaitMs;
+    if (need <= hdr_->capacity && waitForSpaceLocked(need, waitMs)) {
+      if (pendingDropCount_) {
+        Payload d;
+        d.u64(pendingDropCount_);
+        d.u64(pendingDropBytes_);
+        d.u64(pendingDropFirstSeq_);
+        writeLocked(DROPPED, 0, d.data(), d.size());
+        pendingDropCount_ = pendingDropBytes_ = 0;
+      }
+      RingStats final = stats_;
+      final.records += 1;
+      final.bytes += RECORD_HEADER_SIZE + probe.size();
+      Payload p;
+      build(final, p, ctx);
+      writeLocked(type, 0, p.data(), p.size());
+      written = true;
+    } else {
+      stats_.dropped++;
+      stats_.droppedBytes += RECORD_HEADER_SIZE + probe.size();
+    }
+    closed_.store(true, std::memory_order_release);
+    __atomic_store_n(&hdr_->state, 1u, __ATOMIC_RELEASE);
+  }
+  wake_.notify_one();
+  if (!written) log(LogLevel::Error, "ring", "no ring space for the final record within %u ms: the trace ends without it", minWaitMs);
+  return written;
+}
+
 bool Ring::consumerAlive(pid_t pid) const {
   if (pid == self_) return true;
-  return kill(pid, 0) == 0 || errno == EPERM;
+  if (kill(pid, 0) != 0 && errno != EPERM) return false;
+  // a collector that exited but was not yet reaped by its parent (a zombie) is gone too
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;  // no /proc: trust kill()
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return true;
+  buf[n] = 0;
+  const char* close = strrchr(buf, ')');  // "pid (comm) S ..."; comm may contain spaces and parentheses
+  return !(close && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X'));
 }
 
 void Ring::takeOver(uint32_t from) {
   uint32_t expected = from;
   if (!__atomic_compare_exchange_n(&hdr_->consumerPid, &expected, (uint32_t)self_, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
   uint64_t tail = __atomic_load_n(&hdr_->tail, __ATOMIC_ACQUIRE);
-  log(LogLevel::Warning, "ring", "the collector (pid %u) is gone; the agent writes the rest of the trace itself", from);
   openOutput(tail);
+  log(LogLevel::Warning, "ring", "the collector (pid %u) is gone; the agent writes the rest of the trace itself", from);
 }
 
 void Ring::drainToFile() {
+  if (outFd_ < 0 && !outBroken_) return;  // output not open yet (a takeover in progress)
+  struct Guard {
+    Guard() { tDraining = true; }
+    ~Guard() { tDraining = false; }
+  } guard;
   uint64_t head = __atomic_load_n(&hdr_->head, __ATOMIC_ACQUIRE);
   uint64_t tail = __atomic_load_n(&hdr_->tail, __ATOMIC_RELAXED);
   if (head == tail) return;
@@ -311,8 +396,8 @@ void Ring::drainToFile() {
   if (outFd_ >= 0 && !outBroken_) {
     bool ok = writeAll(outFd_, data_ + pos, first) && (n == first || writeAll(outFd_, data_, (size_t)(n - first)));
     if (!ok) {
+      outBroken_ = true;  // before logging: the log line is a record the writer drains
       log(LogLevel::Error, "ring", "writing %s/meta.jpt failed (%s): later records are discarded", opts_.outDir.c_str(), strerror(errno));
-      outBroken_ = true;
     }
   }
   if (outFd_ < 0 || outBroken_) stats_.lostToFile += n;
@@ -320,6 +405,7 @@ void Ring::drainToFile() {
 }
 
 void Ring::writerLoop() {
+  tWriter = true;
   for (;;) {
     uint32_t consumer = __atomic_load_n(&hdr_->consumerPid, __ATOMIC_ACQUIRE);
     if (consumer != (uint32_t)self_ && !consumerAlive((pid_t)consumer)) {
@@ -346,7 +432,8 @@ void Ring::finish() {
   if (!hdr_) return;
   {
     std::lock_guard<std::mutex> lk(mu_);
-    if (closed_.load(std::memory_order_relaxed)) return;
+    if (finished_) return;
+    finished_ = true;
     closed_.store(true, std::memory_order_release);
     __atomic_store_n(&hdr_->state, 1u, __ATOMIC_RELEASE);
   }

@@ -32,7 +32,12 @@ class Ring {
   // Creates the ring and starts the writer thread. Never fatal: on failure it logs and returns false.
   bool start(const Options& opts);
   // Appends one record (thread-safe). Returns false if it was dropped (counted, later reported).
-  bool commit(uint16_t type, uint16_t flags, const Payload& payload);
+  // `minWaitMs` raises the wait bound for records that must not be lost (the final CALIBRATION and VM_END).
+  bool commit(uint16_t type, uint16_t flags, const Payload& payload, uint32_t minWaitMs = 0);
+  // Writes the file's last record and closes the ring to producers in one step, so nothing can follow it.
+  // `build` fills the payload from the stats as they will be once this record is written (its own record
+  // and bytes included); it runs under the ring lock and must only format numbers.
+  bool commitLast(uint16_t type, void (*build)(const RingStats& final, Payload& out, void* ctx), void* ctx, uint32_t minWaitMs);
   // Called once after the last record: marks the ring closed, makes sure everything reaches the file
   // (draining itself, or waiting a bounded time for the collector), and releases the ring.
   void finish();
@@ -47,8 +52,9 @@ class Ring {
   struct Header;
 
  private:
+  bool lockForCommit(std::unique_lock<std::mutex>& lk);
   bool writeLocked(uint16_t type, uint16_t flags, const uint8_t* payload, size_t len);
-  bool waitForSpaceLocked(size_t need);
+  bool waitForSpaceLocked(size_t need, uint32_t waitMs);
   void writerLoop();
   bool openOutput(uint64_t tail);
   void drainToFile();
@@ -64,7 +70,8 @@ class Ring {
   std::mutex mu_;  // producers
   uint64_t seq_ = 0;
   std::atomic<bool> started_{false};
-  std::atomic<bool> closed_{false};
+  std::atomic<bool> closed_{false};  // no more records (after VM_END)
+  bool finished_ = false;             // finish() ran
   std::atomic<uint64_t> late_{0};
   uint64_t dropTailMark_ = 0;  // tail when the last record was dropped: no new wait until the consumer moves
   RingStats stats_;

@@ -220,6 +220,9 @@ def main():
         end = recs[-1][4]
         if end["records"] != len(recs):  # records written, VM_END included
             problems.append(f"VM_END.records {end['records']} != {len(recs)} records in the file")
+        stream = os.path.getsize(os.path.join(a.dir, "meta.jpt")) - recs[0][5]
+        if end["bytes"] != stream:
+            problems.append(f"VM_END.bytes {end['bytes']} != {stream} bytes of records in the file")
         info["dropped"] = end["dropped"]
         info["stalls"] = end["stalls"]
         if sum(r[4]["count"] for r in by["DROPPED"]) != end["dropped"]:

@@ -7,6 +7,9 @@
  *                      DIR/insns.bin (instruction descriptors) and DIR/<tid>.log (executed instruction ids)
  *   psb_period=BYTES   PSB+ distance (default 4096)
  *   range=LO-HI        extra filter range (hex); code-cache ranges are found automatically
+ *   loss=B:R           data-loss model: a per-thread buffer of B bytes drained at R bytes per second of
+ *                      emulated run time (traced instructions at a nominal 1e9 per second), jittered
+ *   seed=N             seed of the drain jitter (default 1): the same run loses the same data
  *
  * Model: the plugin sees every in-range instruction just before it executes (per-instruction callbacks) and
  * every out-of-range translation block (to see tracing leave the range). From each pair of consecutive
@@ -39,6 +42,9 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = 1;
 #define MAX_VCPUS 8192
 #define FLUSH_BYTES (1u << 20)
 #define LOG_LEAVE 0xFFFFFFFFu
+#define LOG_RESYNC 0xFFFFFFFEu /* exact log: tracing resumes here after lost data */
+#define LOG_LOST_TAIL 0xFFFFFFFDu /* exact log: the thread ended while its data was being lost */
+#define NOMINAL_INSNS_PER_SECOND 1e9
 
 typedef struct insn_desc {
   uint64_t va;
@@ -62,6 +68,11 @@ typedef struct thr {
   size_t log_len;
   uint32_t pending; /* id of the previous instruction, written once its successor shows it retired */
   int has_pending;
+  /* loss model */
+  double fill, jitter;
+  uint64_t produced_seen, jitter_left, rng;
+  uint64_t loss_begin_insns, loss_begin_offset, loss_begin_tsc, loss_begin_produced;
+  uint64_t lost_insns, lost_bytes, loss_events;
   struct thr *next_all;
 } thr;
 
@@ -80,7 +91,9 @@ static struct {
   thr *all;
   thr *by_vcpu[MAX_VCPUS];
   uint64_t translated_in_range;
-} G = {.psb_period = 4096, .mu = PTHREAD_MUTEX_INITIALIZER};
+  double loss_capacity, loss_drain_per_insn;
+  uint64_t seed;
+} G = {.psb_period = 4096, .mu = PTHREAD_MUTEX_INITIALIZER, .seed = 1};
 
 static __thread thr *T;
 
@@ -174,6 +187,7 @@ static thr *thr_new(unsigned vcpu) {
   snprintf(p, sizeof p, "%s/pt/%d.pt", G.out, t->tid);
   t->fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   t->log_fd = -1;
+  t->rng = G.seed * 0x9E3779B97F4A7C15ull ^ (uint64_t)t->tid;
   if (G.exact[0]) {
     snprintf(p, sizeof p, "%s/%d.log", G.exact, t->tid);
     t->log_fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -198,6 +212,17 @@ static thr *thr_new(unsigned vcpu) {
 }
 
 static void thr_finish(thr *t, const char *why) {
+  if (t->enc.dropping) {
+    uint64_t lostInsns = t->insns - t->loss_begin_insns, lostBytes = t->enc.produced - t->loss_begin_produced;
+    t->lost_insns += lostInsns;
+    t->lost_bytes += lostBytes;
+    t->loss_events++;
+    if (t->log_fd >= 0) log_id(t, LOG_LOST_TAIL);
+    sideband("{\"type\":\"loss\",\"tid\":%d,\"offset\":%llu,\"lost_bytes\":%llu,\"lost_insns\":%llu,\"tsc_begin\":%llu,\"tsc_end\":%llu,\"unresumed\":true}",
+             t->tid, (unsigned long long)t->loss_begin_offset, (unsigned long long)lostBytes, (unsigned long long)lostInsns,
+             (unsigned long long)t->loss_begin_tsc, (unsigned long long)rdtsc());
+    t->inside = 0; /* nothing more reaches the stream */
+  }
   if (t->inside) {
     /* the thread stops inside the range (e.g. exit_group from another thread): like an interrupt before the
      * instruction it was about to run, so a decoder stops exactly there */
@@ -209,12 +234,13 @@ static void thr_finish(thr *t, const char *why) {
   }
   flush_thr(t);
   sideband("{\"type\":\"thread_end\",\"tid\":%d,\"why\":\"%s\",\"insns\":%llu,\"faults\":%llu,\"unexpected\":%llu,\"bytes\":%lld,"
-           "\"psb\":%llu,\"tnt\":%llu,\"tip\":%llu,\"pge\":%llu,\"pgd\":%llu,\"fup\":%llu,\"tsc\":%llu}",
+           "\"psb\":%llu,\"tnt\":%llu,\"tip\":%llu,\"pge\":%llu,\"pgd\":%llu,\"fup\":%llu,\"ovf\":%llu,\"lost_insns\":%llu,\"lost_bytes\":%llu,\"tsc\":%llu}",
            t->tid, why, (unsigned long long)t->insns, (unsigned long long)t->faults, (unsigned long long)t->unexpected,
            t->fd >= 0 ? (long long)lseek(t->fd, 0, SEEK_CUR) : -1LL, (unsigned long long)t->enc.counts[PTE_PSB],
            (unsigned long long)(t->enc.counts[PTE_TNT8] + t->enc.counts[PTE_TNT64]), (unsigned long long)t->enc.counts[PTE_TIP],
            (unsigned long long)t->enc.counts[PTE_PGE], (unsigned long long)t->enc.counts[PTE_PGD],
-           (unsigned long long)t->enc.counts[PTE_FUP], (unsigned long long)rdtsc());
+           (unsigned long long)t->enc.counts[PTE_FUP], (unsigned long long)t->enc.counts[PTE_OVF], (unsigned long long)t->lost_insns,
+           (unsigned long long)t->lost_bytes, (unsigned long long)rdtsc());
 }
 
 static inline thr *current(unsigned vcpu) {
@@ -283,6 +309,52 @@ static void leave(thr *t, uint64_t pc) {
   if (t->enc.len >= FLUSH_BYTES) flush_thr(t);
 }
 
+static double rand01(uint64_t *s) {
+  *s ^= *s << 13; /* xorshift64 */
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return (double)(*s >> 11) / 9007199254740992.0;
+}
+
+/* The loss model, once per traced instruction (`cur` is about to execute): the buffer fills with what the
+ * encoder produced and drains at the configured rate; when it is full, packets are dropped until it has
+ * drained to half, then the stream resumes with OVF + FUP(cur), as a PT unit does after an overflow. */
+static void loss_step(thr *t, const insn_desc *cur) {
+  uint64_t produced = t->enc.produced;
+  double added = (double)(produced - t->produced_seen);
+  t->produced_seen = produced;
+  if (t->jitter_left == 0) {
+    t->jitter = 0.75 + 0.5 * rand01(&t->rng);
+    t->jitter_left = 65536;
+  }
+  t->jitter_left--;
+  t->fill -= G.loss_drain_per_insn * t->jitter;
+  if (t->fill < 0) t->fill = 0;
+  if (!t->enc.dropping) {
+    t->fill += added;
+    if (t->fill > G.loss_capacity) {
+      t->enc.dropping = 1;
+      t->fill = G.loss_capacity;
+      t->loss_begin_insns = t->insns;
+      t->loss_begin_offset = t->enc.emitted;
+      t->loss_begin_tsc = rdtsc();
+      t->loss_begin_produced = produced;
+    }
+  } else if (t->fill <= G.loss_capacity / 2) {
+    t->enc.dropping = 0;
+    uint64_t lostInsns = t->insns - t->loss_begin_insns, lostBytes = produced - t->loss_begin_produced;
+    t->lost_insns += lostInsns;
+    t->lost_bytes += lostBytes;
+    t->loss_events++;
+    pt_enc_resume_after_loss(&t->enc, cur->va);
+    t->produced_seen = t->enc.produced;
+    if (t->log_fd >= 0) log_id(t, LOG_RESYNC);
+    sideband("{\"type\":\"loss\",\"tid\":%d,\"offset\":%llu,\"lost_bytes\":%llu,\"lost_insns\":%llu,\"tsc_begin\":%llu,\"tsc_end\":%llu}", t->tid,
+             (unsigned long long)t->loss_begin_offset, (unsigned long long)lostBytes, (unsigned long long)lostInsns,
+             (unsigned long long)t->loss_begin_tsc, (unsigned long long)rdtsc());
+  }
+}
+
 static void on_insn(unsigned vcpu, void *ud) {
   thr *t = current(vcpu);
   const insn_desc *cur = ud;
@@ -344,6 +416,7 @@ static void on_insn(unsigned vcpu, void *ud) {
   }
 done:
   if (t->enc.bytes_since_psb >= G.psb_period) pt_enc_psb_plus(&t->enc, rdtsc(), 1, cur->va);
+  if (G.loss_capacity > 0) loss_step(t, cur);
   t->prev = cur;
   t->pending = cur->id;
   t->has_pending = 1;
@@ -465,6 +538,17 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     if (!strncmp(a, "out=", 4)) snprintf(G.out, sizeof G.out, "%s", a + 4);
     else if (!strncmp(a, "exact=", 6)) snprintf(G.exact, sizeof G.exact, "%s", a + 6);
     else if (!strncmp(a, "psb_period=", 11)) G.psb_period = strtoull(a + 11, NULL, 0);
+    else if (!strncmp(a, "seed=", 5)) G.seed = strtoull(a + 5, NULL, 0) | 1;
+    else if (!strncmp(a, "loss=", 5)) {
+      char *e;
+      double cap = strtod(a + 5, &e), rate = *e == ':' ? strtod(e + 1, NULL) : -1;
+      if (cap < 64 || rate < 0) {
+        fprintf(stderr, "jportal-qemu-pt: bad loss '%s' (want loss=BYTES:BYTES_PER_SECOND, buffer of at least 64 bytes)\n", a + 5);
+        return 1;
+      }
+      G.loss_capacity = cap;
+      G.loss_drain_per_insn = rate / NOMINAL_INSNS_PER_SECOND;
+    }
     else if (!strncmp(a, "range=", 6)) {
       char *e;
       uint64_t lo = strtoull(a + 6, &e, 16), hi = *e == '-' ? strtoull(e + 1, NULL, 16) : 0;
@@ -474,7 +558,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
       }
       add_range(lo, hi, "argument");
     } else {
-      fprintf(stderr, "jportal-qemu-pt: unknown argument '%s' (out=DIR exact=DIR psb_period=N range=LO-HI)\n", a);
+      fprintf(stderr, "jportal-qemu-pt: unknown argument '%s' (out=DIR exact=DIR psb_period=N range=LO-HI loss=B:R seed=N)\n", a);
       return 1;
     }
   }
@@ -495,8 +579,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
   clock_gettime(CLOCK_MONOTONIC, &ts);
   fprintf(G.sideband,
           "{\"type\":\"header\",\"format\":\"jportal-pt-sideband\",\"version\":1,\"source\":\"qemu-pt-emulator\","
-          "\"psb_period\":%llu,\"ip_filtering\":true,\"user_only\":true,\"return_compression\":false,\"tsc\":%llu,\"mono_ns\":%llu}\n",
-          (unsigned long long)G.psb_period, (unsigned long long)rdtsc(), (unsigned long long)ts.tv_sec * 1000000000ull + ts.tv_nsec);
+          "\"psb_period\":%llu,\"ip_filtering\":true,\"user_only\":true,\"return_compression\":false,\"loss_buffer\":%.0f,\"loss_rate\":%.0f,\"seed\":%llu,\"tsc\":%llu,\"mono_ns\":%llu}\n",
+          (unsigned long long)G.psb_period, G.loss_capacity, G.loss_drain_per_insn * NOMINAL_INSNS_PER_SECOND, (unsigned long long)G.seed, (unsigned long long)rdtsc(), (unsigned long long)ts.tv_sec * 1000000000ull + ts.tv_nsec);
   fflush(G.sideband);
   if (G.exact[0]) {
     if (mkdir_p(G.exact) != 0) {

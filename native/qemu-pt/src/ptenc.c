@@ -12,6 +12,10 @@ void pt_enc_free(pt_encoder *e) {
 }
 
 static void put(pt_encoder *e, const void *p, size_t n) {
+  e->produced += n;
+  e->bytes_since_psb += n;
+  if (e->dropping) return;
+  e->emitted += n;
   if (e->len + n > e->cap) {
     size_t cap = e->cap ? e->cap : 4096;
     while (cap < e->len + n) cap *= 2;
@@ -22,7 +26,6 @@ static void put(pt_encoder *e, const void *p, size_t n) {
   }
   memcpy(e->buf + e->len, p, n);
   e->len += n;
-  e->bytes_since_psb += n;
 }
 static void put8(pt_encoder *e, uint8_t b) { put(e, &b, 1); }
 
@@ -123,4 +126,12 @@ void pt_enc_psb_plus(pt_encoder *e, uint64_t tsc, int enabled, uint64_t ip) {
   uint8_t end[2] = {0x02, 0x23};
   put(e, end, 2);
   e->counts[PTE_PSBEND]++;
+}
+
+void pt_enc_resume_after_loss(pt_encoder *e, uint64_t ip) {
+  e->tnt_bits = 0;
+  e->tnt_count = 0;
+  pt_enc_ovf(e);
+  e->last_ip = 0; /* with no base the FUP's IP is sent absolute (sign-extended 48 bits) */
+  pt_enc_fup(e, ip);
 }

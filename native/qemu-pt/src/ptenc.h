@@ -12,6 +12,9 @@ typedef struct pt_encoder {
   uint64_t tnt_bits;       /* pending TNT bits, oldest in the highest position */
   unsigned tnt_count;
   uint64_t bytes_since_psb;
+  /* loss model: while `dropping`, packets are produced (counted) but not stored */
+  int dropping;
+  uint64_t produced, emitted;
   uint64_t counts[16];     /* packets written, by enum pt_enc_kind */
 } pt_encoder;
 
@@ -35,6 +38,9 @@ void pt_enc_fup(pt_encoder *e, uint64_t ip);
 void pt_enc_mode_exec64(pt_encoder *e);
 void pt_enc_tsc(pt_encoder *e, uint64_t tsc);
 void pt_enc_ovf(pt_encoder *e);
+/* After a loss: OVF, then FUP with an absolute IP (tracing resumes at `ip`); discards pending TNT bits,
+ * which belong to the lost stretch. */
+void pt_enc_resume_after_loss(pt_encoder *e, uint64_t ip);
 /* PSB+: PSB, TSC, MODE.Exec, FUP(ip) when tracing is enabled (`enabled`), PSBEND. Resets IP compression. */
 void pt_enc_psb_plus(pt_encoder *e, uint64_t tsc, int enabled, uint64_t ip);
 

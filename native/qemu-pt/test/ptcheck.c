@@ -13,6 +13,9 @@
 #include <unistd.h>
 
 #define LOG_LEAVE 0xFFFFFFFFu
+#define LOG_RESYNC 0xFFFFFFFEu
+#define LOG_LOST_TAIL 0xFFFFFFFDu
+#define IS_MARK(x) ((x) >= LOG_LOST_TAIL)
 
 typedef struct {
   uint64_t va;
@@ -85,7 +88,7 @@ static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid, uint6
   (void)asid;
   ctx_t *c = context;
   size_t k = c->cursor;
-  while (k < c->n && c->log[k] == LOG_LEAVE) k++;
+  while (k < c->n && IS_MARK(c->log[k])) k++;
   if (k >= c->n || c->log[k] >= ND || D[c->log[k]].va != ip) return -pte_nomap;
   const desc *d = &D[c->log[k]];
   size_t n = d->len < size ? d->len : size;
@@ -104,7 +107,8 @@ int main(int argc, char **argv) {
   c.n = loglen / 4;
   load_descs(argv[3]);
   size_t expected = 0, leaves = 0;
-  for (size_t i = 0; i < c.n; i++) c.log[i] == LOG_LEAVE ? leaves++ : expected++;
+  for (size_t i = 0; i < c.n; i++) c.log[i] == LOG_LEAVE ? leaves++ : IS_MARK(c.log[i]) ? 0 : expected++;
+  size_t gap = 0, overflows = 0;
   if (!ptlen) {
     printf("%s: empty stream, %zu logged instructions\n", argv[1], expected);
     return expected ? 1 : 0;
@@ -129,6 +133,21 @@ int main(int argc, char **argv) {
       struct pt_event ev;
       status = pt_insn_event(dec, &ev, sizeof ev);
       if (status < 0) break;
+      if (ev.type == ptev_overflow) {
+        /* lost data: the log says where tracing resumed; what lies between was not reconstructed */
+        overflows++;
+        while (c.cursor < c.n && c.log[c.cursor] != LOG_RESYNC) {
+          if (!IS_MARK(c.log[c.cursor])) gap++;
+          c.cursor++;
+        }
+        if (c.cursor < c.n) c.cursor++;
+        size_t k = c.cursor;
+        while (k < c.n && IS_MARK(c.log[k])) k++;
+        if (k < c.n && !ev.ip_suppressed && D[c.log[k]].va != ev.variant.overflow.ip && mismatches++ < 5)
+          fprintf(stderr, "%s: overflow resumes at %llx, the log at %llx\n", argv[1], (unsigned long long)ev.variant.overflow.ip,
+                  (unsigned long long)D[c.log[k]].va);
+        continue;
+      }
       if (ev.type == ptev_disabled || ev.type == ptev_async_disabled) {
         disables++;
         if (c.cursor < c.n && c.log[c.cursor] == LOG_LEAVE) c.cursor++;
@@ -148,6 +167,7 @@ int main(int argc, char **argv) {
     struct pt_insn insn;
     status = pt_insn_next(dec, &insn, sizeof insn);
     if (status < 0) continue;
+    while (c.cursor < c.n && c.log[c.cursor] == LOG_RESYNC) c.cursor++;
     while (c.cursor < c.n && c.log[c.cursor] == LOG_LEAVE) {
       if (mismatches++ < 5) fprintf(stderr, "%s: log leaves the range at #%zu but libipt goes on at %llx\n", argv[1], c.cursor, (unsigned long long)insn.ip);
       c.cursor++;
@@ -167,10 +187,19 @@ int main(int argc, char **argv) {
     c.cursor++;
   }
   while (c.cursor < c.n && c.log[c.cursor] == LOG_LEAVE) c.cursor++;
-  size_t missing = c.n - c.cursor;
+  if (c.n && c.log[c.n - 1] == LOG_LOST_TAIL) {
+    /* the thread ended while its data was being lost: the rest was never in the stream */
+    for (; c.cursor < c.n; c.cursor++)
+      if (!IS_MARK(c.log[c.cursor])) gap++;
+  }
+  size_t missing = 0;
+  for (size_t k = c.cursor; k < c.n; k++)
+    if (!IS_MARK(c.log[k])) missing++;
   pt_insn_free_decoder(dec);
-  int ok = mismatches == 0 && errors == 0 && missing == 0 && matched == expected;
-  printf("%s: %s: %zu/%zu instructions matched, %zu range exits (%zu logged), %zu decode errors, %zu unmatched log entries\n", argv[1],
-         ok ? "OK" : "MISMATCH", matched, expected, disables, leaves, errors, missing);
+  int ok = mismatches == 0 && errors == 0 && missing == 0 && matched + gap == expected;
+  printf("%s: %s: %zu/%zu instructions matched, %zu range exits (%zu logged), %zu decode errors, %zu unmatched log entries, "
+         "%zu overflows, %zu instructions in gaps (%.2f%%)\n",
+         argv[1], ok ? "OK" : "MISMATCH", matched, expected - gap, disables, leaves, errors, missing, overflows, gap,
+         expected ? 100.0 * gap / expected : 0.0);
   return ok ? 0 : 1;
 }
