@@ -52,6 +52,8 @@ struct Agent {
   // method ids (METHOD records), class ids (CLASS records) and loader ids
   std::mutex methodMu;
   std::unordered_map<jmethodID, uint32_t> methodIds;
+  // METHOD records the ring dropped (full): sent again before the next record that refers to them
+  std::unordered_map<uint32_t, std::vector<uint8_t>> unsentMethods;
   uint32_t nextMethodId = 0;
   std::mutex classMu;
   std::map<std::pair<uint32_t, std::string>, uint32_t> classIds;  // (loader, internal name) -> class id

@@ -218,11 +218,29 @@ void JNICALL onClassFileLoadHook(jvmtiEnv* jvmti, JNIEnv* jni, jclass redefined,
   CALLBACK_GUARD_END("ClassFileLoadHook")
 }
 
+namespace {
+// Writes a METHOD record (caller holds methodMu); if the ring drops it, it is kept to be sent again.
+void sendMethodLocked(Agent& a, uint32_t id, const Payload& p) {
+  if (a.ring.commit(METHOD, 0, p)) a.unsentMethods.erase(id);
+  else if (a.ring.running()) a.unsentMethods[id].assign(p.data(), p.data() + p.size());
+}
+
+uint32_t knownMethodLocked(Agent& a, uint32_t id) {
+  auto u = a.unsentMethods.find(id);
+  if (u != a.unsentMethods.end()) {
+    Payload p;
+    p.raw(u->second.data(), u->second.size());
+    sendMethodLocked(a, id, p);
+  }
+  return id;
+}
+}  // namespace
+
 uint32_t methodId(Agent& a, jmethodID m) {
   {
     std::lock_guard<std::mutex> lk(a.methodMu);
     auto it = a.methodIds.find(m);
-    if (it != a.methodIds.end()) return it->second;
+    if (it != a.methodIds.end()) return knownMethodLocked(a, it->second);
   }
   jvmtiEnv* j = a.jvmti;
   JNIEnv* jni = currentJni(a);
@@ -265,7 +283,7 @@ uint32_t methodId(Agent& a, jmethodID m) {
   }
   std::lock_guard<std::mutex> lk(a.methodMu);
   auto it = a.methodIds.find(m);
-  if (it != a.methodIds.end()) return it->second;
+  if (it != a.methodIds.end()) return knownMethodLocked(a, it->second);
   uint32_t id = a.nextMethodId++;
   a.methodIds[m] = id;
   Payload p;
@@ -276,7 +294,7 @@ uint32_t methodId(Agent& a, jmethodID m) {
   p.str(name.p ? name.p : "");
   p.str(sig.p ? sig.p : "");
   p.u32((uint32_t)mods);
-  a.ring.commit(METHOD, 0, p);
+  sendMethodLocked(a, id, p);
   return id;
 }
 

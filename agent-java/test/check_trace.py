@@ -305,10 +305,12 @@ def main():
         return None if ms is None else ms.get((m["name"], m["signature"]))
 
     no_code = set()
-    for p in need_methods:
+    for p in (need_methods if by["CLASS"] else []):  # classes=0: no class bytes to check against
         for pc in p["pcs"]:
             for i, f in enumerate(pc["frames"]):
-                m = methods[f["method"]]
+                m = methods.get(f["method"])
+                if m is None:
+                    continue  # reported above
                 if m["modifiers"] & (ACC_NATIVE | ACC_ABSTRACT):
                     continue
                 code = bytecode(m)

@@ -34,12 +34,12 @@ static void emit_tnt(pt_encoder *e, uint64_t bits, unsigned n) {
   uint64_t payload = (1ull << n) | bits;
   if (n <= 6) {
     put8(e, (uint8_t)(payload << 1)); /* short TNT: bit 0 is 0 */
-    e->counts[PTE_TNT8]++;
+    if (!e->dropping) e->counts[PTE_TNT8]++;
   } else {
     uint8_t p[8] = {0x02, 0xa3};
     for (int i = 0; i < 6; i++) p[2 + i] = (uint8_t)(payload >> (8 * i));
     put(e, p, 8);
-    e->counts[PTE_TNT64]++;
+    if (!e->dropping) e->counts[PTE_TNT64]++;
   }
 }
 
@@ -82,7 +82,7 @@ static void emit_ip_packet(pt_encoder *e, uint8_t opcode, uint64_t ip, int valid
   for (size_t i = 0; i < n; i++) p[1 + i] = (uint8_t)(ip >> (8 * i));
   put(e, p, 1 + n);
   if (valid) e->last_ip = ip;
-  e->counts[kind]++;
+  if (!e->dropping) e->counts[kind]++;
 }
 
 void pt_enc_tip(pt_encoder *e, uint64_t ip) { emit_ip_packet(e, 0x0d, ip, 1, PTE_TIP); }
@@ -93,20 +93,20 @@ void pt_enc_fup(pt_encoder *e, uint64_t ip) { emit_ip_packet(e, 0x1d, ip, 1, PTE
 void pt_enc_mode_exec64(pt_encoder *e) {
   uint8_t p[2] = {0x99, 0x01}; /* MODE leaf 000 (Exec), CS.L = 1: 64-bit */
   put(e, p, 2);
-  e->counts[PTE_MODE]++;
+  if (!e->dropping) e->counts[PTE_MODE]++;
 }
 
 void pt_enc_tsc(pt_encoder *e, uint64_t tsc) {
   uint8_t p[8] = {0x19};
   for (int i = 0; i < 7; i++) p[1 + i] = (uint8_t)(tsc >> (8 * i));
   put(e, p, 8);
-  e->counts[PTE_TSC]++;
+  if (!e->dropping) e->counts[PTE_TSC]++;
 }
 
 void pt_enc_ovf(pt_encoder *e) {
   uint8_t p[2] = {0x02, 0xf3};
   put(e, p, 2);
-  e->counts[PTE_OVF]++;
+  if (!e->dropping) e->counts[PTE_OVF]++;
 }
 
 void pt_enc_psb_plus(pt_encoder *e, uint64_t tsc, int enabled, uint64_t ip) {
@@ -117,7 +117,7 @@ void pt_enc_psb_plus(pt_encoder *e, uint64_t tsc, int enabled, uint64_t ip) {
     psb[i + 1] = 0x82;
   }
   put(e, psb, 16);
-  e->counts[PTE_PSB]++;
+  if (!e->dropping) e->counts[PTE_PSB]++;
   e->bytes_since_psb = 16;
   e->last_ip = 0;
   pt_enc_tsc(e, tsc);
@@ -125,7 +125,7 @@ void pt_enc_psb_plus(pt_encoder *e, uint64_t tsc, int enabled, uint64_t ip) {
   if (enabled) emit_ip_packet(e, 0x1d, ip, 1, PTE_FUP);
   uint8_t end[2] = {0x02, 0x23};
   put(e, end, 2);
-  e->counts[PTE_PSBEND]++;
+  if (!e->dropping) e->counts[PTE_PSBEND]++;
 }
 
 void pt_enc_resume_after_loss(pt_encoder *e, uint64_t ip) {

@@ -25,6 +25,8 @@ export async function main(argv: string[]): Promise<number> {
           .option('agent-log', { choices: ['quiet', 'info', 'debug'], describe: "the agent's stderr verbosity" })
           .option('pt', { choices: ['auto', 'emulate', 'none'], default: 'auto', describe: 'Intel PT: emulate = run the JVM under qemu-x86_64 with the PT emulator' })
           .option('psb-period', { type: 'number', describe: 'emulator: bytes between PSB packets (default 4096)' })
+          .option('loss', { type: 'string', describe: 'emulator loss model BUFFER:RATE: per-thread buffer bytes drained at RATE bytes/s of emulated run time' })
+          .option('seed', { type: 'number', describe: 'emulator: seed of the loss model (same seed, same loss)' })
           .option('deterministic', { type: 'boolean', describe: 'add JVM flags that make runs reproducible (serial GC, -Xbatch, fixed compiler threads)' })
           .option('force', { type: 'boolean', describe: 'overwrite an existing trace directory' })
           .option('json', { type: 'boolean', describe: 'print a machine-readable summary on stdout' }),
@@ -41,6 +43,8 @@ export async function main(argv: string[]): Promise<number> {
           json: a.json,
           pt: a.pt as 'auto' | 'emulate' | 'none',
           psbPeriod: a['psb-period'],
+          loss: a.loss,
+          seed: a.seed,
           deterministic: a.deterministic,
         });
       },

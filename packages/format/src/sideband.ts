@@ -13,6 +13,9 @@ export interface PtThread {
   bytes: number;
   insns?: number;
   faults?: number;
+  /** Loss model: instructions whose packets were dropped, and the bytes dropped. */
+  lostInsns?: number;
+  lostBytes?: number;
   packets: Record<string, number>;
   ended: boolean;
 }
@@ -24,17 +27,20 @@ export interface PtSideband {
   returnCompression: boolean;
   ranges: { lo: number; hi: number }[];
   threads: PtThread[];
+  /** Stretches of lost data, per thread, as the capture marked them. */
+  losses: { tid: number; offset: number; lostBytes: number; lostInsns: number; tscBegin: number; tscEnd: number }[];
+  lossModel?: { buffer: number; rate: number; seed: number };
   complete: boolean;
 }
 
-const PACKET_FIELDS = ['psb', 'tnt', 'tip', 'pge', 'pgd', 'fup'];
+const PACKET_FIELDS = ['psb', 'tnt', 'tip', 'pge', 'pgd', 'fup', 'ovf'];
 
 /** Reads TRACE_DIR/pt/sideband.jsonl; undefined when the directory has no PT data. */
 export function readPtSideband(dir: string): PtSideband | undefined {
   const file = path.join(dir, 'pt', 'sideband.jsonl');
   if (!fs.existsSync(file)) return undefined;
   const text = fs.readFileSync(file, 'utf8');
-  const sb: PtSideband = { source: '?', version: 0, psbPeriod: 0, returnCompression: false, ranges: [], threads: [], complete: false };
+  const sb: PtSideband = { source: '?', version: 0, psbPeriod: 0, returnCompression: false, ranges: [], threads: [], losses: [], complete: false };
   const byTid = new Map<number, PtThread>();
   let offset = 0;
   for (const line of text.split('\n')) {
@@ -57,6 +63,10 @@ export function readPtSideband(dir: string): PtSideband | undefined {
         sb.version = e.version;
         sb.psbPeriod = e.psb_period;
         sb.returnCompression = !!e.return_compression;
+        if (e.loss_buffer > 0) sb.lossModel = { buffer: e.loss_buffer, rate: e.loss_rate, seed: e.seed };
+        break;
+      case 'loss':
+        sb.losses.push({ tid: e.tid, offset: e.offset, lostBytes: e.lost_bytes, lostInsns: e.lost_insns, tscBegin: e.tsc_begin, tscEnd: e.tsc_end });
         break;
       case 'filter_range':
         sb.ranges.push({ lo: e.lo, hi: e.hi });
@@ -73,6 +83,8 @@ export function readPtSideband(dir: string): PtSideband | undefined {
         t.ended = true;
         t.insns = e.insns;
         t.faults = e.faults;
+        t.lostInsns = e.lost_insns;
+        t.lostBytes = e.lost_bytes;
         for (const k of PACKET_FIELDS) if (typeof e[k] === 'number') t.packets[k] = e[k];
         break;
       }

@@ -39,7 +39,14 @@ export interface InspectSummary {
   warnings: number;
   problems: string[];
   countsByType: Record<string, number>;
-  pt?: { source: string; bytes: number; threads: { tid: number; comm: string; bytes: number; insns?: number; faults?: number; packets: Record<string, number> }[] };
+  pt?: {
+    source: string;
+    bytes: number;
+    lossModel?: { buffer: number; rate: number; seed: number };
+    lostInsns: number;
+    tracedInsns: number;
+    threads: { tid: number; comm: string; bytes: number; insns?: number; faults?: number; lostInsns?: number; packets: Record<string, number> }[];
+  };
 }
 
 export function summarize(m: TraceModel): InspectSummary {
@@ -87,6 +94,9 @@ export function summarize(m: TraceModel): InspectSummary {
     pt: m.pt && {
       source: m.pt.source,
       bytes: m.pt.threads.reduce((s, t) => s + t.bytes, 0),
+      lossModel: m.pt.lossModel,
+      lostInsns: m.pt.threads.reduce((s, t) => s + (t.lostInsns ?? 0), 0),
+      tracedInsns: m.pt.threads.reduce((s, t) => s + (t.insns ?? 0), 0),
       // name each stream by the Java thread the agent saw on that OS tid, else by the OS thread name
       threads: m.pt.threads.map((t) => ({
         tid: t.tid,
@@ -94,6 +104,7 @@ export function summarize(m: TraceModel): InspectSummary {
         bytes: t.bytes,
         insns: t.insns,
         faults: t.faults,
+        lostInsns: t.lostInsns,
         packets: t.packets,
       })),
     },
@@ -133,10 +144,16 @@ export function formatSummary(s: InspectSummary, m: TraceModel): string {
   row('transport', `stalls ${s.stalls}, dropped ${s.dropped} records, seq gaps ${s.gaps}`);
   if (s.pt) {
     row('pt', `${formatBytes(s.pt.bytes)} in ${s.pt.threads.length} thread streams (${s.pt.source})`);
+    if (s.pt.lossModel || s.pt.lostInsns)
+      row(
+        'pt loss',
+        `${((100 * s.pt.lostInsns) / Math.max(1, s.pt.tracedInsns)).toFixed(2)}% of traced instructions lost` +
+          (s.pt.lossModel ? ` (model: ${s.pt.lossModel.buffer} B buffer drained at ${s.pt.lossModel.rate} B/s, seed ${s.pt.lossModel.seed})` : ''),
+      );
     for (const t of [...s.pt.threads].sort((a, b) => b.bytes - a.bytes).slice(0, 8)) {
       const pk = Object.entries(t.packets).map(([k, v]) => `${k} ${v}`).join(', ');
       const ins = t.insns !== undefined ? `, ${t.insns} insns (${(t.bytes / Math.max(1, t.insns)).toFixed(3)} B/insn)` : '';
-      lines.push(`${''.padEnd(12)}   tid ${t.tid} ${t.comm}: ${formatBytes(t.bytes)}${ins}${pk ? '; ' + pk : ''}${t.faults ? `; ${t.faults} faults` : ''}`);
+      lines.push(`${''.padEnd(12)}   tid ${t.tid} ${t.comm}: ${formatBytes(t.bytes)}${ins}${pk ? '; ' + pk : ''}${t.faults ? `; ${t.faults} faults` : ''}${t.lostInsns ? `; ${t.lostInsns} insns lost` : ''}`);
     }
   } else {
     row('pt', 'none (metadata only)');

@@ -22,6 +22,9 @@ export interface RecordOptions {
   /** 'emulate': run the JVM under qemu-x86_64 with the PT emulator plugin; 'none': metadata only. */
   pt?: 'auto' | 'emulate' | 'none';
   psbPeriod?: number;
+  /** Emulator loss model "BUFFER:RATE" (bytes, bytes per second of emulated run time), and its seed. */
+  loss?: string;
+  seed?: number;
   /** Add the JVM flags that make emulated runs reproducible (DETERMINISTIC_JVM_FLAGS). */
   deterministic?: boolean;
 }
@@ -51,7 +54,9 @@ export interface RecordSummary {
 }
 
 /** How the JVM is started under the emulator: qemu-x86_64 -plugin PLUGIN,out=DIR /path/to/java ARGS. */
-function emulatedLaunch(command: string[], out: string, psbPeriod?: number): string[] {
+function emulatedLaunch(command: string[], out: string, psbPeriod?: number, loss?: string, seed?: number): string[] {
+  if (loss !== undefined && !/^\d+(\.\d+)?[:,]\d+(\.\d+)?$/.test(loss))
+    throw new CliError(`record: --loss wants BUFFER_BYTES:BYTES_PER_SECOND (got ${loss})`, ExitCode.BadInput);
   const qemu = findExecutable('qemu-x86_64');
   if (!qemu) throw new CliError('record --pt=emulate: qemu-x86_64 not found (Debian: apt-get install qemu-user)', ExitCode.Unsupported);
   const plugin = locateEmulatorPlugin();
@@ -64,7 +69,14 @@ function emulatedLaunch(command: string[], out: string, psbPeriod?: number): str
   fs.closeSync(fd);
   if (!head.equals(Buffer.from([0x7f, 0x45, 0x4c, 0x46])))
     throw new CliError(`record --pt=emulate runs the java launcher itself under qemu-x86_64; ${command[0]} is not an ELF binary (give the java binary, not a wrapper script)`, ExitCode.BadInput);
-  const pluginArgs = [`out=${out}`, psbPeriod ? `psb_period=${psbPeriod}` : undefined].filter(Boolean).join(',');
+  const pluginArgs = [
+    `out=${out}`,
+    psbPeriod ? `psb_period=${psbPeriod}` : undefined,
+    loss ? `loss=${loss.replace(',', ':')}` : undefined,
+    seed !== undefined ? `seed=${seed}` : undefined,
+  ]
+    .filter(Boolean)
+    .join(',');
   return [qemu, '-plugin', `${plugin},${pluginArgs}`, real, ...command.slice(1)];
 }
 
@@ -89,7 +101,8 @@ export async function runRecord(opts: RecordOptions): Promise<number> {
   const emulate = opts.pt === 'emulate';
   let command = opts.command;
   if (opts.deterministic) command = [command[0], ...DETERMINISTIC_JVM_FLAGS, ...command.slice(1)];
-  if (emulate) command = emulatedLaunch(command, out, opts.psbPeriod);
+  if (!emulate && (opts.loss || opts.seed !== undefined)) throw new CliError('record: --loss and --seed need --pt=emulate', ExitCode.BadInput);
+  if (emulate) command = emulatedLaunch(command, out, opts.psbPeriod, opts.loss, opts.seed);
   const launch = injectAgent(
     command,
     agent,
