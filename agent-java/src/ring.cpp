@@ -406,6 +406,15 @@ void Ring::drainToFile() {
 
 void Ring::writerLoop() {
   tWriter = true;
+  try {
+    writerLoopBody();
+  } catch (...) {
+    // nothing may escape a thread of ours (it would terminate the JVM); records are no longer drained
+    warnOnce("writer", "ring", "internal error in the writer thread: the rest of the trace is lost");
+  }
+}
+
+void Ring::writerLoopBody() {
   for (;;) {
     uint32_t consumer = __atomic_load_n(&hdr_->consumerPid, __ATOMIC_ACQUIRE);
     if (consumer != (uint32_t)self_ && !consumerAlive((pid_t)consumer)) {

@@ -56,6 +56,7 @@ class Ring {
   bool writeLocked(uint16_t type, uint16_t flags, const uint8_t* payload, size_t len);
   bool waitForSpaceLocked(size_t need, uint32_t waitMs);
   void writerLoop();
+  void writerLoopBody();
   bool openOutput(uint64_t tail);
   void drainToFile();
   bool consumerAlive(pid_t pid) const;

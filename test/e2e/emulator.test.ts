@@ -28,6 +28,7 @@ export const DETERMINISTIC = ['-XX:+UseSerialGC', '-Xbatch', '-XX:CICompilerCoun
 interface ThreadEnd {
   tid: number;
   insns: number;
+  compressed_rets: number;
   lost_insns: number;
   faults: number;
   unexpected: number;
@@ -65,7 +66,7 @@ function runEmulated(label: string, args: string[], pluginExtra = '') {
 }
 
 maybe('PT emulator: libipt reconstructs exactly what ran', () => {
-  const cases: [string, string[], (ends: ThreadEnd[]) => void][] = [
+  const cases: [string, string[], (ends: ThreadEnd[]) => void, string?][] = [
     ['interpreter-only', ['-Xint', '-cp', path.join(EXAMPLES, 'compute', 'classes'), 'Compute', '1'], () => undefined],
     ['jit-heavy', ['-cp', path.join(EXAMPLES, 'jit-hot', 'classes'), 'JitHot', '1'], () => undefined],
     [
@@ -76,9 +77,15 @@ maybe('PT emulator: libipt reconstructs exactly what ran', () => {
     ],
     ['switch-heavy', ['-cp', path.join(EXAMPLES, 'switches', 'classes'), 'Switches', '200000'], (ends) => expect(ends.reduce((s, e) => s + e.tip, 0)).toBeGreaterThan(1000)],
     ['four-threads', ['-cp', path.join(EXAMPLES, 'threads', 'classes'), 'Threads', '4'], () => undefined],
+    [
+      'jit-heavy with return compression',
+      ['-cp', path.join(EXAMPLES, 'jit-hot', 'classes'), 'JitHot', '1'],
+      (ends) => expect(ends.reduce((s, e) => s + e.compressed_rets, 0)).toBeGreaterThan(10_000),
+      ',retcomp=1',
+    ],
   ];
-  test.each(cases)('%s', (label, args, extra) => {
-    const run = runEmulated(label, args);
+  test.each(cases)('%s', (label, args, extra, pluginExtra) => {
+    const run = runEmulated(label.replace(/ /g, '-'), args, pluginExtra ?? '');
     try {
       expect(run.r.status).toBe(0);
       expect(run.checks.length).toBeGreaterThan(2);

@@ -10,6 +10,7 @@
  *   loss=B:R           data-loss model: a per-thread buffer of B bytes drained at R bytes per second of
  *                      emulated run time (traced instructions at a nominal 1e9 per second), jittered
  *   seed=N             seed of the drain jitter (default 1): the same run loses the same data
+ *   retcomp=1          return compression: a return to the address its call pushed is a TNT bit, not a TIP
  *
  * Model: the plugin sees every in-range instruction just before it executes (per-instruction callbacks) and
  * every out-of-range translation block (to see tracing leave the range). From each pair of consecutive
@@ -73,6 +74,11 @@ typedef struct thr {
   uint64_t produced_seen, jitter_left, rng;
   uint64_t loss_begin_insns, loss_begin_offset, loss_begin_tsc, loss_begin_produced;
   uint64_t lost_insns, lost_bytes, loss_events;
+  /* return compression: the calls this stretch of trace has seen (64 deep, oldest dropped, like libipt's
+   * and the hardware's stacks); cleared at PSB, PGE and OVF so it is always a suffix of a decoder's stack */
+  uint64_t rs[64];
+  unsigned rs_top, rs_n;
+  uint64_t compressed_rets;
   struct thr *next_all;
 } thr;
 
@@ -93,6 +99,7 @@ static struct {
   uint64_t translated_in_range;
   double loss_capacity, loss_drain_per_insn;
   uint64_t seed;
+  int retcomp;
 } G = {.psb_period = 4096, .mu = PTHREAD_MUTEX_INITIALIZER, .seed = 1};
 
 static __thread thr *T;
@@ -234,12 +241,12 @@ static void thr_finish(thr *t, const char *why) {
   }
   flush_thr(t);
   sideband("{\"type\":\"thread_end\",\"tid\":%d,\"why\":\"%s\",\"insns\":%llu,\"faults\":%llu,\"unexpected\":%llu,\"bytes\":%lld,"
-           "\"psb\":%llu,\"tnt\":%llu,\"tip\":%llu,\"pge\":%llu,\"pgd\":%llu,\"fup\":%llu,\"ovf\":%llu,\"lost_insns\":%llu,\"lost_bytes\":%llu,\"tsc\":%llu}",
+           "\"psb\":%llu,\"tnt\":%llu,\"tip\":%llu,\"pge\":%llu,\"pgd\":%llu,\"fup\":%llu,\"ovf\":%llu,\"compressed_rets\":%llu,\"lost_insns\":%llu,\"lost_bytes\":%llu,\"tsc\":%llu}",
            t->tid, why, (unsigned long long)t->insns, (unsigned long long)t->faults, (unsigned long long)t->unexpected,
            t->fd >= 0 ? (long long)lseek(t->fd, 0, SEEK_CUR) : -1LL, (unsigned long long)t->enc.counts[PTE_PSB],
            (unsigned long long)(t->enc.counts[PTE_TNT8] + t->enc.counts[PTE_TNT64]), (unsigned long long)t->enc.counts[PTE_TIP],
            (unsigned long long)t->enc.counts[PTE_PGE], (unsigned long long)t->enc.counts[PTE_PGD],
-           (unsigned long long)t->enc.counts[PTE_FUP], (unsigned long long)t->enc.counts[PTE_OVF], (unsigned long long)t->lost_insns,
+           (unsigned long long)t->enc.counts[PTE_FUP], (unsigned long long)t->enc.counts[PTE_OVF], (unsigned long long)t->compressed_rets, (unsigned long long)t->lost_insns,
            (unsigned long long)t->lost_bytes, (unsigned long long)rdtsc());
 }
 
@@ -249,7 +256,14 @@ static inline thr *current(unsigned vcpu) {
   return t;
 }
 
+static inline void rs_push(thr *t, uint64_t ret) {
+  t->rs[t->rs_top] = ret;
+  t->rs_top = (t->rs_top + 1) & 63;
+  if (t->rs_n < 64) t->rs_n++;
+}
+
 static void enter(thr *t, const insn_desc *cur) {
+  t->rs_n = 0;
   uint64_t tsc = rdtsc();
   if (!t->first_tsc) {
     t->first_tsc = tsc;
@@ -347,6 +361,7 @@ static void loss_step(thr *t, const insn_desc *cur) {
     t->lost_bytes += lostBytes;
     t->loss_events++;
     pt_enc_resume_after_loss(&t->enc, cur->va);
+    t->rs_n = 0;
     t->produced_seen = t->enc.produced;
     if (t->log_fd >= 0) log_id(t, LOG_RESYNC);
     sideband("{\"type\":\"loss\",\"tid\":%d,\"offset\":%llu,\"lost_bytes\":%llu,\"lost_insns\":%llu,\"tsc_begin\":%llu,\"tsc_end\":%llu}", t->tid,
@@ -385,13 +400,28 @@ static void on_insn(unsigned vcpu, void *ud) {
         else goto unexpected;
         break;
       case IK_JMP:
-      case IK_CALL:
         if (cur->va != p->target) goto unexpected;
         break;
+      case IK_CALL:
+        if (cur->va != p->target) goto unexpected;
+        if (G.retcomp && p->target != fall) rs_push(t, fall); /* call +0 (get-pc idiom) pushes nothing */
+        break;
       case IK_IJMP:
-      case IK_ICALL:
-      case IK_RET:
         pt_enc_tip(&t->enc, cur->va);
+        break;
+      case IK_ICALL:
+        pt_enc_tip(&t->enc, cur->va);
+        if (G.retcomp) rs_push(t, fall);
+        break;
+      case IK_RET:
+        if (G.retcomp && t->rs_n && t->rs[(t->rs_top + 63) & 63] == cur->va) {
+          t->rs_top = (t->rs_top + 63) & 63;
+          t->rs_n--;
+          pt_enc_tnt(&t->enc, 1); /* compressed return */
+          t->compressed_rets++;
+        } else {
+          pt_enc_tip(&t->enc, cur->va); /* no pop: a decoder does not pop on an uncompressed return either */
+        }
         break;
       case IK_FAR:
         /* a far transfer that came back into the range (e.g. a syscall): disabled, then enabled again */
@@ -415,7 +445,10 @@ static void on_insn(unsigned vcpu, void *ud) {
     pt_enc_tip(&t->enc, cur->va);
   }
 done:
-  if (t->enc.bytes_since_psb >= G.psb_period) pt_enc_psb_plus(&t->enc, rdtsc(), 1, cur->va);
+  if (t->enc.bytes_since_psb >= G.psb_period) {
+    pt_enc_psb_plus(&t->enc, rdtsc(), 1, cur->va);
+    t->rs_n = 0;
+  }
   if (G.loss_capacity > 0) loss_step(t, cur);
   t->prev = cur;
   t->pending = cur->id;
@@ -539,6 +572,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     else if (!strncmp(a, "exact=", 6)) snprintf(G.exact, sizeof G.exact, "%s", a + 6);
     else if (!strncmp(a, "psb_period=", 11)) G.psb_period = strtoull(a + 11, NULL, 0);
     else if (!strncmp(a, "seed=", 5)) G.seed = strtoull(a + 5, NULL, 0) | 1;
+    else if (!strncmp(a, "retcomp=", 8)) G.retcomp = atoi(a + 8) != 0;
     else if (!strncmp(a, "loss=", 5)) {
       char *e;
       double cap = strtod(a + 5, &e), rate = *e == ':' ? strtod(e + 1, NULL) : -1;
@@ -558,7 +592,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
       }
       add_range(lo, hi, "argument");
     } else {
-      fprintf(stderr, "jportal-qemu-pt: unknown argument '%s' (out=DIR exact=DIR psb_period=N range=LO-HI loss=B:R seed=N)\n", a);
+      fprintf(stderr, "jportal-qemu-pt: unknown argument '%s' (out=DIR exact=DIR psb_period=N range=LO-HI loss=B:R seed=N retcomp=0|1)\n", a);
       return 1;
     }
   }
@@ -579,8 +613,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
   clock_gettime(CLOCK_MONOTONIC, &ts);
   fprintf(G.sideband,
           "{\"type\":\"header\",\"format\":\"jportal-pt-sideband\",\"version\":1,\"source\":\"qemu-pt-emulator\","
-          "\"psb_period\":%llu,\"ip_filtering\":true,\"user_only\":true,\"return_compression\":false,\"loss_buffer\":%.0f,\"loss_rate\":%.0f,\"seed\":%llu,\"tsc\":%llu,\"mono_ns\":%llu}\n",
-          (unsigned long long)G.psb_period, G.loss_capacity, G.loss_drain_per_insn * NOMINAL_INSNS_PER_SECOND, (unsigned long long)G.seed, (unsigned long long)rdtsc(), (unsigned long long)ts.tv_sec * 1000000000ull + ts.tv_nsec);
+          "\"psb_period\":%llu,\"ip_filtering\":true,\"user_only\":true,\"return_compression\":%s,\"loss_buffer\":%.0f,\"loss_rate\":%.0f,\"seed\":%llu,\"tsc\":%llu,\"mono_ns\":%llu}\n",
+          (unsigned long long)G.psb_period, G.retcomp ? "true" : "false", G.loss_capacity, G.loss_drain_per_insn * NOMINAL_INSNS_PER_SECOND, (unsigned long long)G.seed, (unsigned long long)rdtsc(), (unsigned long long)ts.tv_sec * 1000000000ull + ts.tv_nsec);
   fflush(G.sideband);
   if (G.exact[0]) {
     if (mkdir_p(G.exact) != 0) {

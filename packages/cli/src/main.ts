@@ -27,6 +27,7 @@ export async function main(argv: string[]): Promise<number> {
           .option('psb-period', { type: 'number', describe: 'emulator: bytes between PSB packets (default 4096)' })
           .option('loss', { type: 'string', describe: 'emulator loss model BUFFER:RATE: per-thread buffer bytes drained at RATE bytes/s of emulated run time' })
           .option('seed', { type: 'number', describe: 'emulator: seed of the loss model (same seed, same loss)' })
+          .option('retcomp', { type: 'boolean', describe: 'emulator: compress returns to TNT bits (default: every return is a TIP)' })
           .option('deterministic', { type: 'boolean', describe: 'add JVM flags that make runs reproducible (serial GC, -Xbatch, fixed compiler threads)' })
           .option('force', { type: 'boolean', describe: 'overwrite an existing trace directory' })
           .option('json', { type: 'boolean', describe: 'print a machine-readable summary on stdout' }),
@@ -45,6 +46,7 @@ export async function main(argv: string[]): Promise<number> {
           psbPeriod: a['psb-period'],
           loss: a.loss,
           seed: a.seed,
+          retcomp: a.retcomp,
           deterministic: a.deterministic,
         });
       },

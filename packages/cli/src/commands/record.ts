@@ -25,6 +25,8 @@ export interface RecordOptions {
   /** Emulator loss model "BUFFER:RATE" (bytes, bytes per second of emulated run time), and its seed. */
   loss?: string;
   seed?: number;
+  /** Emulator: compress returns to TNT bits (a real PT unit's default; off means noretcomp). */
+  retcomp?: boolean;
   /** Add the JVM flags that make emulated runs reproducible (DETERMINISTIC_JVM_FLAGS). */
   deterministic?: boolean;
 }
@@ -54,7 +56,7 @@ export interface RecordSummary {
 }
 
 /** How the JVM is started under the emulator: qemu-x86_64 -plugin PLUGIN,out=DIR /path/to/java ARGS. */
-function emulatedLaunch(command: string[], out: string, psbPeriod?: number, loss?: string, seed?: number): string[] {
+function emulatedLaunch(command: string[], out: string, psbPeriod?: number, loss?: string, seed?: number, retcomp?: boolean): string[] {
   if (loss !== undefined && !/^\d+(\.\d+)?[:,]\d+(\.\d+)?$/.test(loss))
     throw new CliError(`record: --loss wants BUFFER_BYTES:BYTES_PER_SECOND (got ${loss})`, ExitCode.BadInput);
   const qemu = findExecutable('qemu-x86_64');
@@ -74,6 +76,7 @@ function emulatedLaunch(command: string[], out: string, psbPeriod?: number, loss
     psbPeriod ? `psb_period=${psbPeriod}` : undefined,
     loss ? `loss=${loss.replace(',', ':')}` : undefined,
     seed !== undefined ? `seed=${seed}` : undefined,
+    retcomp ? 'retcomp=1' : undefined,
   ]
     .filter(Boolean)
     .join(',');
@@ -102,7 +105,7 @@ export async function runRecord(opts: RecordOptions): Promise<number> {
   let command = opts.command;
   if (opts.deterministic) command = [command[0], ...DETERMINISTIC_JVM_FLAGS, ...command.slice(1)];
   if (!emulate && (opts.loss || opts.seed !== undefined)) throw new CliError('record: --loss and --seed need --pt=emulate', ExitCode.BadInput);
-  if (emulate) command = emulatedLaunch(command, out, opts.psbPeriod, opts.loss, opts.seed);
+  if (emulate) command = emulatedLaunch(command, out, opts.psbPeriod, opts.loss, opts.seed, opts.retcomp);
   const launch = injectAgent(
     command,
     agent,
