@@ -24,7 +24,7 @@ jdk_ok() {
   [ "${v:-0}" -ge 17 ] 2>/dev/null
 }
 jdk_ok || need+=(openjdk-17-jdk-headless)
-for p in g++ make cmake zlib1g-dev libipt-dev qemu-user; do have_pkg "$p" || need+=("$p"); done
+for p in g++ make cmake libipt-dev qemu-user; do have_pkg "$p" || need+=("$p"); done
 if [ ${#need[@]} -gt 0 ]; then
   say "installing Debian packages: ${need[*]}"
   SUDO=""

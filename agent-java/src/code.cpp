@@ -110,7 +110,8 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv*, jmethodID method, jint codeSize, co
     // names one nmethod at a time; its late CompiledMethodUnload is then ignored
     unloadLocked(a, it);
   }
-  a.ring.commit(NMETHOD_LOAD, tReplaying ? FLAG_REPLAY : 0, p);
+  // a load the ring dropped is not tracked: no patch or unload record may refer to a load the file lacks
+  if (!a.ring.commit(NMETHOD_LOAD, tReplaying ? FLAG_REPLAY : 0, p)) return;
   LiveNmethod nm{mid, f.blob, f.compileId, f.blob != 0, std::move(code)};
   a.nmethods[begin] = std::move(nm);
   CALLBACK_GUARD_END("CompiledMethodLoad")

@@ -45,6 +45,7 @@ function runEmulated(label: string, args: string[], pluginExtra = '') {
     timeout: 600_000,
     maxBuffer: 64 << 20,
   });
+  if (r.status !== 0) return { trace, exact, r, ends: [] as ThreadEnd[], checks: [] as { tid: number; status: number | null; out: string }[] };
   const ends: ThreadEnd[] = fs
     .readFileSync(path.join(trace, 'pt', 'sideband.jsonl'), 'utf8')
     .trim()
@@ -66,17 +67,19 @@ function runEmulated(label: string, args: string[], pluginExtra = '') {
 }
 
 maybe('PT emulator: libipt reconstructs exactly what ran', () => {
-  const cases: [string, string[], (ends: ThreadEnd[]) => void, string?][] = [
-    ['interpreter-only', ['-Xint', '-cp', path.join(EXAMPLES, 'compute', 'classes'), 'Compute', '1'], () => undefined],
-    ['jit-heavy', ['-cp', path.join(EXAMPLES, 'jit-hot', 'classes'), 'JitHot', '1'], () => undefined],
+  // every row has all four elements: a test function with more parameters than its row gets jest's `done`
+  const cases: [string, string[], (ends: ThreadEnd[]) => void, string][] = [
+    ['interpreter-only', ['-Xint', '-cp', path.join(EXAMPLES, 'compute', 'classes'), 'Compute', '1'], () => undefined, ''],
+    ['jit-heavy', ['-cp', path.join(EXAMPLES, 'jit-hot', 'classes'), 'JitHot', '1'], () => undefined, ''],
     [
       'exceptions',
       ['-cp', path.join(EXAMPLES, 'exceptions', 'classes'), 'Exceptions', '20000'],
       // implicit null checks in compiled code fault: each is an interrupted instruction (FUP + TIP.PGD)
       (ends) => expect(ends.reduce((s, e) => s + e.faults, 0)).toBeGreaterThan(10),
+      '',
     ],
-    ['switch-heavy', ['-cp', path.join(EXAMPLES, 'switches', 'classes'), 'Switches', '200000'], (ends) => expect(ends.reduce((s, e) => s + e.tip, 0)).toBeGreaterThan(1000)],
-    ['four-threads', ['-cp', path.join(EXAMPLES, 'threads', 'classes'), 'Threads', '4'], () => undefined],
+    ['switch-heavy', ['-cp', path.join(EXAMPLES, 'switches', 'classes'), 'Switches', '200000'], (ends) => expect(ends.reduce((s, e) => s + e.tip, 0)).toBeGreaterThan(1000), ''],
+    ['four-threads', ['-cp', path.join(EXAMPLES, 'threads', 'classes'), 'Threads', '4'], () => undefined, ''],
     [
       'jit-heavy with return compression',
       ['-cp', path.join(EXAMPLES, 'jit-hot', 'classes'), 'JitHot', '1'],
@@ -85,7 +88,8 @@ maybe('PT emulator: libipt reconstructs exactly what ran', () => {
     ],
   ];
   test.each(cases)('%s', (label, args, extra, pluginExtra) => {
-    const run = runEmulated(label.replace(/ /g, '-'), args, pluginExtra ?? '');
+    const run = runEmulated(label.replace(/ /g, '-'), args, pluginExtra);
+    if (run.r.status !== 0) throw new Error(`qemu-x86_64 failed (${run.r.status}): ${run.r.stderr.slice(0, 2000)}`);
     try {
       expect(run.r.status).toBe(0);
       expect(run.checks.length).toBeGreaterThan(2);
@@ -151,5 +155,39 @@ maybe('PT emulator: the loss model', () => {
     const b = lossRun('seed-b', '65536:150000000', 11);
     // runs of a real JVM vary slightly (field notes: ~0.02% of instructions with these flags)
     expect(Math.abs(a.reported - b.reported)).toBeLessThan(0.01);
+  });
+});
+
+maybe('PT emulator: per-CPU mode', () => {
+  test('four threads on two emulated CPUs: every stretch decodes as its own thread, exactly', () => {
+    const trace = tmpDir('emu-cpus');
+    const exact = tmpDir('emu-cpus-exact');
+    try {
+      const r = spawnSync(
+        qemu,
+        ['-plugin', `${PLUGIN},out=${trace},exact=${exact},cpus=2`, jdk17!.java, ...DETERMINISTIC, '-cp', path.join(EXAMPLES, 'threads', 'classes'), 'Threads', '4'],
+        { encoding: 'utf8', timeout: 600_000 },
+      );
+      expect(r.status).toBe(0);
+      const sideband = path.join(trace, 'pt', 'sideband.jsonl');
+      const events = fs.readFileSync(sideband, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+      const switches = events.filter((e) => e.type === 'switch');
+      const traced = events.filter((e) => e.type === 'thread_end').reduce((a, e) => a + e.insns, 0);
+      expect(fs.readdirSync(path.join(trace, 'pt')).filter((f) => f.endsWith('.pt')).sort()).toEqual(['cpu0.pt', 'cpu1.pt']);
+      let matched = 0;
+      for (const cpu of [0, 1]) {
+        // a CPU's stream interleaves several threads: thread separation rests on the switch records
+        expect(new Set(switches.filter((w) => w.cpu === cpu).map((w) => w.tid)).size).toBeGreaterThan(2);
+        const c = spawnSync(PTCHECK, ['--cpu', path.join(trace, 'pt', `cpu${cpu}.pt`), String(cpu), sideband, exact], { encoding: 'utf8', timeout: 600_000 });
+        const out = (c.stdout + c.stderr).trim();
+        if (c.status !== 0) throw new Error(out);
+        matched += Number(/: OK: (\d+)\//.exec(out)![1]);
+      }
+      // together the CPU streams hold every traced instruction of every thread
+      expect(matched).toBe(traced);
+    } finally {
+      cleanup(trace);
+      cleanup(exact);
+    }
   });
 });

@@ -11,6 +11,11 @@
  *                      emulated run time (traced instructions at a nominal 1e9 per second), jittered
  *   seed=N             seed of the drain jitter (default 1): the same run loses the same data
  *   retcomp=1          return compression: a return to the address its call pushed is a TNT bit, not a TIP
+ *   cpus=N             per-CPU mode: N emulated CPUs, one stream each (pt/cpu<k>.pt); each thread's stretch of
+ *                      traced execution (TIP.PGE .. TIP.PGD) runs on one CPU, and sideband `switch` records
+ *                      say which thread each stretch belongs to, like perf's per-CPU capture
+ *   quantum=BYTES      per-CPU mode: a thread inside the range this long is preempted (FUP + TIP.PGD, then
+ *                      TIP.PGE again), as a timer interrupt would (default 262144)
  *
  * Model: the plugin sees every in-range instruction just before it executes (per-instruction callbacks) and
  * every out-of-range translation block (to see tracing leave the range). From each pair of consecutive
@@ -79,6 +84,11 @@ typedef struct thr {
   uint64_t rs[64];
   unsigned rs_top, rs_n;
   uint64_t compressed_rets;
+  /* per-CPU mode: where the current segment started in the thread's buffer, and its start time */
+  size_t seg_start;
+  uint64_t seg_tsc, segments;
+  int last_cpu;
+  int finished;
   struct thr *next_all;
 } thr;
 
@@ -100,9 +110,18 @@ static struct {
   double loss_capacity, loss_drain_per_insn;
   uint64_t seed;
   int retcomp;
+  int ncpus;
+  uint64_t quantum;
+  struct cpu {
+    int fd;
+    uint64_t bytes, last_end_tsc, segments;
+    pthread_mutex_t mu;
+  } *cpus;
+  uint64_t oversubscribed;
 } G = {.psb_period = 4096, .mu = PTHREAD_MUTEX_INITIALIZER, .seed = 1};
 
 static __thread thr *T;
+static void end_segment(thr *t);
 
 static inline uint64_t rdtsc(void) {
   uint32_t lo, hi;
@@ -164,6 +183,11 @@ static int write_all(int fd, const void *p, size_t n) {
 }
 
 static void flush_thr(thr *t) {
+  if (G.ncpus) { /* per-CPU mode: the open segment stays in the buffer until it ends */
+    if (t->log_len && t->log_fd >= 0) write_all(t->log_fd, t->log, t->log_len * 4);
+    t->log_len = 0;
+    return;
+  }
   if (t->enc.len && t->fd >= 0) write_all(t->fd, t->enc.buf, t->enc.len);
   t->enc.len = 0;
   if (t->log_len && t->log_fd >= 0) write_all(t->log_fd, t->log, t->log_len * 4);
@@ -192,9 +216,11 @@ static thr *thr_new(unsigned vcpu) {
   pt_enc_init(&t->enc);
   char p[1200];
   snprintf(p, sizeof p, "%s/pt/%d.pt", G.out, t->tid);
-  t->fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  /* per-CPU mode: the thread's packets go to CPU streams, not to a file of its own */
+  t->fd = G.ncpus ? -1 : open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   t->log_fd = -1;
   t->rng = G.seed * 0x9E3779B97F4A7C15ull ^ (uint64_t)t->tid;
+  t->last_cpu = -1;
   if (G.exact[0]) {
     snprintf(p, sizeof p, "%s/%d.log", G.exact, t->tid);
     t->log_fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -213,12 +239,17 @@ static thr *thr_new(unsigned vcpu) {
     if (fgets(comm, sizeof comm, f)) comm[strcspn(comm, "\n\"\\")] = 0;
     fclose(f);
   }
-  sideband("{\"type\":\"thread_start\",\"tid\":%d,\"file\":\"pt/%d.pt\",\"comm\":\"%s\",\"tsc\":%llu}", t->tid, t->tid, comm,
-           (unsigned long long)rdtsc());
+  if (G.ncpus)
+    sideband("{\"type\":\"thread_start\",\"tid\":%d,\"file\":null,\"comm\":\"%s\",\"tsc\":%llu}", t->tid, comm, (unsigned long long)rdtsc());
+  else
+    sideband("{\"type\":\"thread_start\",\"tid\":%d,\"file\":\"pt/%d.pt\",\"comm\":\"%s\",\"tsc\":%llu}", t->tid, t->tid, comm,
+             (unsigned long long)rdtsc());
   return t;
 }
 
 static void thr_finish(thr *t, const char *why) {
+  if (t->finished) return;
+  t->finished = 1;
   if (t->enc.dropping) {
     uint64_t lostInsns = t->insns - t->loss_begin_insns, lostBytes = t->enc.produced - t->loss_begin_produced;
     t->lost_insns += lostInsns;
@@ -233,12 +264,14 @@ static void thr_finish(thr *t, const char *why) {
   if (t->inside) {
     /* the thread stops inside the range (e.g. exit_group from another thread): like an interrupt before the
      * instruction it was about to run, so a decoder stops exactly there */
+    if (t->has_pending) t->insns--;
     t->has_pending = 0;
     if (t->prev) pt_enc_fup(&t->enc, t->prev->va);
     pt_enc_tip_pgd(&t->enc, 0, 0);
     if (t->log_fd >= 0) log_id(t, LOG_LEAVE);
     t->inside = 0;
   }
+  end_segment(t);
   flush_thr(t);
   sideband("{\"type\":\"thread_end\",\"tid\":%d,\"why\":\"%s\",\"insns\":%llu,\"faults\":%llu,\"unexpected\":%llu,\"bytes\":%lld,"
            "\"psb\":%llu,\"tnt\":%llu,\"tip\":%llu,\"pge\":%llu,\"pgd\":%llu,\"fup\":%llu,\"ovf\":%llu,\"compressed_rets\":%llu,\"lost_insns\":%llu,\"lost_bytes\":%llu,\"tsc\":%llu}",
@@ -256,6 +289,49 @@ static inline thr *current(unsigned vcpu) {
   return t;
 }
 
+/* Per-CPU mode: the thread's segment [seg_start, len) has ended; put it on a CPU. Prefer the thread's last CPU,
+ * then any CPU idle since the segment began (so one CPU never runs two threads at once), else the CPU idle
+ * longest (counted as oversubscribed). A CPU stream that is still empty starts with a PSB+ of its own. */
+static void end_segment(thr *t) {
+  if (!G.ncpus) return;
+  size_t n = t->enc.len - t->seg_start;
+  if (n) {
+    uint64_t end = rdtsc();
+    int c = -1;
+    if (t->last_cpu >= 0 && __atomic_load_n(&G.cpus[t->last_cpu].last_end_tsc, __ATOMIC_RELAXED) <= t->seg_tsc) c = t->last_cpu;
+    for (int k = 0; c < 0 && k < G.ncpus; k++)
+      if (__atomic_load_n(&G.cpus[k].last_end_tsc, __ATOMIC_RELAXED) <= t->seg_tsc) c = k;
+    if (c < 0) {
+      c = 0;
+      for (int k = 1; k < G.ncpus; k++)
+        if (G.cpus[k].last_end_tsc < G.cpus[c].last_end_tsc) c = k;
+      __atomic_fetch_add(&G.oversubscribed, 1, __ATOMIC_RELAXED);
+    }
+    struct cpu *cpu = &G.cpus[c];
+    pthread_mutex_lock(&cpu->mu);
+    if (cpu->bytes == 0) {
+      pt_encoder head;
+      pt_enc_init(&head);
+      pt_enc_psb_plus(&head, t->seg_tsc, 0, 0);
+      write_all(cpu->fd, head.buf, head.len);
+      cpu->bytes += head.len;
+      pt_enc_free(&head);
+    }
+    uint64_t offset = cpu->bytes;
+    write_all(cpu->fd, t->enc.buf + t->seg_start, n);
+    cpu->bytes += n;
+    cpu->segments++;
+    if (end > cpu->last_end_tsc) cpu->last_end_tsc = end;
+    pthread_mutex_unlock(&cpu->mu);
+    sideband("{\"type\":\"switch\",\"cpu\":%d,\"tid\":%d,\"segment\":%llu,\"offset\":%llu,\"bytes\":%zu,\"tsc_begin\":%llu,\"tsc_end\":%llu}", c,
+             t->tid, (unsigned long long)t->segments, (unsigned long long)offset, n, (unsigned long long)t->seg_tsc, (unsigned long long)end);
+    t->last_cpu = c;
+  }
+  t->segments++;
+  t->enc.len = 0;
+  t->seg_start = 0;
+}
+
 static inline void rs_push(thr *t, uint64_t ret) {
   t->rs[t->rs_top] = ret;
   t->rs_top = (t->rs_top + 1) & 63;
@@ -265,6 +341,12 @@ static inline void rs_push(thr *t, uint64_t ret) {
 static void enter(thr *t, const insn_desc *cur) {
   t->rs_n = 0;
   uint64_t tsc = rdtsc();
+  if (G.ncpus) {
+    /* a segment may follow another thread's on its CPU: its first IP must not depend on earlier packets */
+    t->seg_start = t->enc.len;
+    t->seg_tsc = tsc;
+    t->enc.last_ip = 0;
+  }
   if (!t->first_tsc) {
     t->first_tsc = tsc;
     pt_enc_psb_plus(&t->enc, tsc, 0, 0); /* the stream starts with a PSB so decoders can sync */
@@ -312,6 +394,7 @@ static void leave(thr *t, uint64_t pc) {
     /* interrupted: the previous instruction faulted (QEMU runs the signal handler, out of range), so it did
      * not retire: FUP at it, then the disable with no IP (the transfer goes to the kernel) */
     t->faults++;
+    if (t->has_pending) t->insns--; /* counted when its callback ran, but it did not retire */
     t->has_pending = 0;
     if (p) pt_enc_fup(&t->enc, p->va);
     pt_enc_tip_pgd(&t->enc, 0, 0);
@@ -320,6 +403,7 @@ static void leave(thr *t, uint64_t pc) {
   t->inside = 0;
   t->prev = NULL;
   t->last_tsc = rdtsc();
+  end_segment(t);
   if (t->enc.len >= FLUSH_BYTES) flush_thr(t);
 }
 
@@ -429,6 +513,7 @@ static void on_insn(unsigned vcpu, void *ud) {
         commit_pending(t);
         if (t->log_fd >= 0) log_id(t, LOG_LEAVE);
         t->inside = 0;
+        end_segment(t);
         enter(t, cur);
         goto done;
       default:
@@ -450,6 +535,15 @@ done:
     t->rs_n = 0;
   }
   if (G.loss_capacity > 0) loss_step(t, cur);
+  if (G.ncpus && t->enc.len - t->seg_start >= G.quantum && !t->enc.dropping) {
+    /* preempted before `cur` runs, as by a timer interrupt: disabled at cur, enabled again at cur */
+    pt_enc_fup(&t->enc, cur->va);
+    pt_enc_tip_pgd(&t->enc, 0, 0);
+    if (t->log_fd >= 0) log_id(t, LOG_LEAVE);
+    t->inside = 0;
+    end_segment(t);
+    enter(t, cur);
+  }
   t->prev = cur;
   t->pending = cur->id;
   t->has_pending = 1;
@@ -541,11 +635,10 @@ static void on_vcpu_exit(qemu_plugin_id_t id, unsigned vcpu) {
 
 static void on_exit_all(qemu_plugin_id_t id, void *ud) {
   (void)id, (void)ud;
-  for (thr *t = G.all; t; t = t->next_all)
-    if (t->fd >= 0) thr_finish(t, "process-exit");
+  for (thr *t = G.all; t; t = t->next_all) thr_finish(t, "process-exit");
   if (G.insns) fflush(G.insns);
-  sideband("{\"type\":\"end\",\"translated_in_range\":%llu,\"tsc\":%llu}", (unsigned long long)G.translated_in_range,
-           (unsigned long long)rdtsc());
+  sideband("{\"type\":\"end\",\"translated_in_range\":%llu,\"oversubscribed\":%llu,\"tsc\":%llu}", (unsigned long long)G.translated_in_range,
+           (unsigned long long)G.oversubscribed, (unsigned long long)rdtsc());
 }
 
 static int mkdir_p(const char *dir) {
@@ -573,6 +666,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     else if (!strncmp(a, "psb_period=", 11)) G.psb_period = strtoull(a + 11, NULL, 0);
     else if (!strncmp(a, "seed=", 5)) G.seed = strtoull(a + 5, NULL, 0) | 1;
     else if (!strncmp(a, "retcomp=", 8)) G.retcomp = atoi(a + 8) != 0;
+    else if (!strncmp(a, "cpus=", 5)) G.ncpus = atoi(a + 5);
+    else if (!strncmp(a, "quantum=", 8)) G.quantum = strtoull(a + 8, NULL, 0);
     else if (!strncmp(a, "loss=", 5)) {
       char *e;
       double cap = strtod(a + 5, &e), rate = *e == ':' ? strtod(e + 1, NULL) : -1;
@@ -592,11 +687,20 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
       }
       add_range(lo, hi, "argument");
     } else {
-      fprintf(stderr, "jportal-qemu-pt: unknown argument '%s' (out=DIR exact=DIR psb_period=N range=LO-HI loss=B:R seed=N retcomp=0|1)\n", a);
+      fprintf(stderr, "jportal-qemu-pt: unknown argument '%s' (out=DIR exact=DIR psb_period=N range=LO-HI loss=B:R seed=N retcomp=0|1 cpus=N quantum=BYTES)\n", a);
       return 1;
     }
   }
   if (G.psb_period < 256) G.psb_period = 256;
+  if (G.ncpus < 0 || G.ncpus > 1024) {
+    fprintf(stderr, "jportal-qemu-pt: cpus must be 0..1024\n");
+    return 1;
+  }
+  if (G.quantum == 0) G.quantum = 262144;
+  if (G.ncpus && G.loss_capacity > 0) {
+    fprintf(stderr, "jportal-qemu-pt: the loss model works per thread; it cannot be combined with cpus=N yet\n");
+    return 1;
+  }
   char p[1200];
   snprintf(p, sizeof p, "%s/pt", G.out);
   if (mkdir_p(p) != 0) {
@@ -613,9 +717,21 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
   clock_gettime(CLOCK_MONOTONIC, &ts);
   fprintf(G.sideband,
           "{\"type\":\"header\",\"format\":\"jportal-pt-sideband\",\"version\":1,\"source\":\"qemu-pt-emulator\","
-          "\"psb_period\":%llu,\"ip_filtering\":true,\"user_only\":true,\"return_compression\":%s,\"loss_buffer\":%.0f,\"loss_rate\":%.0f,\"seed\":%llu,\"tsc\":%llu,\"mono_ns\":%llu}\n",
-          (unsigned long long)G.psb_period, G.retcomp ? "true" : "false", G.loss_capacity, G.loss_drain_per_insn * NOMINAL_INSNS_PER_SECOND, (unsigned long long)G.seed, (unsigned long long)rdtsc(), (unsigned long long)ts.tv_sec * 1000000000ull + ts.tv_nsec);
+          "\"psb_period\":%llu,\"ip_filtering\":true,\"user_only\":true,\"return_compression\":%s,\"loss_buffer\":%.0f,\"loss_rate\":%.0f,\"seed\":%llu,\"cpus\":%d,\"tsc\":%llu,\"mono_ns\":%llu}\n",
+          (unsigned long long)G.psb_period, G.retcomp ? "true" : "false", G.loss_capacity, G.loss_drain_per_insn * NOMINAL_INSNS_PER_SECOND, (unsigned long long)G.seed, G.ncpus, (unsigned long long)rdtsc(), (unsigned long long)ts.tv_sec * 1000000000ull + ts.tv_nsec);
   fflush(G.sideband);
+  if (G.ncpus) {
+    G.cpus = calloc((size_t)G.ncpus, sizeof *G.cpus);
+    for (int k = 0; k < G.ncpus; k++) {
+      snprintf(p, sizeof p, "%s/pt/cpu%d.pt", G.out, k);
+      G.cpus[k].fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      pthread_mutex_init(&G.cpus[k].mu, NULL);
+      if (G.cpus[k].fd < 0) {
+        fprintf(stderr, "jportal-qemu-pt: cannot write %s: %s\n", p, strerror(errno));
+        return 1;
+      }
+    }
+  }
   if (G.exact[0]) {
     if (mkdir_p(G.exact) != 0) {
       fprintf(stderr, "jportal-qemu-pt: cannot create %s: %s\n", G.exact, strerror(errno));

@@ -2,7 +2,10 @@
  * instruction flow it reconstructs equals the emulator's exact execution log, instruction for instruction.
  * Code bytes come from the log itself (each logged instruction carries the bytes QEMU executed), so the
  * check covers the encoding, not the agent's metadata.
- *   ptcheck THREAD.pt THREAD.log insns.bin      -> exit 0 and one summary line, or 1 with the first mismatches */
+ *   ptcheck THREAD.pt THREAD.log insns.bin      -> exit 0 and one summary line, or 1 with the first mismatches
+ *   ptcheck --cpu CPU.pt K sideband.jsonl EXACTDIR
+ *       per-CPU mode: the stream of emulated CPU K; each traced stretch (TIP.PGE .. TIP.PGD) is matched
+ *       against the part of its thread's log the sideband's `switch` record names */
 #include <fcntl.h>
 #include <intel-pt.h>
 #include <stdio.h>
@@ -31,6 +34,23 @@ typedef struct {
   const uint32_t *log;
   size_t n, cursor;
 } ctx_t;
+
+/* per-CPU mode: the switch records of one CPU, and each thread's log split at its range exits */
+typedef struct {
+  int tid;
+  uint64_t segment, offset, bytes;
+} seg_t;
+typedef struct {
+  int tid;
+  const uint32_t *log;
+  size_t n;
+  size_t *seg_begin; /* log index where segment j starts */
+  size_t nseg;
+} tlog_t;
+static seg_t *SEGS;
+static size_t NSEGS;
+static tlog_t *TLOGS;
+static size_t NTLOGS;
 
 static const void *map_file(const char *path, size_t *len) {
   int fd = open(path, O_RDONLY);
@@ -96,18 +116,89 @@ static int read_mem(uint8_t *buf, size_t size, const struct pt_asid *asid, uint6
   return (int)n;
 }
 
+static tlog_t *tlog_for(const char *dir, int tid) {
+  for (size_t i = 0; i < NTLOGS; i++)
+    if (TLOGS[i].tid == tid) return &TLOGS[i];
+  TLOGS = realloc(TLOGS, (NTLOGS + 1) * sizeof *TLOGS);
+  tlog_t *t = &TLOGS[NTLOGS++];
+  char p[1100];
+  snprintf(p, sizeof p, "%s/%d.log", dir, tid);
+  size_t len;
+  t->tid = tid;
+  t->log = map_file(p, &len);
+  t->n = len / 4;
+  t->seg_begin = malloc((t->n + 1) * sizeof *t->seg_begin);
+  t->nseg = 0;
+  t->seg_begin[t->nseg++] = 0;
+  for (size_t i = 0; i < t->n; i++)
+    if (t->log[i] == LOG_LEAVE) t->seg_begin[t->nseg++] = i + 1;
+  return t;
+}
+
+static void load_switches(const char *sideband, int cpu, const char *dir) {
+  FILE *f = fopen(sideband, "r");
+  if (!f) {
+    perror(sideband);
+    exit(2);
+  }
+  char line[4096];
+  while (fgets(line, sizeof line, f)) {
+    int k, tid;
+    unsigned long long segment, offset, bytes;
+    if (sscanf(line, "{\"type\":\"switch\",\"cpu\":%d,\"tid\":%d,\"segment\":%llu,\"offset\":%llu,\"bytes\":%llu", &k, &tid, &segment, &offset,
+               &bytes) != 5 ||
+        k != cpu)
+      continue;
+    SEGS = realloc(SEGS, (NSEGS + 1) * sizeof *SEGS);
+    SEGS[NSEGS++] = (seg_t){tid, segment, offset, bytes};
+    tlog_for(dir, tid);
+  }
+  fclose(f);
+}
+
+/* The switch record whose bytes contain stream offset `off`. */
+static const seg_t *seg_at(uint64_t off) {
+  size_t lo = 0, hi = NSEGS;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (SEGS[mid].offset + SEGS[mid].bytes <= off) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < NSEGS && SEGS[lo].offset <= off ? &SEGS[lo] : NULL;
+}
+
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    fprintf(stderr, "usage: ptcheck THREAD.pt THREAD.log insns.bin\n");
+  int cpuMode = argc == 6 && !strcmp(argv[1], "--cpu");
+  if (argc != 4 && !cpuMode) {
+    fprintf(stderr, "usage: ptcheck THREAD.pt THREAD.log insns.bin | ptcheck --cpu CPU.pt K sideband.jsonl EXACTDIR\n");
     return 2;
   }
-  size_t ptlen, loglen;
+  if (cpuMode) {
+    argv[1] = argv[2];
+    load_switches(argv[4], atoi(argv[3]), argv[5]);
+  }
+  size_t ptlen, loglen = 0;
   const uint8_t *pt = map_file(argv[1], &ptlen);
-  ctx_t c = {map_file(argv[2], &loglen), 0, 0};
+  ctx_t c = {cpuMode ? NULL : map_file(argv[2], &loglen), 0, 0};
   c.n = loglen / 4;
-  load_descs(argv[3]);
+  if (cpuMode) {
+    char p[1100];
+    snprintf(p, sizeof p, "%s/insns.bin", argv[5]);
+    load_descs(p);
+  } else {
+    load_descs(argv[3]);
+  }
+  size_t segmentsChecked = 0;
   size_t expected = 0, leaves = 0;
   for (size_t i = 0; i < c.n; i++) c.log[i] == LOG_LEAVE ? leaves++ : IS_MARK(c.log[i]) ? 0 : expected++;
+  if (cpuMode)
+    for (size_t i = 0; i < NSEGS; i++) {
+      tlog_t *t = tlog_for(argv[5], SEGS[i].tid);
+      if (SEGS[i].segment >= t->nseg) continue;
+      for (size_t k = t->seg_begin[SEGS[i].segment]; k < t->n && t->log[k] != LOG_LEAVE; k++)
+        if (!IS_MARK(t->log[k])) expected++;
+      leaves++;
+    }
   size_t gap = 0, overflows = 0;
   if (!ptlen) {
     printf("%s: empty stream, %zu logged instructions\n", argv[1], expected);
@@ -133,6 +224,23 @@ int main(int argc, char **argv) {
       struct pt_event ev;
       status = pt_insn_event(dec, &ev, sizeof ev);
       if (status < 0) break;
+      if (cpuMode && ev.type == ptev_enabled) {
+        /* a new stretch: whose is it? the switch record covering the packets just read says */
+        uint64_t off = 0;
+        pt_insn_get_offset(dec, &off);
+        const seg_t *sg = seg_at(off ? off - 1 : 0);
+        tlog_t *t = sg ? tlog_for(argv[5], sg->tid) : NULL;
+        if (!t || sg->segment >= t->nseg) {
+          if (mismatches++ < 5) fprintf(stderr, "%s: no switch record covers offset %llu\n", argv[1], (unsigned long long)off);
+          c.log = NULL, c.n = c.cursor = 0;
+        } else {
+          c.log = t->log;
+          c.n = t->n;
+          c.cursor = t->seg_begin[sg->segment];
+          segmentsChecked++;
+        }
+        continue;
+      }
       if (ev.type == ptev_overflow) {
         /* lost data: the log says where tracing resumed; what lies between was not reconstructed */
         overflows++;
@@ -186,6 +294,7 @@ int main(int argc, char **argv) {
     }
     c.cursor++;
   }
+  if (cpuMode) c.cursor = c.n; /* per segment: ends are checked at each disable */
   while (c.cursor < c.n && c.log[c.cursor] == LOG_LEAVE) c.cursor++;
   if (c.n && c.log[c.n - 1] == LOG_LOST_TAIL) {
     /* the thread ended while its data was being lost: the rest was never in the stream */
@@ -196,6 +305,8 @@ int main(int argc, char **argv) {
   for (size_t k = c.cursor; k < c.n; k++)
     if (!IS_MARK(c.log[k])) missing++;
   pt_insn_free_decoder(dec);
+  if (cpuMode && segmentsChecked != NSEGS && mismatches++ < 5)
+    fprintf(stderr, "%s: %zu of %zu switch records' stretches were decoded\n", argv[1], segmentsChecked, NSEGS);
   int ok = mismatches == 0 && errors == 0 && missing == 0 && matched + gap == expected;
   printf("%s: %s: %zu/%zu instructions matched, %zu range exits (%zu logged), %zu decode errors, %zu unmatched log entries, "
          "%zu overflows, %zu instructions in gaps (%.2f%%)\n",

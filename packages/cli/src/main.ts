@@ -27,6 +27,7 @@ export async function main(argv: string[]): Promise<number> {
           .option('psb-period', { type: 'number', describe: 'emulator: bytes between PSB packets (default 4096)' })
           .option('loss', { type: 'string', describe: 'emulator loss model BUFFER:RATE: per-thread buffer bytes drained at RATE bytes/s of emulated run time' })
           .option('seed', { type: 'number', describe: 'emulator: seed of the loss model (same seed, same loss)' })
+          .option('cpus', { type: 'number', describe: 'emulator: per-CPU mode with N emulated CPUs (one stream each, switch sideband)' })
           .option('retcomp', { type: 'boolean', describe: 'emulator: compress returns to TNT bits (default: every return is a TIP)' })
           .option('deterministic', { type: 'boolean', describe: 'add JVM flags that make runs reproducible (serial GC, -Xbatch, fixed compiler threads)' })
           .option('force', { type: 'boolean', describe: 'overwrite an existing trace directory' })
@@ -47,6 +48,7 @@ export async function main(argv: string[]): Promise<number> {
           loss: a.loss,
           seed: a.seed,
           retcomp: a.retcomp,
+          cpus: a.cpus,
           deterministic: a.deterministic,
         });
       },

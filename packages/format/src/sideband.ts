@@ -8,7 +8,8 @@ import { TraceFormatError } from './errors';
 
 export interface PtThread {
   tid: number;
-  file: string;
+  /** The thread's own stream; null in per-CPU mode (its stretches are in the CPU streams). */
+  file: string | null;
   comm: string;
   bytes: number;
   insns?: number;
@@ -30,6 +31,9 @@ export interface PtSideband {
   /** Stretches of lost data, per thread, as the capture marked them. */
   losses: { tid: number; offset: number; lostBytes: number; lostInsns: number; tscBegin: number; tscEnd: number }[];
   lossModel?: { buffer: number; rate: number; seed: number };
+  /** Per-CPU mode: one stream per emulated CPU, and the stretches (switch records) each carries. */
+  cpus: { cpu: number; file: string; bytes: number; segments: number; threads: number }[];
+  switches: { cpu: number; tid: number; segment: number; offset: number; bytes: number; tscBegin: number; tscEnd: number }[];
   complete: boolean;
 }
 
@@ -40,7 +44,7 @@ export function readPtSideband(dir: string): PtSideband | undefined {
   const file = path.join(dir, 'pt', 'sideband.jsonl');
   if (!fs.existsSync(file)) return undefined;
   const text = fs.readFileSync(file, 'utf8');
-  const sb: PtSideband = { source: '?', version: 0, psbPeriod: 0, returnCompression: false, ranges: [], threads: [], losses: [], complete: false };
+  const sb: PtSideband = { source: '?', version: 0, psbPeriod: 0, returnCompression: false, ranges: [], threads: [], losses: [], cpus: [], switches: [], complete: false };
   const byTid = new Map<number, PtThread>();
   let offset = 0;
   for (const line of text.split('\n')) {
@@ -64,6 +68,10 @@ export function readPtSideband(dir: string): PtSideband | undefined {
         sb.psbPeriod = e.psb_period;
         sb.returnCompression = !!e.return_compression;
         if (e.loss_buffer > 0) sb.lossModel = { buffer: e.loss_buffer, rate: e.loss_rate, seed: e.seed };
+        for (let k = 0; k < (e.cpus ?? 0); k++) sb.cpus.push({ cpu: k, file: `pt/cpu${k}.pt`, bytes: 0, segments: 0, threads: 0 });
+        break;
+      case 'switch':
+        sb.switches.push({ cpu: e.cpu, tid: e.tid, segment: e.segment, offset: e.offset, bytes: e.bytes, tscBegin: e.tsc_begin, tscEnd: e.tsc_end });
         break;
       case 'loss':
         sb.losses.push({ tid: e.tid, offset: e.offset, lostBytes: e.lost_bytes, lostInsns: e.lost_insns, tscBegin: e.tsc_begin, tscEnd: e.tsc_end });
@@ -94,8 +102,15 @@ export function readPtSideband(dir: string): PtSideband | undefined {
     }
   }
   for (const t of sb.threads) {
-    const f = path.join(dir, t.file);
-    t.bytes = fs.existsSync(f) ? fs.statSync(f).size : 0;
+    const f = t.file ? path.join(dir, t.file) : undefined;
+    t.bytes = f && fs.existsSync(f) ? fs.statSync(f).size : sb.switches.filter((w) => w.tid === t.tid).reduce((a, w) => a + w.bytes, 0);
+  }
+  for (const c of sb.cpus) {
+    const f = path.join(dir, c.file);
+    c.bytes = fs.existsSync(f) ? fs.statSync(f).size : 0;
+    const mine = sb.switches.filter((w) => w.cpu === c.cpu);
+    c.segments = mine.length;
+    c.threads = new Set(mine.map((w) => w.tid)).size;
   }
   return sb;
 }

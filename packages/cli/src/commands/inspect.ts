@@ -45,6 +45,7 @@ export interface InspectSummary {
     lossModel?: { buffer: number; rate: number; seed: number };
     lostInsns: number;
     tracedInsns: number;
+    cpus: { cpu: number; bytes: number; segments: number; threads: number }[];
     threads: { tid: number; comm: string; bytes: number; insns?: number; faults?: number; lostInsns?: number; packets: Record<string, number> }[];
   };
 }
@@ -97,6 +98,7 @@ export function summarize(m: TraceModel): InspectSummary {
       lossModel: m.pt.lossModel,
       lostInsns: m.pt.threads.reduce((s, t) => s + (t.lostInsns ?? 0), 0),
       tracedInsns: m.pt.threads.reduce((s, t) => s + (t.insns ?? 0), 0),
+      cpus: m.pt.cpus.map((c) => ({ cpu: c.cpu, bytes: c.bytes, segments: c.segments, threads: c.threads })),
       // name each stream by the Java thread the agent saw on that OS tid, else by the OS thread name
       threads: m.pt.threads.map((t) => ({
         tid: t.tid,
@@ -143,7 +145,10 @@ export function formatSummary(s: InspectSummary, m: TraceModel): string {
   row('threads', `${s.threads}${names.length ? ': ' + names.slice(0, 8).join(', ') + (names.length > 8 ? ', ...' : '') : ''}`);
   row('transport', `stalls ${s.stalls}, dropped ${s.dropped} records, seq gaps ${s.gaps}`);
   if (s.pt) {
-    row('pt', `${formatBytes(s.pt.bytes)} in ${s.pt.threads.length} thread streams (${s.pt.source})`);
+    if (s.pt.cpus.length) {
+      row('pt', `${formatBytes(s.pt.cpus.reduce((a, c) => a + c.bytes, 0))} in ${s.pt.cpus.length} CPU streams, ${s.pt.threads.length} threads (${s.pt.source}, per-CPU)`);
+      for (const c of s.pt.cpus) lines.push(`${''.padEnd(12)}   cpu ${c.cpu}: ${formatBytes(c.bytes)}, ${c.segments} stretches of ${c.threads} threads`);
+    } else row('pt', `${formatBytes(s.pt.bytes)} in ${s.pt.threads.length} thread streams (${s.pt.source})`);
     if (s.pt.lossModel || s.pt.lostInsns)
       row(
         'pt loss',

@@ -27,6 +27,8 @@ export interface RecordOptions {
   seed?: number;
   /** Emulator: compress returns to TNT bits (a real PT unit's default; off means noretcomp). */
   retcomp?: boolean;
+  /** Emulator per-CPU mode: N emulated CPUs, one stream each, with context-switch sideband. */
+  cpus?: number;
   /** Add the JVM flags that make emulated runs reproducible (DETERMINISTIC_JVM_FLAGS). */
   deterministic?: boolean;
 }
@@ -56,7 +58,19 @@ export interface RecordSummary {
 }
 
 /** How the JVM is started under the emulator: qemu-x86_64 -plugin PLUGIN,out=DIR /path/to/java ARGS. */
-function emulatedLaunch(command: string[], out: string, psbPeriod?: number, loss?: string, seed?: number, retcomp?: boolean): string[] {
+interface EmulatorOptions {
+  psbPeriod?: number;
+  loss?: string;
+  seed?: number;
+  retcomp?: boolean;
+  cpus?: number;
+}
+
+function emulatedLaunch(command: string[], out: string, o: EmulatorOptions): string[] {
+  const { psbPeriod, loss, seed, retcomp, cpus } = o;
+  if (cpus !== undefined && (!Number.isInteger(cpus) || cpus < 1 || cpus > 1024))
+    throw new CliError(`record: --cpus wants 1..1024 (got ${cpus})`, ExitCode.BadInput);
+  if (cpus && loss) throw new CliError('record: --loss works per thread and cannot be combined with --cpus yet', ExitCode.BadInput);
   if (loss !== undefined && !/^\d+(\.\d+)?[:,]\d+(\.\d+)?$/.test(loss))
     throw new CliError(`record: --loss wants BUFFER_BYTES:BYTES_PER_SECOND (got ${loss})`, ExitCode.BadInput);
   const qemu = findExecutable('qemu-x86_64');
@@ -77,6 +91,7 @@ function emulatedLaunch(command: string[], out: string, psbPeriod?: number, loss
     loss ? `loss=${loss.replace(',', ':')}` : undefined,
     seed !== undefined ? `seed=${seed}` : undefined,
     retcomp ? 'retcomp=1' : undefined,
+    cpus ? `cpus=${cpus}` : undefined,
   ]
     .filter(Boolean)
     .join(',');
@@ -105,7 +120,7 @@ export async function runRecord(opts: RecordOptions): Promise<number> {
   let command = opts.command;
   if (opts.deterministic) command = [command[0], ...DETERMINISTIC_JVM_FLAGS, ...command.slice(1)];
   if (!emulate && (opts.loss || opts.seed !== undefined)) throw new CliError('record: --loss and --seed need --pt=emulate', ExitCode.BadInput);
-  if (emulate) command = emulatedLaunch(command, out, opts.psbPeriod, opts.loss, opts.seed, opts.retcomp);
+  if (emulate) command = emulatedLaunch(command, out, opts);
   const launch = injectAgent(
     command,
     agent,
