@@ -14,6 +14,9 @@
  *   cpus=N             per-CPU mode: N emulated CPUs, one stream each (pt/cpu<k>.pt); each thread's stretch of
  *                      traced execution (TIP.PGE .. TIP.PGD) runs on one CPU, and sideband `switch` records
  *                      say which thread each stretch belongs to, like perf's per-CPU capture
+ *   mtc=0|1, cyc=0|1   timing packets besides TSC: MTC (default on; TMA in PSB+) from a crystal clock modeled as
+ *                      TSC/64 with mtc_freq=3, and CYC (default off; CBR in PSB+) counting core cycles modeled
+ *                      as TSC ticks; the sideband header gives decoders the ratios (CPUID 0x15, nominal ratio)
  *   quantum=BYTES      per-CPU mode: a thread inside the range this long is preempted (FUP + TIP.PGD, then
  *                      TIP.PGE again), as a timer interrupt would (default 262144)
  *
@@ -112,13 +115,18 @@ static struct {
   int retcomp;
   int ncpus;
   uint64_t quantum;
+  int mtc, cyc;
   struct cpu {
     int fd;
     uint64_t bytes, last_end_tsc, segments;
     pthread_mutex_t mu;
   } *cpus;
   uint64_t oversubscribed;
-} G = {.psb_period = 4096, .mu = PTHREAD_MUTEX_INITIALIZER, .seed = 1};
+} G = {.psb_period = 4096, .mu = PTHREAD_MUTEX_INITIALIZER, .seed = 1, .mtc = 1};
+
+#define CTC_RATIO 64 /* TSC ticks per crystal-clock tick (CPUID 0x15: EBX/EAX = 64/1) */
+#define MTC_FREQ 3   /* an MTC every 2^3 CTC ticks */
+#define NOM_FREQ 32  /* CBR = nominal ratio: core cycles run at the TSC rate */
 
 static __thread thr *T;
 static void end_segment(thr *t);
@@ -218,6 +226,7 @@ static thr *thr_new(unsigned vcpu) {
   snprintf(p, sizeof p, "%s/pt/%d.pt", G.out, t->tid);
   /* per-CPU mode: the thread's packets go to CPU streams, not to a file of its own */
   t->fd = G.ncpus ? -1 : open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (G.mtc || G.cyc) pt_enc_set_timing(&t->enc, rdtsc, CTC_RATIO, MTC_FREQ, G.cyc, NOM_FREQ);
   t->log_fd = -1;
   t->rng = G.seed * 0x9E3779B97F4A7C15ull ^ (uint64_t)t->tid;
   t->last_cpu = -1;
@@ -668,6 +677,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     else if (!strncmp(a, "retcomp=", 8)) G.retcomp = atoi(a + 8) != 0;
     else if (!strncmp(a, "cpus=", 5)) G.ncpus = atoi(a + 5);
     else if (!strncmp(a, "quantum=", 8)) G.quantum = strtoull(a + 8, NULL, 0);
+    else if (!strncmp(a, "mtc=", 4)) G.mtc = atoi(a + 4) != 0;
+    else if (!strncmp(a, "cyc=", 4)) G.cyc = atoi(a + 4) != 0;
     else if (!strncmp(a, "loss=", 5)) {
       char *e;
       double cap = strtod(a + 5, &e), rate = *e == ':' ? strtod(e + 1, NULL) : -1;
@@ -687,7 +698,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
       }
       add_range(lo, hi, "argument");
     } else {
-      fprintf(stderr, "jportal-qemu-pt: unknown argument '%s' (out=DIR exact=DIR psb_period=N range=LO-HI loss=B:R seed=N retcomp=0|1 cpus=N quantum=BYTES)\n", a);
+      fprintf(stderr, "jportal-qemu-pt: unknown argument '%s' (out=DIR exact=DIR psb_period=N range=LO-HI loss=B:R seed=N retcomp=0|1 cpus=N quantum=BYTES mtc=0|1 cyc=0|1)\n", a);
       return 1;
     }
   }
@@ -717,8 +728,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
   clock_gettime(CLOCK_MONOTONIC, &ts);
   fprintf(G.sideband,
           "{\"type\":\"header\",\"format\":\"jportal-pt-sideband\",\"version\":1,\"source\":\"qemu-pt-emulator\","
-          "\"psb_period\":%llu,\"ip_filtering\":true,\"user_only\":true,\"return_compression\":%s,\"loss_buffer\":%.0f,\"loss_rate\":%.0f,\"seed\":%llu,\"cpus\":%d,\"tsc\":%llu,\"mono_ns\":%llu}\n",
-          (unsigned long long)G.psb_period, G.retcomp ? "true" : "false", G.loss_capacity, G.loss_drain_per_insn * NOMINAL_INSNS_PER_SECOND, (unsigned long long)G.seed, G.ncpus, (unsigned long long)rdtsc(), (unsigned long long)ts.tv_sec * 1000000000ull + ts.tv_nsec);
+          "\"psb_period\":%llu,\"ip_filtering\":true,\"user_only\":true,\"return_compression\":%s,\"loss_buffer\":%.0f,\"loss_rate\":%.0f,\"seed\":%llu,\"cpus\":%d,\"mtc\":%s,\"cyc\":%s,\"ctc_ratio\":%d,\"mtc_freq\":%d,\"nom_freq\":%d,\"tsc\":%llu,\"mono_ns\":%llu}\n",
+          (unsigned long long)G.psb_period, G.retcomp ? "true" : "false", G.loss_capacity, G.loss_drain_per_insn * NOMINAL_INSNS_PER_SECOND, (unsigned long long)G.seed, G.ncpus, G.mtc ? "true" : "false", G.cyc ? "true" : "false", CTC_RATIO, MTC_FREQ, NOM_FREQ, (unsigned long long)rdtsc(), (unsigned long long)ts.tv_sec * 1000000000ull + ts.tv_nsec);
   fflush(G.sideband);
   if (G.ncpus) {
     G.cpus = calloc((size_t)G.ncpus, sizeof *G.cpus);

@@ -12,16 +12,25 @@ typedef struct pt_encoder {
   uint64_t tnt_bits;       /* pending TNT bits, oldest in the highest position */
   unsigned tnt_count;
   uint64_t bytes_since_psb;
+  /* timing beyond TSC (0 = off): a crystal clock CTC = TSC / ctc_ratio; MTC packets when
+   * CTC[mtc_freq+7:mtc_freq] changes (checked before each packet); CYC packets (core cycles = TSC ticks)
+   * before each TNT and IP packet. `now` reads the TSC. */
+  unsigned ctc_ratio, mtc_freq, cyc, nom_freq;
+  uint64_t (*now)(void);
+  uint64_t last_mtc, last_cyc_tsc;
+  int timing_started;
   /* loss model: while `dropping`, packets are produced (counted) but not stored */
   int dropping;
   uint64_t produced, emitted;
   uint64_t counts[16];     /* packets written, by enum pt_enc_kind */
 } pt_encoder;
 
-enum pt_enc_kind { PTE_PSB, PTE_PSBEND, PTE_TNT8, PTE_TNT64, PTE_TIP, PTE_PGE, PTE_PGD, PTE_FUP, PTE_MODE, PTE_TSC, PTE_OVF, PTE_PAD, PTE_KINDS };
+enum pt_enc_kind { PTE_PSB, PTE_PSBEND, PTE_TNT8, PTE_TNT64, PTE_TIP, PTE_PGE, PTE_PGD, PTE_FUP, PTE_MODE, PTE_TSC, PTE_OVF, PTE_PAD, PTE_MTC, PTE_TMA, PTE_CYC, PTE_CBR, PTE_KINDS };
 extern const char *const pt_enc_kind_names[PTE_KINDS];
 
 void pt_enc_init(pt_encoder *e);
+/* Turns on MTC (with TMA in PSB+) and optionally CYC (with CBR in PSB+). */
+void pt_enc_set_timing(pt_encoder *e, uint64_t (*now)(void), unsigned ctc_ratio, unsigned mtc_freq, int cyc, unsigned nom_freq);
 void pt_enc_free(pt_encoder *e);
 
 /* TNT bits are buffered; they are flushed (as long or short TNT) when 47 are pending or before any packet

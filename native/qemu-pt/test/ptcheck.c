@@ -209,6 +209,17 @@ int main(int argc, char **argv) {
   pt_config_init(&cfg);
   cfg.begin = (uint8_t *)pt;
   cfg.end = (uint8_t *)pt + ptlen;
+  /* PTCHECK_TIMING=CTC_RATIO,MTC_FREQ,NOM_FREQ (from the sideband header): decode time as well */
+  const char *timing = getenv("PTCHECK_TIMING");
+  unsigned ratio = 0, mtcFreq = 0, nomFreq = 0;
+  if (timing && sscanf(timing, "%u,%u,%u", &ratio, &mtcFreq, &nomFreq) == 3) {
+    cfg.cpuid_0x15_eax = 1;
+    cfg.cpuid_0x15_ebx = ratio;
+    cfg.mtc_freq = (uint8_t)mtcFreq;
+    cfg.nom_freq = (uint8_t)nomFreq;
+  }
+  uint64_t lastTime = 0, distinctTimes = 0, backwards = 0, maxBack = 0;
+  uint32_t lostMtc = 0, lostCyc = 0;
   struct pt_insn_decoder *dec = pt_insn_alloc_decoder(&cfg);
   struct pt_image *img = pt_insn_get_image(dec);
   pt_image_set_callback(img, read_mem, &c);
@@ -284,6 +295,20 @@ int main(int argc, char **argv) {
       if (mismatches++ < 5) fprintf(stderr, "%s: libipt decodes %llx past the end of the log\n", argv[1], (unsigned long long)insn.ip);
       break;
     }
+    if (ratio) {
+      uint64_t tm = 0;
+      uint32_t lm = 0, lc = 0;
+      if (pt_insn_time(dec, &tm, &lm, &lc) >= 0) {
+        if (tm < lastTime) {
+          backwards++;
+          if (lastTime - tm > maxBack) maxBack = lastTime - tm;
+        }
+        else if (tm != lastTime) distinctTimes++;
+        lastTime = tm;
+        if (lm > lostMtc) lostMtc = lm;
+        if (lc > lostCyc) lostCyc = lc;
+      }
+    }
     const desc *d = &D[c.log[c.cursor]];
     if (insn.ip != d->va || insn.size != d->len) {
       if (mismatches++ < 5)
@@ -307,6 +332,10 @@ int main(int argc, char **argv) {
   pt_insn_free_decoder(dec);
   if (cpuMode && segmentsChecked != NSEGS && mismatches++ < 5)
     fprintf(stderr, "%s: %zu of %zu switch records' stretches were decoded\n", argv[1], segmentsChecked, NSEGS);
+  if (ratio)
+    printf("%s: time: %llu distinct timestamps, %llu backwards (at most %llu TSC ticks), last %llu, lost mtc %u, lost cyc %u\n", argv[1],
+           (unsigned long long)distinctTimes, (unsigned long long)backwards, (unsigned long long)maxBack, (unsigned long long)lastTime, lostMtc,
+           lostCyc);
   int ok = mismatches == 0 && errors == 0 && missing == 0 && matched + gap == expected;
   printf("%s: %s: %zu/%zu instructions matched, %zu range exits (%zu logged), %zu decode errors, %zu unmatched log entries, "
          "%zu overflows, %zu instructions in gaps (%.2f%%)\n",

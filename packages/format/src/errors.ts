@@ -14,15 +14,23 @@ export type TraceErrorCode =
   | 'seq-gap'
   | 'ring';
 
-/** A typed error naming the file and the byte offset where reading failed. */
+/**
+ * A typed error naming the file and the byte offset where reading failed. The message is one line:
+ * `meta.jpt: record at byte 123456: record CRC mismatch (stored 0x..., computed 0x...)`.
+ */
 export class TraceFormatError extends Error {
+  /**
+   * @param where how the offset is introduced in the message ('byte', 'record at byte', 'header at byte',
+   *   'ring byte', 'stream byte'); the numeric offset is always `offset`.
+   */
   constructor(
     readonly code: TraceErrorCode,
     readonly file: string,
     readonly offset: number,
-    detail: string,
+    readonly detail: string,
+    where = 'byte',
   ) {
-    super(`${file}: byte ${offset}: ${detail}`);
+    super(`${file}: ${where} ${offset}: ${detail}`);
     this.name = 'TraceFormatError';
   }
 }

@@ -1,4 +1,5 @@
 /** The record types of format 1.0 (docs/trace-format.md §4): ids, names, layouts, typed payloads. */
+import { LayoutField, parseLayout } from './layout';
 
 export const RecordType = {
   CALIBRATION: 1,
@@ -45,6 +46,11 @@ export const CANONICAL_LAYOUTS: Record<RecordTypeName, string> = {
   THREAD_START: 'os_tid:u32 java_tid:u64 daemon:u8 name:str',
   THREAD_END: 'os_tid:u32 java_tid:u64',
 };
+
+/** The canonical layouts, parsed. */
+export const CANONICAL_FIELDS: Record<RecordTypeName, LayoutField[]> = Object.fromEntries(
+  (Object.keys(CANONICAL_LAYOUTS) as RecordTypeName[]).map((n) => [n, parseLayout(CANONICAL_LAYOUTS[n])]),
+) as Record<RecordTypeName, LayoutField[]>;
 
 export const RECORD_NAMES: ReadonlyMap<number, RecordTypeName> = new Map(
   (Object.entries(RecordType) as [RecordTypeName, number][]).map(([n, id]) => [id, n]),
