@@ -295,14 +295,7 @@ bool Ring::commit(uint16_t type, uint16_t flags, const Payload& payload, uint32_
       dropTailMark_ = __atomic_load_n(&hdr_->tail, __ATOMIC_ACQUIRE);
       dropped = true;
     } else {
-      if (pendingDropCount_) {
-        Payload d;
-        d.u64(pendingDropCount_);
-        d.u64(pendingDropBytes_);
-        d.u64(pendingDropFirstSeq_);
-        writeLocked(DROPPED, 0, d.data(), d.size());
-        pendingDropCount_ = pendingDropBytes_ = 0;
-      }
+      writePendingDroppedLocked();
       writeLocked(type, flags, payload.data(), payload.size());
     }
   }
@@ -313,6 +306,17 @@ bool Ring::commit(uint16_t type, uint16_t flags, const Payload& payload, uint32_
   }
   wake_.notify_one();
   return true;
+}
+
+// The DROPPED record for records dropped since the last write; it precedes the next record that fits.
+void Ring::writePendingDroppedLocked() {
+  if (!pendingDropCount_) return;
+  Payload d;
+  d.u64(pendingDropCount_);
+  d.u64(pendingDropBytes_);
+  d.u64(pendingDropFirstSeq_);
+  writeLocked(DROPPED, 0, d.data(), d.size());
+  pendingDropCount_ = pendingDropBytes_ = 0;
 }
 
 bool Ring::commitLast(uint16_t type, void (*build)(const RingStats&, Payload&, void*), void* ctx, uint32_t minWaitMs) {
@@ -329,14 +333,7 @@ bool Ring::commitLast(uint16_t type, void (*build)(const RingStats&, Payload&, v
     size_t need = RECORD_HEADER_SIZE + probe.size() + (pendingDropCount_ ? droppedRecordSize : 0);
     uint32_t waitMs = opts_.waitMs > minWaitMs ? opts_.waitMs : minWaitMs;
     if (need <= hdr_->capacity && waitForSpaceLocked(need, waitMs)) {
-      if (pendingDropCount_) {
-        Payload d;
-        d.u64(pendingDropCount_);
-        d.u64(pendingDropBytes_);
-        d.u64(pendingDropFirstSeq_);
-        writeLocked(DROPPED, 0, d.data(), d.size());
-        pendingDropCount_ = pendingDropBytes_ = 0;
-      }
+      writePendingDroppedLocked();
       RingStats final = stats_;
       final.records += 1;
       final.bytes += RECORD_HEADER_SIZE + probe.size();

@@ -53,6 +53,7 @@ class Ring {
 
  private:
   bool lockForCommit(std::unique_lock<std::mutex>& lk);
+  void writePendingDroppedLocked();
   bool writeLocked(uint16_t type, uint16_t flags, const uint8_t* payload, size_t len);
   bool waitForSpaceLocked(size_t need, uint32_t waitMs);
   void writerLoop();
