@@ -141,7 +141,7 @@ maybe('PT emulator: the loss model', () => {
 
   test.each([
     ['no loss with a buffer that never fills', '1000000000:1000000000000', 0, 0],
-    ['about 10% lost', '65536:300000000', 0.03, 0.2],
+    ['about 10% lost', '65536:400000000', 0.03, 0.2],
     ['about 50% lost', '65536:150000000', 0.35, 0.65],
   ])('%s: the share the emulator reports equals the share libipt cannot reconstruct', (_name, loss, lo, hi) => {
     const r = lossRun('loss', loss as string, 3);

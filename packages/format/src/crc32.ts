@@ -13,9 +13,13 @@ function makeTable(): Uint32Array {
   return t;
 }
 
-/** CRC-32 (IEEE, as zlib), continuing from `prev` (0 to start). */
+/** CRC-32 (IEEE, as zlib), continuing from `prev` (0 to start). zlib.crc32 when Node has it (20.15+). */
 export function crc32(data: Uint8Array, prev = 0): number {
-  if (native) return native(data, prev);
+  return native ? native(data, prev) : crc32Portable(data, prev);
+}
+
+/** The pure-TypeScript fallback (table-driven, reflected 0xEDB88320). */
+export function crc32Portable(data: Uint8Array, prev = 0): number {
   table ??= makeTable();
   let c = ~prev >>> 0;
   for (let i = 0; i < data.length; i++) c = table[(c ^ data[i]) & 0xff] ^ (c >>> 8);

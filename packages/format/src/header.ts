@@ -88,7 +88,7 @@ export function decodeFileHeader(file: string, bytes: Uint8Array, complete: bool
     new TraceFormatError(code, file, offset, detail, 'header at byte');
   const short = (need: number): undefined => {
     if (!complete) return undefined;
-    throw new TraceFormatError('truncated', file, bytes.length, `file ends inside the file header (needs ${need} bytes, has ${bytes.length})`);
+    throw new TraceFormatError('truncated', file, bytes.length, `truncated: the file ends inside the file header (needs ${need} bytes, has ${bytes.length})`);
   };
   const magicLen = Math.min(8, bytes.length);
   for (let i = 0; i < magicLen; i++) if (bytes[i] !== MAGIC[i]) throw err('bad-magic', 0, 'not a jportal metadata file (bad magic)');

@@ -105,3 +105,50 @@ export const CodeletKind = ['other', 'bytecode', 'method-entry', 'return-entry',
 export const DispatchTableKind = ['active', 'normal', 'safepoint', 'method-entry'] as const;
 /** CLASS.source values. */
 export const ClassSource = ['class-file-load-hook', 'reconstructed', 'redefined'] as const;
+
+/** One record as the reader yields it. `payload` is typed for §4's types (see `RecordOf` / `isRecord`). */
+export interface TraceRecord<P = unknown> {
+  seq: number;
+  tsc: bigint;
+  type: number;
+  /** The name from the file's type table (`type<N>` for a type missing from the table). */
+  typeName: string;
+  flags: number;
+  /** Byte offset of the record in the file. */
+  offset: number;
+  /** Total size including the 28-byte record header. */
+  size: number;
+  payload: P;
+}
+
+export type RecordOf<K extends RecordTypeName> = TraceRecord<PayloadOf[K]> & { typeName: K };
+export type KnownRecord = { [K in RecordTypeName]: RecordOf<K> }[RecordTypeName];
+/** A record of a type this library does not type: decoded generically by the file's layout. */
+export type GenericRecord = TraceRecord<Record<string, unknown>>;
+
+export type CalibrationRecord = RecordOf<'CALIBRATION'>;
+export type VmInfoRecord = RecordOf<'VM_INFO'>;
+export type VmStartRecord = RecordOf<'VM_START'>;
+export type VmEndRecord = RecordOf<'VM_END'>;
+export type AgentLogRecord = RecordOf<'AGENT_LOG'>;
+export type DroppedRecord = RecordOf<'DROPPED'>;
+export type InterpCodeRecord = RecordOf<'INTERP_CODE'>;
+export type CodeletRecord = RecordOf<'CODELET'>;
+export type DispatchTableRecord = RecordOf<'DISPATCH_TABLE'>;
+export type CodeBlobRecord = RecordOf<'CODE_BLOB'>;
+export type NmethodLoadRecord = RecordOf<'NMETHOD_LOAD'>;
+export type NmethodUnloadRecord = RecordOf<'NMETHOD_UNLOAD'>;
+export type CodePatchRecord = RecordOf<'CODE_PATCH'>;
+export type CodeSnapshotRecord = RecordOf<'CODE_SNAPSHOT'>;
+export type ClassRecord = RecordOf<'CLASS'>;
+export type MethodRecord = RecordOf<'METHOD'>;
+export type ThreadStartRecord = RecordOf<'THREAD_START'>;
+export type ThreadEndRecord = RecordOf<'THREAD_END'>;
+
+/**
+ * Narrows a record to a known type. True only when the file's type table gave `type` its canonical id and
+ * name (the reader has then checked the layout carries every typed field).
+ */
+export function isRecord<K extends RecordTypeName>(r: TraceRecord, name: K): r is RecordOf<K> {
+  return r.typeName === name && r.type === RecordType[name];
+}
