@@ -331,9 +331,10 @@ static void end_segment(thr *t) {
     cpu->bytes += n;
     cpu->segments++;
     if (end > cpu->last_end_tsc) cpu->last_end_tsc = end;
-    pthread_mutex_unlock(&cpu->mu);
+    /* written under the CPU's lock, so each CPU's switch records are in stream order */
     sideband("{\"type\":\"switch\",\"cpu\":%d,\"tid\":%d,\"segment\":%llu,\"offset\":%llu,\"bytes\":%zu,\"tsc_begin\":%llu,\"tsc_end\":%llu}", c,
              t->tid, (unsigned long long)t->segments, (unsigned long long)offset, n, (unsigned long long)t->seg_tsc, (unsigned long long)end);
+    pthread_mutex_unlock(&cpu->mu);
     t->last_cpu = c;
   }
   t->segments++;

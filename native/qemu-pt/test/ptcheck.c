@@ -135,6 +135,11 @@ static tlog_t *tlog_for(const char *dir, int tid) {
   return t;
 }
 
+static int by_offset(const void *a, const void *b) {
+  const seg_t *x = a, *y = b;
+  return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
 static void load_switches(const char *sideband, int cpu, const char *dir) {
   FILE *f = fopen(sideband, "r");
   if (!f) {
@@ -154,6 +159,7 @@ static void load_switches(const char *sideband, int cpu, const char *dir) {
     tlog_for(dir, tid);
   }
   fclose(f);
+  qsort(SEGS, NSEGS, sizeof *SEGS, by_offset); /* do not rely on the sideband's line order */
 }
 
 /* The switch record whose bytes contain stream offset `off`. */
