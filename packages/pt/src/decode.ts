@@ -1,0 +1,224 @@
+import { PtDecodeError } from './errors';
+import { Packet, PacketKind as K } from './packet';
+
+/** Bytes of the IP payload for each IPBytes value (-1: reserved). */
+const IP_PAYLOAD = [0, 2, 4, 6, 6, -1, 8, -1];
+const PSB_PATTERN = [0x02, 0x82];
+
+function le(bytes: Uint8Array, pos: number, n: number): bigint {
+  let v = 0n;
+  for (let i = n - 1; i >= 0; i--) v = (v << 8n) | BigInt(bytes[pos + i]);
+  return v;
+}
+
+function need(pos: number, n: number, end: number, what: string): void {
+  if (pos + n > end) throw new PtDecodeError('truncated', pos, `${what} packet needs ${n} bytes, ${end - pos} left`);
+}
+
+/**
+ * Decodes the packet at `pos` into `p`; returns its size. `inBlock` says whether a BBP opened a block (its
+ * BIPs have headers that would otherwise read as other packets); `bipBytes` is the BIP payload size it set.
+ * Throws PtDecodeError (with the offset) for truncated or invalid packets.
+ */
+export function decodePacket(bytes: Uint8Array, pos: number, end: number, p: Packet, inBlock = false, bipBytes = 8): number {
+  p.offset = pos;
+  const b0 = bytes[pos];
+  if (inBlock && (b0 & 0x07) === 0x04) {
+    need(pos, 1 + bipBytes, end, 'BIP');
+    p.kind = K.Bip;
+    p.a = b0 >> 3;
+    p.payload = le(bytes, pos + 1, bipBytes);
+    return (p.size = 1 + bipBytes);
+  }
+  if (b0 === 0x00) {
+    p.kind = K.Pad;
+    return (p.size = 1);
+  }
+  if (b0 === 0x02) return decodeExtended(bytes, pos, end, p);
+  if ((b0 & 0x01) === 0) {
+    // short TNT: a stop bit above 1..6 TNT bits, in bits 7..1
+    const v = b0 >> 1;
+    const n = 31 - Math.clz32(v);
+    p.kind = K.Tnt8;
+    p.bits = n;
+    p.payload = BigInt(v & ((1 << n) - 1));
+    return (p.size = 1);
+  }
+  if ((b0 & 0x03) === 0x03) {
+    // CYC: bits 7..3 are the low count bits; bit 2 says more bytes follow (bit 0 of each says the same)
+    let value = BigInt(b0 >> 3);
+    let n = 1;
+    let more = (b0 & 0x04) !== 0;
+    let shift = 5n;
+    while (more) {
+      need(pos, n + 1, end, 'CYC');
+      const x = bytes[pos + n++];
+      value |= BigInt(x >> 1) << shift;
+      shift += 7n;
+      more = (x & 0x01) !== 0;
+    }
+    p.kind = K.Cyc;
+    p.payload = value;
+    return (p.size = n);
+  }
+  const low5 = b0 & 0x1f;
+  if (low5 === 0x0d || low5 === 0x11 || low5 === 0x01 || low5 === 0x1d) {
+    const ipc = b0 >> 5;
+    const n = IP_PAYLOAD[ipc];
+    if (n < 0) throw new PtDecodeError('bad-packet', pos, `reserved IPBytes ${ipc}`);
+    need(pos, 1 + n, end, 'IP');
+    p.kind = low5 === 0x0d ? K.Tip : low5 === 0x11 ? K.TipPge : low5 === 0x01 ? K.TipPgd : K.Fup;
+    p.ipc = ipc;
+    p.payload = n ? le(bytes, pos + 1, n) : 0n;
+    return (p.size = 1 + n);
+  }
+  switch (b0) {
+    case 0x99: {
+      need(pos, 2, end, 'MODE');
+      const x = bytes[pos + 1];
+      const leaf = x >> 5;
+      if (leaf === 0) {
+        p.kind = K.ModeExec;
+        p.a = x & 1; // CS.L
+        p.b = (x >> 1) & 1; // CS.D
+      } else if (leaf === 1) {
+        p.kind = K.ModeTsx;
+        p.a = x & 1; // InTX
+        p.b = (x >> 1) & 1; // TXAbort
+      } else throw new PtDecodeError('bad-packet', pos, `unknown MODE leaf ${leaf}`);
+      return (p.size = 2);
+    }
+    case 0x19:
+      need(pos, 8, end, 'TSC');
+      p.kind = K.Tsc;
+      p.payload = le(bytes, pos + 1, 7);
+      return (p.size = 8);
+    case 0x59:
+      need(pos, 2, end, 'MTC');
+      p.kind = K.Mtc;
+      p.a = bytes[pos + 1];
+      return (p.size = 2);
+  }
+  throw new PtDecodeError('bad-opcode', pos, `unknown packet opcode 0x${b0.toString(16)}`);
+}
+
+function decodeExtended(bytes: Uint8Array, pos: number, end: number, p: Packet): number {
+  need(pos, 2, end, 'extended');
+  const b1 = bytes[pos + 1];
+  switch (b1) {
+    case 0x82:
+      need(pos, 16, end, 'PSB');
+      for (let i = 2; i < 16; i++)
+        if (bytes[pos + i] !== PSB_PATTERN[i & 1]) throw new PtDecodeError('bad-packet', pos, 'broken PSB pattern');
+      p.kind = K.Psb;
+      return (p.size = 16);
+    case 0x23:
+      p.kind = K.PsbEnd;
+      return (p.size = 2);
+    case 0xa3: {
+      need(pos, 8, end, 'TNT-64');
+      const v = le(bytes, pos + 2, 6);
+      if (v === 0n) throw new PtDecodeError('bad-packet', pos, 'TNT-64 without a stop bit');
+      const n = v.toString(2).length - 1;
+      p.kind = K.Tnt64;
+      p.bits = n;
+      p.payload = v & ((1n << BigInt(n)) - 1n);
+      return (p.size = 8);
+    }
+    case 0x43: {
+      need(pos, 8, end, 'PIP');
+      const v = le(bytes, pos + 2, 6);
+      p.kind = K.Pip;
+      p.a = Number(v & 1n); // NR
+      p.payload = (v & ~1n) << 4n; // CR3
+      return (p.size = 8);
+    }
+    case 0xc8:
+      need(pos, 7, end, 'VMCS');
+      p.kind = K.Vmcs;
+      p.payload = le(bytes, pos + 2, 5) << 12n;
+      return (p.size = 7);
+    case 0x03:
+      need(pos, 4, end, 'CBR');
+      p.kind = K.Cbr;
+      p.a = bytes[pos + 2];
+      return (p.size = 4);
+    case 0x73:
+      need(pos, 7, end, 'TMA');
+      p.kind = K.Tma;
+      p.a = bytes[pos + 2] | (bytes[pos + 3] << 8); // CTC[15:0]
+      p.b = bytes[pos + 5] | ((bytes[pos + 6] & 1) << 8); // fast counter
+      return (p.size = 7);
+    case 0xf3:
+      p.kind = K.Ovf;
+      return (p.size = 2);
+    case 0x83:
+      p.kind = K.Stop;
+      return (p.size = 2);
+    case 0xc3:
+      need(pos, 11, end, 'MNT');
+      if (bytes[pos + 2] !== 0x88) throw new PtDecodeError('bad-packet', pos, 'MNT without its 0x88 byte');
+      p.kind = K.Mnt;
+      p.payload = le(bytes, pos + 3, 8);
+      return (p.size = 11);
+    case 0x62:
+    case 0xe2:
+      p.kind = K.Exstop;
+      p.a = b1 >> 7; // IP bit
+      return (p.size = 2);
+    case 0xc2:
+      need(pos, 10, end, 'MWAIT');
+      p.kind = K.Mwait;
+      p.a = (bytes[pos + 2] | (bytes[pos + 3] << 8) | (bytes[pos + 4] << 16) | (bytes[pos + 5] << 24)) >>> 0; // hints
+      p.b = bytes[pos + 6] & 0x03; // extensions
+      return (p.size = 10);
+    case 0x22:
+      need(pos, 4, end, 'PWRE');
+      p.kind = K.Pwre;
+      p.a = bytes[pos + 3] >> 4; // resolved C-state
+      p.b = bytes[pos + 3] & 0x0f; // sub-state
+      p.c = (bytes[pos + 2] >> 3) & 1; // hardware-initiated
+      return (p.size = 4);
+    case 0xa2:
+      need(pos, 7, end, 'PWRX');
+      p.kind = K.Pwrx;
+      p.a = bytes[pos + 2] >> 4; // last core C-state
+      p.b = bytes[pos + 2] & 0x0f; // deepest
+      p.c = bytes[pos + 3] & 1; // wake: interrupt
+      p.d = (bytes[pos + 3] >> 1) & 1; // store to monitored address
+      p.e = (bytes[pos + 3] >> 3) & 1; // autonomous
+      return (p.size = 7);
+    case 0x63:
+      need(pos, 3, end, 'BBP');
+      p.kind = K.Bbp;
+      p.a = bytes[pos + 2] & 0x1f; // block type
+      p.b = bytes[pos + 2] >> 7; // SZ: 1 = 4-byte BIP payloads
+      return (p.size = 3);
+    case 0x33:
+    case 0xb3:
+      p.kind = K.Bep;
+      p.a = b1 >> 7; // IP bit
+      return (p.size = 2);
+  }
+  if ((b1 & 0x1f) === 0x12) {
+    const n = ((b1 >> 5) & 3) === 0 ? 4 : ((b1 >> 5) & 3) === 1 ? 8 : -1;
+    if (n < 0) throw new PtDecodeError('bad-packet', pos, 'reserved PTW payload size');
+    need(pos, 2 + n, end, 'PTW');
+    p.kind = K.Ptw;
+    p.a = n;
+    p.b = b1 >> 7; // IP bit
+    p.payload = le(bytes, pos + 2, n);
+    return (p.size = 2 + n);
+  }
+  throw new PtDecodeError('bad-opcode', pos, `unknown extended opcode 0x02 0x${b1.toString(16)}`);
+}
+
+/** Offset of the first PSB at or after `from`, or -1. */
+export function findPsb(bytes: Uint8Array, from: number, end: number): number {
+  outer: for (let i = from; i + 16 <= end; i++) {
+    if (bytes[i] !== 0x02) continue;
+    for (let k = 1; k < 16; k++) if (bytes[i + k] !== PSB_PATTERN[k & 1]) continue outer;
+    return i;
+  }
+  return -1;
+}
