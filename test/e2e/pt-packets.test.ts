@@ -5,7 +5,7 @@
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { formatPacket, Packet, PacketDecoder, PtDecodeError } from '@jportal/pt';
+import { dumpPackets } from '@jportal/pt';
 import { findJdks } from '../lib/jdks';
 import { cleanup, EXAMPLES, REPO, tmpDir } from '../lib/run';
 
@@ -16,23 +16,6 @@ const jdk17 = findJdks().available.find((j) => j.feature === 17);
 const missing = [!qemu && 'qemu-x86_64', !fs.existsSync(PLUGIN) && 'the emulator plugin', !fs.existsSync(PTDUMP) && 'ptdump (libipt-dev)', !jdk17 && 'JDK 17'].filter(Boolean);
 if (missing.length) console.warn(`SKIP packet cross-check: missing ${missing.join(', ')}`);
 
-function dumpOurs(bytes: Uint8Array): string[] {
-  const d = new PacketDecoder(bytes);
-  const p = new Packet();
-  const out: string[] = [];
-  if (!d.syncForward()) return ['error nosync'];
-  for (;;) {
-    try {
-      if (!d.next(p)) break;
-      out.push(formatPacket(p));
-    } catch (e) {
-      if (!(e instanceof PtDecodeError)) throw e;
-      out.push(`${e.offset} error`);
-      if (!d.syncForward(1)) break;
-    }
-  }
-  return out;
-}
 
 (missing.length ? describe.skip : describe)('packet layer vs libipt on emulated JVM streams', () => {
   test('every stream of a JIT-heavy run, packet for packet', () => {
@@ -51,7 +34,7 @@ function dumpOurs(bytes: Uint8Array): string[] {
       for (const f of files) {
         const file = path.join(trace, 'pt', f);
         const oracle = spawnSync(PTDUMP, [file], { encoding: 'utf8', maxBuffer: 1 << 30 }).stdout.trim().split('\n');
-        const ours = dumpOurs(fs.readFileSync(file));
+        const ours = dumpPackets(fs.readFileSync(file));
         expect(ours.length).toBe(oracle.length);
         for (let i = 0; i < ours.length; i++) if (ours[i] !== oracle[i]) throw new Error(`${f} packet ${i}: ours "${ours[i]}", libipt "${oracle[i]}"`);
         for (const l of ours) kinds.add(l.split(' ')[1]);

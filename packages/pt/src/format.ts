@@ -1,3 +1,5 @@
+import { PacketDecoder } from './decoder';
+import { PtDecodeError } from './errors';
 import { Packet, PacketKind as K, PACKET_NAMES } from './packet';
 
 /** One line per packet in the canonical form the libipt cross-check (native/qemu-pt/build/ptdump) prints. */
@@ -51,4 +53,26 @@ export function formatPacket(p: Packet): string {
     default:
       return head;
   }
+}
+
+/**
+ * Every packet of a stream in the canonical form, syncing at the first PSB and, after an error, noting
+ * "OFFSET error" and resyncing at the next PSB — what ptdump prints for libipt, for packet-for-packet checks.
+ */
+export function dumpPackets(bytes: Uint8Array): string[] {
+  const d = new PacketDecoder(bytes);
+  const p = new Packet();
+  const out: string[] = [];
+  if (!d.syncForward()) return ['error nosync'];
+  for (;;) {
+    try {
+      if (!d.next(p)) break;
+      out.push(formatPacket(p));
+    } catch (e) {
+      if (!(e instanceof PtDecodeError)) throw e;
+      out.push(`${e.offset} error`);
+      if (!d.syncForward(1)) break;
+    }
+  }
+  return out;
 }

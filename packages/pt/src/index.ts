@@ -2,5 +2,5 @@
 export { Packet, PacketKind, PACKET_NAMES } from './packet';
 export { decodePacket, findPsb } from './decode';
 export { PacketDecoder } from './decoder';
-export { formatPacket } from './format';
+export { dumpPackets, formatPacket } from './format';
 export { PtDecodeError } from './errors';

@@ -2,37 +2,19 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { formatPacket, Packet, PacketDecoder, PacketKind, PtDecodeError } from '../src';
+import { dumpPackets, Packet, PacketDecoder, PacketKind } from '../src';
 
 const PTDUMP = path.resolve(__dirname, '..', '..', '..', 'native', 'qemu-pt', 'build', 'ptdump');
 const haveOracle = fs.existsSync(PTDUMP);
 if (!haveOracle) console.warn(`SKIP libipt cross-check: ${PTDUMP} not built (needs libipt-dev; run ./setup.sh)`);
 
-/** Every packet of a stream in the canonical form, as ours decodes it (resyncing at PSB after errors). */
-export function dumpOurs(bytes: Uint8Array): string[] {
-  const d = new PacketDecoder(bytes);
-  const p = new Packet();
-  const out: string[] = [];
-  if (!d.syncForward()) return ['error nosync'];
-  for (;;) {
-    try {
-      if (!d.next(p)) break;
-      out.push(formatPacket(p));
-    } catch (e) {
-      if (!(e instanceof PtDecodeError)) throw e;
-      out.push(`${e.offset} error`);
-      if (!d.syncForward(1)) break;
-    }
-  }
-  return out;
-}
 
 describe('packet layer', () => {
   (haveOracle ? test : test.skip)('every packet type libipt can encode decodes as libipt decodes it', () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'jppt-')), 'fixture.pt');
     expect(spawnSync(PTDUMP, ['--fixture', file]).status).toBe(0);
     const oracle = spawnSync(PTDUMP, [file], { encoding: 'utf8' }).stdout.trim().split('\n');
-    const ours = dumpOurs(fs.readFileSync(file));
+    const ours = dumpPackets(fs.readFileSync(file));
     expect(ours).toEqual(oracle);
     // the fixture really covers the packet zoo
     const kinds = new Set(ours.map((l) => l.split(' ')[1]));
@@ -49,7 +31,7 @@ describe('packet layer', () => {
       0x02, 0xb3, // BEP with IP
       0x0c, // outside the block the same byte is a short TNT
     ]);
-    expect(dumpOurs(bytes)).toEqual([
+    expect(dumpPackets(bytes)).toEqual([
       '0 psb',
       '16 bbp type=4 sz=1',
       '19 bip id=1 payload=305419896',
@@ -67,7 +49,7 @@ describe('packet layer', () => {
     expect(d.next(p)).toBe(true);
     expect(p.kind).toBe(PacketKind.Psb);
     expect(() => d.next(p)).toThrow(/^x\.pt: byte 16: TSC packet needs 8 bytes, 3 left$/);
-    const bad = dumpOurs(Uint8Array.from([...psb, 0xad, 0x00, 0x00, 0x00, ...psb, 0x00]));
+    const bad = dumpPackets(Uint8Array.from([...psb, 0xad, 0x00, 0x00, 0x00, ...psb, 0x00]));
     expect(bad).toEqual(['0 psb', '16 error', '20 psb', '36 pad']); // IPBytes 5 is reserved
   });
 });
