@@ -68,6 +68,9 @@ struct Agent {
   std::mutex codeMu;
   std::map<uintptr_t, LiveNmethod> nmethods;
   std::set<std::string> blobsSeen;  // "addr:size:name" of CODE_BLOBs already written
+  // buffers HotSpot fills after reporting them (signature handlers, inline-cache stubs): watched like nmethods,
+  // their changes written as CODE_PATCH with code_begin = the blob's address
+  std::map<uintptr_t, std::vector<uint8_t>> mutableBlobs;
   std::thread watcher;
   std::mutex watcherMu;
   std::condition_variable watcherWake;

@@ -9,6 +9,48 @@
 
 namespace jportal {
 
+namespace {
+// Blobs reported once and filled later: native signature handlers are appended into their buffer as methods
+// are first called, inline-cache stubs come and go in the InlineCacheBuffer.
+bool isMutableBuffer(const char* name) {
+  return !strcmp(name, "native signature handlers") || !strcmp(name, "InlineCacheBuffer");
+}
+
+// Writes a CODE_PATCH for every run of bytes that differs between `cur` and `seen` (runs closer than 8
+// unchanged bytes are merged) and updates `seen`. `begin` names the code (nmethod or blob) in the record.
+void diffAndRecord(Agent& a, uintptr_t begin, const uint8_t* cur, std::vector<uint8_t>& seen) {
+  size_t n = seen.size();
+  if (memcmp(cur, seen.data(), n) == 0) return;
+  size_t i = 0;
+  while (i < n) {
+    if (cur[i] == seen[i]) {
+      i++;
+      continue;
+    }
+    size_t start = i, end = i + 1, same = 0;
+    for (size_t k = i + 1; k < n && same < 8; k++) {
+      if (cur[k] != seen[k]) {
+        end = k + 1;
+        same = 0;
+      } else {
+        same++;
+      }
+    }
+    uint8_t now[4096];
+    size_t len = end - start;
+    if (len > sizeof now) len = sizeof now, end = start + len;
+    memcpy(now, cur + start, len);  // one read, so the record and our copy agree
+    Payload p;
+    p.u64(begin);
+    p.u64(begin + start);
+    p.bytes(now, len);
+    a.ring.commit(CODE_PATCH, 0, p);
+    memcpy(seen.data() + start, now, len);
+    i = end;
+  }
+}
+}  // namespace
+
 void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* address, jint length) {
   CALLBACK_GUARD_BEGIN
   Agent& a = *gAgent;
@@ -22,9 +64,16 @@ void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* add
   p.u64((uintptr_t)address);
   p.u32((uint32_t)length);
   p.str(name ? name : "");
-  if (readable(address, (size_t)length)) p.bytes(address, (size_t)length);
-  else p.bytes(nullptr, 0);
-  a.ring.commit(CODE_BLOB, tReplaying ? FLAG_REPLAY : 0, p);
+  bool ok = readable(address, (size_t)length);
+  // one copy serves the record and the watcher's baseline
+  std::vector<uint8_t> code;
+  if (ok) code.assign((const uint8_t*)address, (const uint8_t*)address + length);
+  p.bytes(code.data(), code.size());
+  if (!a.ring.commit(CODE_BLOB, tReplaying ? FLAG_REPLAY : 0, p) || !ok || !name) return;
+  if (isMutableBuffer(name)) {
+    std::lock_guard<std::mutex> lk(a.codeMu);
+    a.mutableBlobs[(uintptr_t)address] = std::move(code);
+  }
   CALLBACK_GUARD_END("DynamicCodeGenerated")
 }
 
@@ -156,38 +205,10 @@ void scanPatches(Agent& a) {
       nm.watched = false;
       continue;
     }
-    const uint8_t* cur = (const uint8_t*)begin;
-    size_t n = nm.bytes.size();
-    if (memcmp(cur, nm.bytes.data(), n) == 0) continue;
-    size_t i = 0;
-    while (i < n) {
-      if (cur[i] == nm.bytes[i]) {
-        i++;
-        continue;
-      }
-      // a run of changes; runs closer than 8 unchanged bytes are merged
-      size_t start = i, end = i + 1, same = 0;
-      for (size_t k = i + 1; k < n && same < 8; k++) {
-        if (cur[k] != nm.bytes[k]) {
-          end = k + 1;
-          same = 0;
-        } else {
-          same++;
-        }
-      }
-      uint8_t now[4096];
-      size_t len = end - start;
-      if (len > sizeof now) len = sizeof now, end = start + len;
-      memcpy(now, cur + start, len);  // one read, so the record and our copy agree
-      Payload p;
-      p.u64(begin);
-      p.u64(begin + start);
-      p.bytes(now, len);
-      a.ring.commit(CODE_PATCH, 0, p);
-      memcpy(nm.bytes.data() + start, now, len);
-      i = end;
-    }
+    diffAndRecord(a, begin, (const uint8_t*)begin, nm.bytes);
   }
+  // buffers live as long as the VM: no identity check needed
+  for (auto& [begin, seen] : a.mutableBlobs) diffAndRecord(a, begin, (const uint8_t*)begin, seen);
 }
 
 void startPatchWatcher(Agent& a) {

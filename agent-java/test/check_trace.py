@@ -233,6 +233,7 @@ def main():
     classes = {}
     class_by_name = {}
     live = {}
+    blob_sizes = {}
     patched = set()
     snap_ok = snap_bad = snap_patched = 0
     caller_frames = caller_ok = 0
@@ -242,6 +243,8 @@ def main():
             if p["method"] in methods:
                 problems.append(f"METHOD {p['method']} defined twice")
             methods[p["method"]] = p
+        elif name == "CODE_BLOB":
+            blob_sizes[p["address"]] = p["size"]
         elif name == "CLASS":
             classes[p["class_id"]] = p
             class_by_name[(p["loader"], p["name"])] = p
@@ -268,6 +271,12 @@ def main():
                 problems.append(f"NMETHOD_UNLOAD seq {seq}: {p['code_begin']:#x} not live")
         elif name == "CODE_PATCH":
             cur = live.get(p["code_begin"])
+            if cur is None and p["code_begin"] in blob_sizes:
+                # a watched buffer blob (native signature handlers, InlineCacheBuffer)
+                at = p["address"] - p["code_begin"]
+                if at < 0 or at + len(p["bytes"]) > blob_sizes[p["code_begin"]]:
+                    problems.append(f"CODE_PATCH seq {seq}: outside its code blob")
+                continue
             if cur is None:
                 problems.append(f"CODE_PATCH seq {seq}: nmethod {p['code_begin']:#x} not live")
                 continue

@@ -226,6 +226,8 @@ describe.each(available.map((j) => [j.label, j] as [string, Jdk]))('agent on %s'
     for (const r of jit.trace.records) {
       const p = r.payload;
       if (r.typeName === 'NMETHOD_LOAD') live.set(p.code_begin, Uint8Array.from(p.code));
+      // watched buffer blobs (signature handlers, inline-cache stubs) are patched too
+      else if (r.typeName === 'CODE_BLOB' && !live.has(p.address)) live.set(p.address, Uint8Array.from(p.code));
       else if (r.typeName === 'NMETHOD_UNLOAD') live.delete(p.code_begin);
       else if (r.typeName === 'CODE_PATCH') {
         const cur = live.get(p.code_begin)!;

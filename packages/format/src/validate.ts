@@ -124,7 +124,12 @@ export function validateTrace(dirOrFile: string): ValidationReport {
       } else if (isRecord(r, 'CODE_PATCH')) {
         const p = r.payload;
         const nm = live.get(p.code_begin);
-        if (!nm) issue('error', 'patch-unknown-nmethod', r.offset, `patch of unknown nmethod ${hex(p.code_begin)}`);
+        const blob = nm ? undefined : blobs.find((b) => b.begin === p.code_begin);
+        if (blob) {
+          // a watched buffer blob (signature handlers, inline-cache stubs)
+          if (p.address < blob.begin || p.address + p.bytes.length > blob.end)
+            issue('error', 'patch-outside-nmethod', r.offset, `patch [${hex(p.address)}, ${hex(p.address + p.bytes.length)}) outside its code blob [${hex(blob.begin)}, ${hex(blob.end)})`);
+        } else if (!nm) issue('error', 'patch-unknown-nmethod', r.offset, `patch of unknown nmethod or code blob ${hex(p.code_begin)}`);
         else if (p.address < nm.code_begin || p.address + p.bytes.length > nm.code_begin + nm.code_size)
           issue('error', 'patch-outside-nmethod', r.offset, `patch [${hex(p.address)}, ${hex(p.address + p.bytes.length)}) outside its nmethod [${hex(nm.code_begin)}, ${hex(nm.code_begin + nm.code_size)})`);
       } else if (isRecord(r, 'CODE_SNAPSHOT')) {
