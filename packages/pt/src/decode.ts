@@ -5,10 +5,15 @@ import { Packet, PacketKind as K } from './packet';
 const IP_PAYLOAD = [0, 2, 4, 6, 6, -1, 8, -1];
 const PSB_PATTERN = [0x02, 0x82];
 
-function le(bytes: Uint8Array, pos: number, n: number): bigint {
-  let v = 0n;
-  for (let i = n - 1; i >= 0; i--) v = (v << 8n) | BigInt(bytes[pos + i]);
-  return v;
+/** Reads an n-byte (n <= 8) little-endian payload into p.lo / p.hi. */
+function le(bytes: Uint8Array, pos: number, n: number, p: Packet): void {
+  let lo = 0;
+  let hi = 0;
+  const nlo = n < 4 ? n : 4;
+  for (let i = nlo - 1; i >= 0; i--) lo = lo * 256 + bytes[pos + i];
+  for (let i = n - 1; i >= 4; i--) hi = hi * 256 + bytes[pos + i];
+  p.lo = lo;
+  p.hi = hi;
 }
 
 function need(pos: number, n: number, end: number, what: string): void {
@@ -27,7 +32,7 @@ export function decodePacket(bytes: Uint8Array, pos: number, end: number, p: Pac
     need(pos, 1 + bipBytes, end, 'BIP');
     p.kind = K.Bip;
     p.a = b0 >> 3;
-    p.payload = le(bytes, pos + 1, bipBytes);
+    le(bytes, pos + 1, bipBytes, p);
     return (p.size = 1 + bipBytes);
   }
   if (b0 === 0x00) {
@@ -41,24 +46,28 @@ export function decodePacket(bytes: Uint8Array, pos: number, end: number, p: Pac
     const n = 31 - Math.clz32(v);
     p.kind = K.Tnt8;
     p.bits = n;
-    p.payload = BigInt(v & ((1 << n) - 1));
+    p.lo = v & ((1 << n) - 1);
+    p.hi = 0;
     return (p.size = 1);
   }
   if ((b0 & 0x03) === 0x03) {
     // CYC: bits 7..3 are the low count bits; bit 2 says more bytes follow (bit 0 of each says the same)
-    let value = BigInt(b0 >> 3);
+    // (a count wider than 53 bits would need 8+ continuation bytes; it saturates, as no real CYC gets there)
+    let value = b0 >> 3;
     let n = 1;
     let more = (b0 & 0x04) !== 0;
-    let shift = 5n;
+    let scale = 32;
     while (more) {
       need(pos, n + 1, end, 'CYC');
       const x = bytes[pos + n++];
-      value |= BigInt(x >> 1) << shift;
-      shift += 7n;
+      value += (x >> 1) * scale;
+      scale *= 128;
       more = (x & 0x01) !== 0;
     }
+    if (value > Number.MAX_SAFE_INTEGER) value = Number.MAX_SAFE_INTEGER;
     p.kind = K.Cyc;
-    p.payload = value;
+    p.lo = value % 0x100000000;
+    p.hi = Math.floor(value / 0x100000000);
     return (p.size = n);
   }
   const low5 = b0 & 0x1f;
@@ -69,7 +78,8 @@ export function decodePacket(bytes: Uint8Array, pos: number, end: number, p: Pac
     need(pos, 1 + n, end, 'IP');
     p.kind = low5 === 0x0d ? K.Tip : low5 === 0x11 ? K.TipPge : low5 === 0x01 ? K.TipPgd : K.Fup;
     p.ipc = ipc;
-    p.payload = n ? le(bytes, pos + 1, n) : 0n;
+    if (n) le(bytes, pos + 1, n, p);
+    else p.lo = p.hi = 0;
     return (p.size = 1 + n);
   }
   switch (b0) {
@@ -91,7 +101,7 @@ export function decodePacket(bytes: Uint8Array, pos: number, end: number, p: Pac
     case 0x19:
       need(pos, 8, end, 'TSC');
       p.kind = K.Tsc;
-      p.payload = le(bytes, pos + 1, 7);
+      le(bytes, pos + 1, 7, p);
       return (p.size = 8);
     case 0x59:
       need(pos, 2, end, 'MTC');
@@ -117,26 +127,40 @@ function decodeExtended(bytes: Uint8Array, pos: number, end: number, p: Packet):
       return (p.size = 2);
     case 0xa3: {
       need(pos, 8, end, 'TNT-64');
-      const v = le(bytes, pos + 2, 6);
-      if (v === 0n) throw new PtDecodeError('bad-packet', pos, 'TNT-64 without a stop bit');
-      const n = v.toString(2).length - 1;
+      le(bytes, pos + 2, 6, p);
+      // the stop bit is the highest set bit of the 48-bit payload
+      let n: number;
+      if (p.hi !== 0) {
+        n = 32 + 31 - Math.clz32(p.hi);
+        p.hi = p.hi & ((1 << (n - 32)) - 1);
+      } else if (p.lo !== 0) {
+        n = 31 - Math.clz32(p.lo);
+        p.lo = n === 0 ? 0 : (p.lo & (2 ** n - 1)) >>> 0;
+      } else throw new PtDecodeError('bad-packet', pos, 'TNT-64 without a stop bit');
       p.kind = K.Tnt64;
       p.bits = n;
-      p.payload = v & ((1n << BigInt(n)) - 1n);
       return (p.size = 8);
     }
     case 0x43: {
       need(pos, 8, end, 'PIP');
-      const v = le(bytes, pos + 2, 6);
+      le(bytes, pos + 2, 6, p);
       p.kind = K.Pip;
-      p.a = Number(v & 1n); // NR
-      p.payload = (v & ~1n) << 4n; // CR3
+      p.a = p.lo & 1; // NR
+      // CR3 = payload[47:1] << 5, i.e. (payload & ~1) << 4
+      const cr3 = (p.hi * 0x100000000 + (p.lo - p.a)) * 16;
+      p.lo = cr3 % 0x100000000;
+      p.hi = Math.floor(cr3 / 0x100000000);
       return (p.size = 8);
     }
     case 0xc8:
       need(pos, 7, end, 'VMCS');
       p.kind = K.Vmcs;
-      p.payload = le(bytes, pos + 2, 5) << 12n;
+      le(bytes, pos + 2, 5, p);
+      {
+        const base = (p.hi * 0x100000000 + p.lo) * 4096;
+        p.lo = base % 0x100000000;
+        p.hi = Math.floor(base / 0x100000000);
+      }
       return (p.size = 7);
     case 0x03:
       need(pos, 4, end, 'CBR');
@@ -159,7 +183,7 @@ function decodeExtended(bytes: Uint8Array, pos: number, end: number, p: Packet):
       need(pos, 11, end, 'MNT');
       if (bytes[pos + 2] !== 0x88) throw new PtDecodeError('bad-packet', pos, 'MNT without its 0x88 byte');
       p.kind = K.Mnt;
-      p.payload = le(bytes, pos + 3, 8);
+      le(bytes, pos + 3, 8, p);
       return (p.size = 11);
     case 0x62:
     case 0xe2:
@@ -207,7 +231,7 @@ function decodeExtended(bytes: Uint8Array, pos: number, end: number, p: Packet):
     p.kind = K.Ptw;
     p.a = n;
     p.b = b1 >> 7; // IP bit
-    p.payload = le(bytes, pos + 2, n);
+    le(bytes, pos + 2, n, p);
     return (p.size = 2 + n);
   }
   throw new PtDecodeError('bad-opcode', pos, `unknown extended opcode 0x02 0x${b1.toString(16)}`);

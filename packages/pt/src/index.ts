@@ -4,3 +4,7 @@ export { decodePacket, findPsb } from './decode';
 export { PacketDecoder } from './decoder';
 export { dumpPackets, formatPacket } from './format';
 export { PtDecodeError } from './errors';
+export { LastIp } from './ip';
+export { TimeTracker } from './time';
+export type { TimingConfig } from './time';
+export { QueryDecoder, Item, ITEM_NAMES } from './query';

@@ -23,8 +23,20 @@ export class Packet {
   /** TNT: number of bits; IP packets: IPBytes (0 suppressed, 1, 2, 3 sign-extended 48, 4, 6). */
   bits = 0;
   ipc = 0;
-  /** Raw payload: TNT bits (oldest highest), IP payload, TSC, CYC count, PTW/MNT payload, CR3, VMCS base. */
-  payload = 0n;
+  /**
+   * Raw payload, split so the hot loop needs no bigint: `lo` holds bits 0..31 (unsigned), `hi` bits 32..63
+   * (unsigned). TNT bits (oldest highest), IP payload, TSC, CYC count, PTW/MNT payload, CR3, VMCS base.
+   */
+  lo = 0;
+  hi = 0;
+  /** The payload as one number (exact below 2^53: every IP payload, TSC below 2^53, TNT, CYC). */
+  get value(): number {
+    return this.hi * 0x100000000 + this.lo;
+  }
+  /** The payload as a bigint (exact for every width; allocates). */
+  get payload(): bigint {
+    return (BigInt(this.hi) << 32n) | BigInt(this.lo);
+  }
   /** Small fields: MTC/TMA ctc, TMA fc, CBR ratio, mode bits, BBP/BIP ids... */
   a = 0;
   b = 0;
