@@ -1,0 +1,95 @@
+/**
+ * The class-file reader and the bytecode length decoder against javap (the JDK's own disassembler) on classes
+ * compiled here: every method's instruction offsets and mnemonics must equal javap's.
+ */
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { ClassFormatError, forEachInstruction, opcodeName, parseClass } from '../src';
+
+const SOURCE = `
+import java.util.*;
+public class Sample {
+  static int table(int x) { switch (x) { case 1: return 10; case 2: return 20; case 3: return 30; default: return -1; } }
+  static int lookup(int x) { switch (x) { case -100000: return 1; case 7: return 2; case 900000: return 3; default: return 0; } }
+  static long wide() { int a0=0,a1=1,a2=2,a3=3,a4=4,a5=5,a6=6,a7=7,a8=8,a9=9; long big = 0; double[] d = new double[300];
+    int v256 = 0; for (int i = 0; i < 300; i++) { v256 += i; d[i] = i; } int[][] m = new int[3][4]; m[1][2] = 5;
+    Object o = d; if (o instanceof double[]) big += (long) ((double[]) o)[299]; return big + v256 + a9 + m[1][2]; }
+  static String str(Object o) { try { return o.toString(); } catch (NullPointerException e) { return "null"; } finally { System.out.print(""); } }
+  static Runnable lambda() { return () -> System.out.println("x"); }
+  synchronized void sync() { Iterator<String> it = List.of("a").iterator(); while (it.hasNext()) it.next(); }
+  native void nat();
+  public static void main(String[] a) { System.out.println(table(2) + lookup(7) + wide() + str(null)); lambda().run(); }
+}
+abstract class Abs implements Runnable { abstract int f(); }
+`;
+
+const javac = spawnSync('sh', ['-c', 'command -v javac && command -v javap'], { encoding: 'utf8' });
+const haveJdk = javac.status === 0;
+if (!haveJdk) console.warn('SKIP javap comparison: no javac/javap on PATH (install openjdk-17-jdk-headless)');
+
+(haveJdk ? describe : describe.skip)('against javap', () => {
+  let dir = '';
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jportal-classfile-'));
+    fs.writeFileSync(path.join(dir, 'Sample.java'), SOURCE);
+    const r = spawnSync('javac', ['-d', dir, path.join(dir, 'Sample.java')], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(r.stderr);
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  /** javap -c -p: method header lines, then "  N: mnemonic" lines. Returns "name:bci:mnemonic" per instruction. */
+  function javapInstructions(cls: string): string[] {
+    const r = spawnSync('javap', ['-c', '-p', '-cp', dir, cls], { encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    const out: string[] = [];
+    let method = '';
+    for (const line of r.stdout.split('\n')) {
+      if (/^  static \{\};$/.test(line)) method = '<clinit>';
+      else if (/^  \S.*\(.*\).*;$/.test(line)) {
+        const name = /([\w$]+)\(/.exec(line)![1];
+        method = name === cls ? '<init>' : name;
+      }
+      // (switch cases print as "  N: target": mnemonics start with a letter)
+      const insn = /^\s+(\d+): ([a-z]\w*)/.exec(line);
+      if (insn) out.push(`${method}:${insn[1]}:${insn[2]}`);
+    }
+    return out;
+  }
+
+  test.each(['Sample', 'Abs'])('%s: every method decodes to javap\'s instructions', (cls) => {
+    const bytes = new Uint8Array(fs.readFileSync(path.join(dir, `${cls}.class`)));
+    const cf = parseClass(bytes, `${cls}.class`);
+    expect(cf.name).toBe(cls);
+    const ours: string[] = [];
+    for (const m of cf.methods) {
+      if (!m.code) continue;
+      expect(forEachInstruction(m.code, (bci, op) => ours.push(`${m.name}:${bci}:${opcodeName(op)}`))).toBe(true);
+    }
+    const theirs = javapInstructions(cls);
+    expect(theirs.length).toBeGreaterThan(cls === 'Sample' ? 150 : 2);
+    expect(ours).toEqual(theirs);
+  });
+
+  test('methods, handlers and names', () => {
+    const cf = parseClass(new Uint8Array(fs.readFileSync(path.join(dir, 'Sample.class'))));
+    expect(cf.superName).toBe('java/lang/Object');
+    expect(cf.method('nat', '()V')!.code).toBeUndefined();
+    const str = cf.method('str', '(Ljava/lang/Object;)Ljava/lang/String;')!;
+    expect(str.handlers.map((h) => h.catchType)).toContain('java/lang/NullPointerException');
+    expect(str.handlers.some((h) => h.catchType === undefined)).toBe(true); // finally
+    const abs = parseClass(new Uint8Array(fs.readFileSync(path.join(dir, 'Abs.class'))));
+    expect(abs.interfaces).toEqual(['java/lang/Runnable']);
+  });
+
+  test('a truncated or corrupt class file is a ClassFormatError naming the offset', () => {
+    const bytes = new Uint8Array(fs.readFileSync(path.join(dir, 'Sample.class')));
+    for (let cut = 0; cut < bytes.length; cut += 7) {
+      expect(() => parseClass(bytes.subarray(0, cut), 'Sample.class')).toThrow(ClassFormatError);
+    }
+    const bad = Uint8Array.from(bytes);
+    bad[10] = 99; // first constant pool tag
+    expect(() => parseClass(bad, 'Sample.class')).toThrow(/Sample.class: byte 10: bad constant pool tag 99/);
+  });
+});
