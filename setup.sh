@@ -57,3 +57,5 @@ out=out/quickstart
 node packages/cli/dist/bin.js record --pt=emulate --deterministic --force --out "$out" -- java -cp examples/switches/classes Switches 100000
 say "jportal inspect $out"
 node packages/cli/dist/bin.js inspect "$out"
+say "jportal decode $out"
+node packages/cli/dist/bin.js decode "$out"

@@ -1,4 +1,6 @@
 import yargs from 'yargs';
+import * as os from 'os';
+import { runDecode } from './commands/decode';
 import { runInspect } from './commands/inspect';
 import { runRecord } from './commands/record';
 import { CliError, ExitCode } from './exit';
@@ -67,7 +69,23 @@ export async function main(argv: string[]): Promise<number> {
         code = runInspect({ dir: a.dir, codelets: a.codelets, method: a.method, patches: a.patches, json: a.json });
       },
     )
-    .demandCommand(1, 'name a command: record or inspect')
+    .command(
+      'decode <dir>',
+      'decode the PT of a trace directory into per-thread bytecode events (DIR/decoded/<tid>.jpe)',
+      (y) =>
+        y
+          .positional('dir', { type: 'string', demandOption: true, describe: 'trace directory' })
+          .option('dump', { type: 'boolean', describe: 'print every event, readable, on stdout' })
+          .option('tid', { type: 'number', array: true, describe: 'only these OS thread ids' })
+          .option('write', { type: 'boolean', default: true, describe: 'write DIR/decoded/<tid>.jpe (--no-write to skip)' })
+          .option('workers', { type: 'number', describe: 'worker threads; streams are split at PSB boundaries (default: one per core)' })
+          .option('json', { type: 'boolean', describe: 'print a machine-readable summary on stdout' }),
+      async (a) => {
+        if (a.workers !== undefined && (!Number.isInteger(a.workers) || a.workers < 1)) throw new CliError('decode: --workers must be a positive integer', ExitCode.BadInput);
+        code = await runDecode({ dir: a.dir, dump: a.dump, tid: a.tid, json: a.json, noWrite: a.write === false, workers: a.workers ?? os.availableParallelism() });
+      },
+    )
+    .demandCommand(1, 'name a command: record, inspect or decode')
     .strict()
     .help()
     .version(false)

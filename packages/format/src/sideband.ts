@@ -31,6 +31,10 @@ export interface PtSideband {
   /** Stretches of lost data, per thread, as the capture marked them. */
   losses: { tid: number; offset: number; lostBytes: number; lostInsns: number; tscBegin: number; tscEnd: number }[];
   lossModel?: { buffer: number; rate: number; seed: number };
+  /** Timing packets and the clock ratios a decoder needs to turn MTC/CYC into TSC (CPUID 0x15, nominal ratio). */
+  timing: { mtc: boolean; cyc: boolean; ctcRatio: number; mtcFreq: number; nomFreq: number };
+  /** TSC and CLOCK_MONOTONIC read together when the capture started (relates PT time to the agent's clock). */
+  clock?: { tsc: number; monoNs: number };
   /** Per-CPU mode: one stream per emulated CPU, and the stretches (switch records) each carries. */
   cpus: { cpu: number; file: string; bytes: number; segments: number; threads: number }[];
   switches: { cpu: number; tid: number; segment: number; offset: number; bytes: number; tscBegin: number; tscEnd: number }[];
@@ -44,7 +48,8 @@ export function readPtSideband(dir: string): PtSideband | undefined {
   const file = path.join(dir, 'pt', 'sideband.jsonl');
   if (!fs.existsSync(file)) return undefined;
   const text = fs.readFileSync(file, 'utf8');
-  const sb: PtSideband = { source: '?', version: 0, psbPeriod: 0, returnCompression: false, ranges: [], threads: [], losses: [], cpus: [], switches: [], complete: false };
+  const sb: PtSideband = { source: '?', version: 0, psbPeriod: 0, returnCompression: false, ranges: [],
+    timing: { mtc: false, cyc: false, ctcRatio: 0, mtcFreq: 0, nomFreq: 0 }, threads: [], losses: [], cpus: [], switches: [], complete: false };
   const byTid = new Map<number, PtThread>();
   let offset = 0;
   for (const line of text.split('\n')) {
@@ -67,6 +72,8 @@ export function readPtSideband(dir: string): PtSideband | undefined {
         sb.version = e.version;
         sb.psbPeriod = e.psb_period;
         sb.returnCompression = !!e.return_compression;
+        sb.timing = { mtc: !!e.mtc, cyc: !!e.cyc, ctcRatio: Number(e.ctc_ratio) || 0, mtcFreq: Number(e.mtc_freq) || 0, nomFreq: Number(e.nom_freq) || 0 };
+        if (typeof e.tsc === 'number' && typeof e.mono_ns === 'number') sb.clock = { tsc: e.tsc, monoNs: e.mono_ns };
         if (e.loss_buffer > 0) sb.lossModel = { buffer: e.loss_buffer, rate: e.loss_rate, seed: e.seed };
         for (let k = 0; k < (e.cpus ?? 0); k++) sb.cpus.push({ cpu: k, file: `pt/cpu${k}.pt`, bytes: 0, segments: 0, threads: 0 });
         break;

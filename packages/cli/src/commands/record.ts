@@ -92,6 +92,8 @@ function emulatedLaunch(command: string[], out: string, o: EmulatorOptions): str
     seed !== undefined ? `seed=${seed}` : undefined,
     retcomp ? 'retcomp=1' : undefined,
     cpus ? `cpus=${cpus}` : undefined,
+    // test hook: extra plugin arguments, e.g. exact=DIR for the instruction-level oracle (docs/emulator.md)
+    process.env.JPORTAL_EMULATOR_ARGS || undefined,
   ]
     .filter(Boolean)
     .join(',');

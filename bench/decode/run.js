@@ -1,0 +1,155 @@
+#!/usr/bin/env node
+// Decoder throughput, measured side by side on the same trace in one run: our packet layer and flow layer
+// (@jportal/pt, @jportal/decode; serial and with worker threads) against libipt's packet and block decoders
+// (ptbench.c, built here). Prints MB/s of PT (median of --runs) and the ratios. Logs on stderr; --json result on
+// stdout.  Usage: node bench/decode/run.js [TRACE_DIR] [--runs N] [--json]
+'use strict';
+const { spawnSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+const REPO = path.resolve(__dirname, '..', '..');
+const args = process.argv.slice(2);
+const json = args.includes('--json');
+const runsAt = args.indexOf('--runs');
+const RUNS = runsAt >= 0 ? Number(args[runsAt + 1]) : 5;
+let dir = args.find((a, i) => !a.startsWith('--') && (i === 0 || args[i - 1] !== '--runs'));
+const log = (m) => process.stderr.write(`bench/decode: ${m}\n`);
+
+const pt = require(path.join(REPO, 'packages', 'pt', 'dist'));
+const dec = require(path.join(REPO, 'packages', 'decode', 'dist'));
+
+if (!dir) {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jportal-bench-decode-'));
+  log(`recording examples/switches 100000 under the PT emulator into ${dir}`);
+  const r = spawnSync(process.execPath, [path.join(REPO, 'packages', 'cli', 'dist', 'bin.js'), 'record', '--pt=emulate', '--deterministic', '--force', '--out', dir, '--',
+    'java', '-cp', path.join(REPO, 'examples', 'switches', 'classes'), 'Switches', '100000'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  if (r.status !== 0) process.exit(r.status || 1);
+}
+
+// libipt side: build ptbench, export the image (latest bytes of each code section)
+const build = path.join(__dirname, 'build');
+fs.mkdirSync(build, { recursive: true });
+const bin = path.join(build, 'ptbench');
+const cc = spawnSync('cc', ['-O2', '-o', bin, path.join(__dirname, 'ptbench.c'), '-lipt'], { encoding: 'utf8' });
+if (cc.status !== 0) {
+  log(`cannot build ptbench (needs libipt-dev): ${cc.stderr.trim().split('\n')[0]}`);
+  process.exit(3);
+}
+const model = dec.loadTrace(dir);
+const sb = model.sideband;
+if (!sb) {
+  log(`${dir}: no PT data`);
+  process.exit(2);
+}
+const latest = new Map();
+for (const s of model.image.sections) latest.set(s.begin, s);
+const parts = [];
+for (const s of latest.values()) {
+  const h = Buffer.alloc(12);
+  h.writeBigUInt64LE(BigInt(s.begin), 0);
+  h.writeUInt32LE(s.bytes.length, 8);
+  parts.push(h, Buffer.from(s.bytes));
+}
+const imageFile = path.join(build, 'image.bin');
+fs.writeFileSync(imageFile, Buffer.concat(parts));
+const streams = sb.threads.filter((t) => t.file).map((t) => path.join(dir, t.file));
+const ptBytes = streams.reduce((a, f) => a + fs.statSync(f).size, 0);
+const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1];
+
+function libipt(mode) {
+  const times = [];
+  let insns = 0, errors = 0;
+  for (let r = 0; r < RUNS; r++) {
+    let t = 0;
+    insns = errors = 0;
+    for (const f of streams) {
+      const o = spawnSync(bin, [mode, f, imageFile, String(sb.timing.ctcRatio), String(sb.timing.mtcFreq), String(sb.timing.nomFreq)], { encoding: 'utf8' });
+      const j = JSON.parse(o.stdout);
+      t += j.seconds;
+      insns += j.insns;
+      errors += j.errors;
+    }
+    times.push(t);
+  }
+  return { seconds: median(times), insns, errors };
+}
+
+function oursPackets() {
+  const bufs = streams.map((f) => new Uint8Array(fs.readFileSync(f)));
+  const times = [];
+  let n = 0;
+  for (let r = 0; r < RUNS; r++) {
+    const t0 = process.hrtime.bigint();
+    n = 0;
+    const p = new pt.Packet();
+    for (const b of bufs) {
+      const d = new pt.PacketDecoder(b);
+      if (!d.syncForward()) continue;
+      for (;;) {
+        try {
+          if (!d.next(p)) break;
+          n++;
+        } catch {
+          if (!d.syncForward(1)) break;
+        }
+      }
+    }
+    times.push(Number(process.hrtime.bigint() - t0) / 1e9);
+  }
+  return { seconds: median(times), packets: n };
+}
+
+function oursFlow() {
+  const times = [];
+  let insns = 0, gaps = 0;
+  for (let r = 0; r < RUNS; r++) {
+    const t0 = process.hrtime.bigint();
+    const d = dec.decodeTrace(dir);
+    times.push(Number(process.hrtime.bigint() - t0) / 1e9);
+    insns = d.threads.reduce((a, t) => a + t.flow.insns, 0);
+    gaps = d.threads.reduce((a, t) => a + t.flow.gaps, 0);
+  }
+  return { seconds: median(times), insns, gaps };
+}
+
+async function oursParallel(workers) {
+  const times = [];
+  for (let r = 0; r < RUNS; r++) {
+    const t0 = process.hrtime.bigint();
+    await dec.decodeTraceParallel(dir, { workers });
+    times.push(Number(process.hrtime.bigint() - t0) / 1e9);
+  }
+  return { seconds: median(times) };
+}
+
+(async () => {
+  const cores = os.availableParallelism();
+  log(`${(ptBytes / 1e6).toFixed(1)} MB of PT in ${streams.length} streams; ${RUNS} runs each; ${cores} cores, node ${process.version}`);
+  const rPkt = libipt('pkt');
+  const rBlk = libipt('blk');
+  const oPkt = oursPackets();
+  const oFlow = oursFlow();
+  const oPar = cores > 1 ? await oursParallel(cores) : undefined;
+  const mbs = (s) => ptBytes / 1e6 / s;
+  const result = {
+    trace: dir,
+    ptBytes,
+    runs: RUNS,
+    cores,
+    packet: { ours: mbs(oPkt.seconds), libipt: mbs(rPkt.seconds), ratio: rPkt.seconds / oPkt.seconds },
+    flow: {
+      ours: mbs(oFlow.seconds), oursInsns: oFlow.insns, oursGaps: oFlow.gaps,
+      libiptBlock: mbs(rBlk.seconds), libiptInsns: rBlk.insns, libiptErrors: rBlk.errors,
+      ratio: rBlk.seconds / oFlow.seconds,
+    },
+    parallel: oPar ? { workers: cores, ours: mbs(oPar.seconds), speedup: oFlow.seconds / oPar.seconds } : null,
+  };
+  const f = (x) => x.toFixed(1).padStart(7);
+  log(`packet layer   ours ${f(result.packet.ours)} MB/s   libipt pt_pkt ${f(result.packet.libipt)} MB/s   ours/libipt ${result.packet.ratio.toFixed(2)}`);
+  log(`flow layer     ours ${f(result.flow.ours)} MB/s   libipt pt_blk ${f(result.flow.libiptBlock)} MB/s   ours/libipt ${result.flow.ratio.toFixed(2)}`);
+  log(`               (ours: ${oFlow.insns} instructions, ${oFlow.gaps} gaps, time-indexed image; libipt: ${rBlk.insns} instructions, ${rBlk.errors} errors, latest bytes only)`);
+  if (oPar) log(`worker threads ${cores}: ${f(result.parallel.ours)} MB/s, speedup ${result.parallel.speedup.toFixed(2)}x over one thread`);
+  if (json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+})();

@@ -1,0 +1,133 @@
+/**
+ * `jportal decode DIR`: PT + metadata -> per-thread Java event streams in DIR/decoded/<tid>.jpe
+ * (docs/decoded-format.md), a summary, and with --dump every event in readable form on stdout.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { decodeTrace, decodeTraceParallel, DecodeError, DecodedThread, EVENT_NAMES, GAP_REASONS, opcodeName, writeEvents } from '@jportal/decode';
+import { CliError, ExitCode } from '../exit';
+import { stderrLogger } from '../log';
+
+export interface DecodeCommandOptions {
+  dir: string;
+  dump?: boolean;
+  tid?: number[];
+  json?: boolean;
+  noWrite?: boolean;
+  /** worker threads (1: decode in this thread) */
+  workers?: number;
+}
+
+export interface ThreadSummary {
+  tid: number;
+  name: string;
+  ptBytes: number;
+  insns: number;
+  expectedInsns?: number;
+  events: number;
+  bytecodes: number;
+  interpreted: number;
+  compiled: number;
+  gaps: number;
+  gapReasons: Record<string, number>;
+  skippedBytes: number;
+  decodeMs: number;
+  file?: string;
+}
+
+export async function runDecode(o: DecodeCommandOptions): Promise<number> {
+  const log = stderrLogger(!!o.json);
+  if (!fs.existsSync(o.dir) || !fs.statSync(o.dir).isDirectory()) throw new CliError(`decode: ${o.dir}: not a trace directory`, ExitCode.BadInput);
+  const tty = process.stderr.isTTY && !process.env.CI && !o.json;
+  let result;
+  const t0 = Date.now();
+  try {
+    if ((o.workers ?? 1) > 1) {
+      if (tty) process.stderr.write(`jportal: decoding with ${o.workers} worker threads...`);
+      result = await decodeTraceParallel(o.dir, { tids: o.tid, workers: o.workers });
+    } else {
+      result = decodeTrace(o.dir, {
+        tids: o.tid,
+        onThread: (t, done, total) => {
+          if (tty) process.stderr.write(`\rjportal: decoded ${done}/${total} threads (${t.name}: ${(t.flow.bytes / 1e6).toFixed(1)} MB of PT in ${t.decodeMs} ms)\x1b[K`);
+        },
+      });
+    }
+  } catch (e) {
+    if (e instanceof DecodeError) throw new CliError(`decode: ${e.message}`, e.exitCode as ExitCode);
+    throw e;
+  }
+  const wallMs = Date.now() - t0;
+  if (tty) process.stderr.write('\n');
+  const { model, threads } = result;
+  const summaries: ThreadSummary[] = [];
+  for (const t of threads) {
+    let file: string | undefined;
+    if (!o.noWrite) {
+      file = path.join(o.dir, 'decoded', `${t.tid}.jpe`);
+      writeEvents(file, { tid: t.tid, name: t.name, javaTid: t.javaTid, stats: { flow: t.flow, java: t.java } }, t.events);
+    }
+    summaries.push(summarizeThread(t, file));
+  }
+  if (o.dump) dump(threads, model.methods);
+  const total = summaries.reduce((a, s) => ({ bytes: a.bytes + s.ptBytes, ms: a.ms + s.decodeMs, gaps: a.gaps + s.gaps }), { bytes: 0, ms: 0, gaps: 0 });
+  if (o.json) {
+    process.stdout.write(JSON.stringify({ dir: o.dir, threads: summaries, ptBytes: total.bytes, decodeMs: total.ms, wallMs, workers: o.workers ?? 1, imageTimeFallbacks: model.image.timeFallbacks, problems: model.problems }, null, 2) + '\n');
+  } else {
+    for (const s of summaries) {
+      const gaps = s.gaps ? ` gaps ${s.gaps} (${Object.entries(s.gapReasons).map(([k, v]) => `${k} ${v}`).join(', ')})` : '';
+      log.info(`${s.tid} ${s.name}: ${s.bytecodes} bytecodes (${s.interpreted} interpreted, ${s.compiled} compiled), ${s.insns} instructions from ${s.ptBytes} bytes of PT${gaps}`);
+    }
+    log.info(`decoded ${threads.length} threads, ${(total.bytes / 1e6).toFixed(1)} MB of PT in ${wallMs} ms (${(total.bytes / 1e3 / Math.max(1, wallMs)).toFixed(1)} MB/s, ${o.workers ?? 1} worker${(o.workers ?? 1) > 1 ? 's' : ''})${o.noWrite ? '' : `; events in ${path.join(o.dir, 'decoded')}/`}`);
+  }
+  return ExitCode.Ok;
+}
+
+function summarizeThread(t: DecodedThread, file?: string): ThreadSummary {
+  const gapReasons: Record<string, number> = {};
+  t.flow.gapReasons.forEach((n, i) => {
+    if (n) gapReasons[GAP_REASONS[i]] = n;
+  });
+  return {
+    tid: t.tid,
+    name: t.name,
+    ptBytes: t.flow.bytes,
+    insns: t.flow.insns,
+    expectedInsns: t.expectedInsns,
+    events: t.events.length,
+    bytecodes: t.java.bytecodes,
+    interpreted: t.java.interpreted,
+    compiled: t.java.compiled,
+    gaps: t.flow.gaps,
+    gapReasons,
+    skippedBytes: t.flow.skippedBytes,
+    decodeMs: t.decodeMs,
+    file,
+  };
+}
+
+function dump(threads: DecodedThread[], methods: Map<number, { className: string; name: string; signature: string }>): void {
+  const name = (id: number) => {
+    if (id < 0) return '?';
+    const m = methods.get(id);
+    return m ? `${m.className.replace(/\//g, '.')}.${m.name}${m.signature}` : `method#${id}`;
+  };
+  const out: string[] = [];
+  const flush = () => {
+    if (out.length) process.stdout.write(out.join('\n') + '\n');
+    out.length = 0;
+  };
+  for (const t of threads) {
+    out.push(`# thread ${t.tid} ${t.name}: ${t.events.length} events`);
+    const e = t.events;
+    for (let i = 0; i < e.length; i++) {
+      const k = e.kind[i];
+      const head = `${t.tid} ${e.tsc[i]} ${EVENT_NAMES[k]}`;
+      if (k === 0) out.push(`${head} ${opcodeName(e.opcode[i])} ${name(e.method[i])}${e.bci[i] >= 0 ? `@${e.bci[i]}` : ''}`);
+      else if (k === 3) out.push(`${head} ${GAP_REASONS[e.bci[i]]} until ${e.aux[i]}`);
+      else out.push(`${head} ${name(e.method[i])}${e.bci[i] >= 0 ? `@${e.bci[i]}` : ''}`);
+      if (out.length >= 8192) flush();
+    }
+  }
+  flush();
+}

@@ -1,0 +1,135 @@
+/**
+ * Decodes a whole trace directory: every thread's PT (per-thread streams as they are; per-CPU streams cut into
+ * threads by the switch sideband) into Java event streams.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { FlowDecoder, FlowOptions, FlowStats } from './flow';
+import { splitAtPsb } from './split';
+import { EventStream } from './events';
+import { JavaDecodeStats, JavaEventBuilder } from './java';
+import { JvmModel, loadTrace, LoadOptions } from './load';
+
+export interface DecodedThread {
+  tid: number;
+  name: string;
+  javaTid: number;
+  events: EventStream;
+  flow: FlowStats;
+  java: JavaDecodeStats;
+  /** Instructions the capture says ran (emulator sideband), when known: for checking. */
+  expectedInsns?: number;
+  decodeMs: number;
+}
+
+export interface DecodedTrace {
+  model: JvmModel;
+  threads: DecodedThread[];
+}
+
+export class DecodeError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+    this.name = 'DecodeError';
+  }
+}
+
+export interface DecodeOptions extends LoadOptions {
+  /** Only these OS tids. */
+  tids?: number[];
+  /**
+   * Streams larger than this are read and decoded in windows of this size, cut at PSB boundaries, so a
+   * stream of any size decodes in bounded memory (default 256 MiB).
+   */
+  windowBytes?: number;
+  /** Called after each thread (progress). */
+  onThread?: (t: DecodedThread, done: number, total: number) => void;
+}
+
+export function decodeTrace(dir: string, opts: DecodeOptions = {}): DecodedTrace {
+  const model = loadTrace(dir, opts);
+  const sb = model.sideband;
+  if (!sb) throw new DecodeError(`${path.join(dir, 'pt')}: no PT data in this trace directory (recorded with --pt=none?)`, 2);
+  const names = new Map<number, { name: string; javaTid: number }>();
+  // an OS tid can carry two Java threads (main, then DestroyJavaVM): the first names it
+  for (const t of model.threads) if (!names.has(t.osTid)) names.set(t.osTid, { name: t.name, javaTid: t.javaTid });
+  const threads: DecodedThread[] = [];
+  const todo = sb.threads.filter((t) => !opts.tids || opts.tids.includes(t.tid));
+  const cpuBytes = new Map<number, Uint8Array>();
+  for (const t of todo) {
+    const java = new JavaEventBuilder(model);
+    const flow = new FlowDecoder(model.image, java);
+    const t0 = Date.now();
+    const flowOpts = { retcomp: sb.returnCompression, timing: sb.timing };
+    if (t.file) {
+      const file = path.join(dir, t.file);
+      if (!fs.existsSync(file)) throw new DecodeError(`${file}: missing (named by pt/sideband.jsonl)`, 2);
+      decodeFile(file, flow, { ...flowOpts, file: t.file }, opts.windowBytes ?? 256 << 20);
+    } else {
+      for (const w of sb.switches) {
+        if (w.tid !== t.tid) continue;
+        let bytes = cpuBytes.get(w.cpu);
+        if (!bytes) {
+          const file = path.join(dir, 'pt', `cpu${w.cpu}.pt`);
+          if (!fs.existsSync(file)) throw new DecodeError(`${file}: missing (named by pt/sideband.jsonl)`, 2);
+          cpuBytes.set(w.cpu, (bytes = new Uint8Array(fs.readFileSync(file))));
+        }
+        if (w.offset + w.bytes > bytes.length) throw new DecodeError(`pt/cpu${w.cpu}.pt: switch record of tid ${w.tid} covers bytes ${w.offset}..${w.offset + w.bytes}, past the end (${bytes.length})`, 2);
+        flow.decode(bytes, { ...flowOpts, begin: w.offset, end: w.offset + w.bytes, noSync: true, file: `pt/cpu${w.cpu}.pt` });
+      }
+    }
+    const info = names.get(t.tid);
+    const d: DecodedThread = {
+      tid: t.tid,
+      name: info?.name ?? t.comm,
+      javaTid: info?.javaTid ?? -1,
+      events: java.events,
+      flow: flow.stats,
+      java: java.stats,
+      expectedInsns: t.insns,
+      decodeMs: Date.now() - t0,
+    };
+    threads.push(d);
+    opts.onThread?.(d, threads.length, todo.length);
+  }
+  return { model, threads };
+}
+
+/**
+ * Decodes one stream file: whole when small, else window by window. Each window ends at a PSB; the walk goes on
+ * to the IP that PSB+ names (endIp) and may read ahead into the next 64 KiB, so windows join like one decode.
+ */
+function decodeFile(file: string, flow: FlowDecoder, flowOpts: FlowOptions, windowBytes: number): void {
+  const size = fs.statSync(file).size;
+  if (size <= windowBytes) {
+    flow.decode(new Uint8Array(fs.readFileSync(file)), flowOpts);
+    return;
+  }
+  const LOOK = 64 << 10;
+  const fd = fs.openSync(file, 'r');
+  try {
+    let at = 0;
+    while (at < size) {
+      const len = Math.min(size - at, windowBytes + LOOK);
+      const buf = new Uint8Array(len);
+      fs.readSync(fd, buf, 0, len, at);
+      let end = len;
+      let endIp = -1;
+      if (at + len < size) {
+        // cut at the first PSB at or after windowBytes (PSBs come every few KiB: one lies in the look-ahead)
+        const parts = splitAtPsb(buf, windowBytes, flowOpts.timing);
+        if (parts.length > 1) {
+          end = parts[0].end;
+          endIp = parts[0].endIp;
+        } else end = windowBytes;
+      }
+      flow.decode(buf, { ...flowOpts, begin: 0, end, endIp, lookahead: len - end, streamOffset: at });
+      at += end;
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+}

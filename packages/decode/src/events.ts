@@ -1,0 +1,99 @@
+/**
+ * Per-thread Java-level event streams, held column-wise in growable typed arrays (no object per event).
+ * The binary form is documented in docs/decoded-format.md.
+ */
+import { grown } from './typed';
+
+export const enum EventKind {
+  /** a bytecode ran: interpreted (opcode known, method and bci not yet attributed) or compiled (method, bci) */
+  Bytecode = 0,
+  /** a method was entered: interpreted entry (method unknown: -1), compiled entry, or an inlined frame */
+  Entry = 1,
+  /** a compiled or inlined frame was left */
+  Exit = 2,
+  /** data is missing: `bci` holds the GapReason, `tsc` and `aux` the time bounds */
+  Gap = 3,
+  /** compiled code entered the deoptimization or uncommon-trap blob */
+  Deopt = 4,
+  /** control reached an exception path (exception blob / unwind / interpreter throw entry) */
+  Exception = 5,
+  /** compiled code was entered at its OSR entry (method = the compiled method, bci = its OSR bci) */
+  OsrEntry = 6,
+}
+
+export const EVENT_NAMES = ['bytecode', 'entry', 'exit', 'gap', 'deopt', 'exception', 'osr-entry'];
+
+/** Where a bytecode event came from. */
+export const enum EventSource {
+  Interpreter = 0,
+  Compiled = 1,
+  /** an inlined frame of compiled code */
+  Inlined = 2,
+  Other = 3,
+}
+
+export class EventStream {
+  kind = new Uint8Array(4096);
+  source = new Uint8Array(4096);
+  method = new Int32Array(4096);
+  bci = new Int32Array(4096);
+  opcode = new Int16Array(4096);
+  tsc = new Float64Array(4096);
+  aux = new Float64Array(4096);
+  length = 0;
+
+  push(kind: EventKind, source: EventSource, method: number, bci: number, opcode: number, tsc: number, aux = 0): void {
+    if (this.length === this.kind.length) this.grow();
+    const i = this.length++;
+    this.kind[i] = kind;
+    this.source[i] = source;
+    this.method[i] = method;
+    this.bci[i] = bci;
+    this.opcode[i] = opcode;
+    this.tsc[i] = tsc;
+    this.aux[i] = aux;
+  }
+
+  private grow(): void {
+    this.kind = grown(this.kind);
+    this.source = grown(this.source);
+    this.method = grown(this.method);
+    this.bci = grown(this.bci);
+    this.opcode = grown(this.opcode);
+    this.tsc = grown(this.tsc);
+    this.aux = grown(this.aux);
+  }
+
+  /** Appends another stream (stitching chunks decoded in parallel). */
+  append(o: EventStream): void {
+    for (let i = 0; i < o.length; i++) this.push(o.kind[i], o.source[i], o.method[i], o.bci[i], o.opcode[i], o.tsc[i], o.aux[i]);
+  }
+
+  /** Appends events given as column buffers (from a worker), column by column. */
+  appendColumns(cols: Record<string, ArrayBuffer>, n: number): void {
+    while (this.length + n > this.kind.length) this.grow();
+    const at = this.length;
+    this.kind.set(new Uint8Array(cols.kind, 0, n), at);
+    this.source.set(new Uint8Array(cols.source, 0, n), at);
+    this.method.set(new Int32Array(cols.method, 0, n), at);
+    this.bci.set(new Int32Array(cols.bci, 0, n), at);
+    this.opcode.set(new Int16Array(cols.opcode, 0, n), at);
+    this.tsc.set(new Float64Array(cols.tsc, 0, n), at);
+    this.aux.set(new Float64Array(cols.aux, 0, n), at);
+    this.length += n;
+  }
+
+  /** The columns in file order (docs/decoded-format.md). */
+  columns(): { name: string; type: string; data: ArrayBufferView }[] {
+    const n = this.length;
+    return [
+      { name: 'kind', type: 'u8', data: this.kind.subarray(0, n) },
+      { name: 'source', type: 'u8', data: this.source.subarray(0, n) },
+      { name: 'method', type: 'i32', data: this.method.subarray(0, n) },
+      { name: 'bci', type: 'i32', data: this.bci.subarray(0, n) },
+      { name: 'opcode', type: 'i16', data: this.opcode.subarray(0, n) },
+      { name: 'tsc', type: 'f64', data: this.tsc.subarray(0, n) },
+      { name: 'aux', type: 'f64', data: this.aux.subarray(0, n) },
+    ];
+  }
+}

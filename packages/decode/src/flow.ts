@@ -1,0 +1,571 @@
+/**
+ * The flow layer: one PT stream (or one stretch of a per-CPU stream) + the code image -> the blocks that ran.
+ *
+ * Code-driven, on the query layer (@jportal/pt QueryDecoder): the decoder follows the code from the current IP
+ * block by block — direct jumps and calls need no packet; a conditional branch takes the next TNT bit (and,
+ * with return compression, so does a return); an indirect branch or return takes the next TIP; a TIP.PGD ends
+ * the walk at the branch that left the traced range; an asynchronous FUP stops it inside a block.
+ *
+ * Bytes the agent captured may be newer than the code that ran (a call site resolved, or re-resolved, before the
+ * agent saw the method): at a direct call out of compiled code whose bytes may postdate the moment, the decoder
+ * reads ahead (the query layer saves and restores its state) and takes the recorded target only if the packets
+ * that follow fit it; otherwise the call-resolution stubs and the method's own static stubs (to the interpreter)
+ * are tried. Anything inconsistent (a TNT where the code has an indirect branch, code
+ * missing from the image, bytes that changed) becomes a gap: the decoder drops what it cannot place and resumes
+ * at the next packet with a full IP, accounting the skipped bytes and the time span. It never gives up on the
+ * rest of a stream.
+ */
+import { Item, QueryDecoder, TimingConfig } from '@jportal/pt';
+import { CodeImage, SectionKind } from './image';
+import { BLOCK_END_NAMES, BlockEnd } from './x86';
+import { ITEM_NAMES } from '@jportal/pt';
+
+/** Why a gap happened. */
+export const enum GapReason {
+  /** OVF: the PT unit lost data */
+  Overflow = 0,
+  /** the packet bytes do not decode (corrupt or truncated stream): skipped to the next PSB */
+  BadPacket = 1,
+  /** no code in the image at the IP */
+  NoCode = 2,
+  /** the packets do not fit the code (stale bytes, a missed patch, a wrong code version) */
+  Mismatch = 3,
+  /** control left the traced range where no TIP.PGD says so, or a walk ran without end */
+  Runaway = 4,
+  /** the stream ended inside a walk, or started without a full IP */
+  Unsynced = 5,
+}
+export const GAP_REASONS = ['overflow', 'bad-packet', 'no-code', 'mismatch', 'runaway', 'unsynced'];
+
+/** Receives the flow. Block indexes refer to `image.blocks`. */
+export interface FlowSink {
+  /** Block `b` ran to its end. */
+  block(b: number, tsc: number): void;
+  /** The first `insns` instructions of block `b` ran (an interrupt came before the next one). */
+  partial(b: number, insns: number, tsc: number): void;
+  /** Tracing (re)starts at `ip` (TIP.PGE, or a resync). */
+  enable(ip: number, tsc: number): void;
+  /** Tracing stops (TIP.PGD: control left the traced range, or an interrupt). */
+  disable(tsc: number): void;
+  /** A stretch of the stream could not be turned into flow. */
+  gap(reason: GapReason, fromOffset: number, toOffset: number, tscBegin: number, tscEnd: number): void;
+}
+
+export interface FlowOptions {
+  retcomp: boolean;
+  timing: TimingConfig;
+  /** Bytes [begin, end) of the stream to decode (default: all). Decoding starts at the first PSB in it. */
+  begin?: number;
+  end?: number;
+  /** Stream name for error messages. */
+  file?: string;
+  /** Start decoding at `begin` itself rather than at the first PSB (a per-CPU stretch starts with a full IP). */
+  noSync?: boolean;
+  /**
+   * Where execution is when the stream part ends (the next part's first PSB+ FUP, when a stream is split at a
+   * PSB): the walk goes on to exactly there, so the parts join without losing or repeating instructions.
+   */
+  endIp?: number;
+  /** Bytes past `end` a read-ahead may look at (the next part's packets), so choices match a whole-stream decode. */
+  lookahead?: number;
+  /** Offset of `bytes[0]` in the whole stream (when `bytes` is a window of a larger file): gap offsets use it. */
+  streamOffset?: number;
+}
+
+export interface FlowStats {
+  bytes: number;
+  packets: number;
+  blocks: number;
+  insns: number;
+  gaps: number;
+  /** Bytes of packets that were read but could not be placed in the flow (inside gaps). */
+  skippedBytes: number;
+  tntBits: number;
+  tips: number;
+  firstTsc: number;
+  lastTsc: number;
+  gapReasons: number[];
+  /** Blocks walked for a packet that then proved inconsistent: not reported as flow. */
+  droppedBlocks: number;
+  /** Read-aheads at call sites whose bytes may postdate the moment, and how many chose another target. */
+  speculations: number;
+  alternatives: number;
+}
+
+
+/** Items a speculative walk must fit before a path is believed. */
+const LOOKAHEAD_ITEMS = 32;
+/** Blocks walked for one item before the walk is declared runaway (a spin loop has no packets). */
+const WALK_LIMIT = 1 << 20;
+/** The same for a speculative walk: a wrong guess must fail fast. */
+const SPECULATION_WALK_LIMIT = 1 << 12;
+
+const enum Step {
+  /** went on (ip set, or tracing stopped: ip -1) */
+  Ok = 0,
+  NoCode = 1,
+  Mismatch = 2,
+  Runaway = 3,
+  /** the stream ended in the middle of a walk */
+  End = 4,
+}
+
+export class FlowDecoder {
+  readonly stats: FlowStats = { bytes: 0, packets: 0, blocks: 0, insns: 0, gaps: 0, skippedBytes: 0, tntBits: 0, tips: 0, firstTsc: 0, lastTsc: 0, gapReasons: [0, 0, 0, 0, 0, 0], droppedBlocks: 0, speculations: 0, alternatives: 0 };
+  /** Last walk failure, for diagnostics: the IP and why. */
+  lastFailure = { ip: -1, why: '' };
+  private ip = -1;
+  private readonly stack = new Float64Array(256);
+  private sp = 0;
+  private q!: QueryDecoder;
+  /** Gap bookkeeping: where the current gap began (-1: in sync). */
+  private gapOffset = -1;
+  private gapTsc = 0;
+  private gapReason = GapReason.Unsynced;
+  private base = 0;
+  private endIp = -1;
+  /** Items from packets at or past this offset belong to the next part (read only by read-aheads). */
+  private partEnd = Infinity;
+  /** While > 0: a speculative walk (no output, no stats); counts the items it may still consume. */
+  private budget = 0;
+  private speculating = false;
+  /** Blocks of the current stretch not yet handed out (dropped if the stretch proves inconsistent). */
+  private readonly pending = new Int32Array(1 << 16);
+  private npending = 0;
+  /** Call sites whose recorded target proved wrong: section id -> call block start -> chosen alternative. */
+  private readonly stubCache = new Map<number, number[]>();
+  /** Call blocks whose recorded target was seen to fit (not read ahead again). */
+  private readonly confirmed = new Set<number>();
+
+  constructor(
+    private readonly image: CodeImage,
+    private readonly sink: FlowSink,
+  ) {}
+
+  /** Decodes a stream (or the part [begin, end) of it). */
+  decode(bytes: Uint8Array, opts: FlowOptions): FlowStats {
+    const begin = opts.begin ?? 0;
+    const end = opts.end ?? bytes.length;
+    const q = (this.q = new QueryDecoder(bytes, opts.timing, opts.file, begin, Math.min(bytes.length, end + (opts.lookahead ?? 0)), !!opts.noSync));
+    this.partEnd = end;
+    this.endIp = opts.endIp ?? -1;
+    const st = this.stats;
+    st.bytes += end - begin;
+    this.base = opts.streamOffset ?? 0;
+    this.ip = -1;
+    this.sp = 0;
+    const retcomp = opts.retcomp;
+    let enabled = false;
+    for (;;) {
+      if (this.ip < 0) {
+        // not following code: the next item with a full IP puts the decoder (back) on it
+        const k = q.peek();
+        if (k === Item.End || q.offset >= this.partEnd) break;
+        q.consume();
+        switch (k) {
+          case Item.Tnt:
+            st.tntBits++;
+            this.startGap(GapReason.Unsynced, q.offset);
+            break;
+          case Item.Tip:
+            st.tips++;
+            this.resume(q.ip, q.offset);
+            break;
+          case Item.Pge:
+            enabled = true;
+            this.resume(q.ip, q.offset);
+            if (this.ip >= 0) this.sink.enable(this.ip, q.tsc);
+            break;
+          case Item.FupStatus:
+          case Item.FupAsync:
+            // PSB+ status or the resume point after lost data; a lone async FUP while lost: a TIP or PGD follows
+            if (k === Item.FupStatus) {
+              enabled = true;
+              this.resume(q.ip, q.offset);
+              if (this.ip >= 0) this.sink.enable(this.ip, q.tsc);
+            }
+            break;
+          case Item.Pgd:
+            if (enabled) this.sink.disable(q.tsc);
+            enabled = false;
+            this.endGap(q.offset);
+            break;
+          case Item.Ovf:
+            this.startGap(GapReason.Overflow, q.offset);
+            break;
+          case Item.BadPacket:
+            this.startGap(GapReason.BadPacket, q.offset);
+            break;
+        }
+        if (!st.firstTsc && q.tsc) st.firstTsc = q.tsc;
+        continue;
+      }
+      const r = this.follow(retcomp);
+
+      if (r === Step.Ok) {
+        this.flush();
+        if (this.ip < 0) {
+          // tracing stopped (PGD): the sink was told in follow()
+          enabled = false;
+        }
+        continue;
+      }
+      if (r === Step.End) {
+        this.flush();
+        break;
+      }
+      this.fail(r, q.offset);
+    }
+    this.flush();
+    if (this.gapOffset >= 0) this.endGap(end);
+    st.packets += q.packets;
+    st.lastTsc = q.tsc;
+    return st;
+  }
+
+  /**
+   * Follows the code from `this.ip` until one item has been consumed (or tracing stopped). Ok: `this.ip` is
+   * where execution goes on (-1 after a disable).
+   */
+  private follow(retcomp: boolean): Step {
+    const image = this.image;
+    const B = image.blocks;
+    const q = this.q;
+    let ip = this.ip;
+    const limit = this.speculating ? SPECULATION_WALK_LIMIT : WALK_LIMIT;
+    for (let n = 0; n < limit; n++) {
+      const sec = image.find(ip, q.tsc);
+      if (sec < 0) return this.why(Step.NoCode, ip, 'no code');
+      const b = image.block(sec, ip);
+      let k = q.peek();
+      if (!this.speculating && q.offset >= this.partEnd) k = Item.End;
+      // an interrupt inside this block?
+      if (k === Item.FupAsync && q.ip >= ip && q.ip < B.end[b]) {
+        const stopAt = q.ip;
+        if (stopAt > ip) {
+          const addrs = image.blockInstructions(b);
+          const c = addrs.indexOf(stopAt);
+          if (c < 0) return this.why(Step.Mismatch, ip, 'interrupt inside an instruction');
+          if (!this.speculating) {
+            this.flush();
+            this.stats.insns += c;
+            this.sink.partial(b, c, q.tsc);
+          }
+        }
+        q.consume();
+        // what the interrupt did: a TIP into traced code, or a disable
+        const k2 = q.peek();
+        if (k2 === Item.Tip) {
+          q.consume();
+          this.ip = q.ip >= 0 && image.inRange(q.ip) ? q.ip : -1;
+          if (this.ip < 0 && !this.speculating) this.sink.disable(q.tsc);
+          return this.spend();
+        }
+        if (k2 === Item.Pgd) {
+          q.consume();
+          this.ip = -1;
+          if (!this.speculating) this.sink.disable(q.tsc);
+          return this.spend();
+        }
+        this.ip = stopAt;
+        return this.spend();
+      }
+      if (k === Item.Ovf || k === Item.BadPacket || k === Item.Pge || k === Item.FupStatus) {
+        if (k === Item.FupStatus) {
+          // PSB+ in the middle of straight-line code: the status FUP says where we are — no flow
+          q.consume();
+          continue;
+        }
+        return this.why(Step.Mismatch, ip, `${k === Item.Ovf ? 'overflow' : k === Item.BadPacket ? 'bad packet' : 'enable'} while following code`);
+      }
+      const kind = B.kind[b];
+      if (k === Item.End) {
+        const endIp = this.endIp;
+        if (endIp < 0 || this.speculating) return Step.End;
+        if (endIp >= ip && endIp < B.end[b]) {
+          if (endIp > ip) {
+            const addrs = image.blockInstructions(b);
+            const c = addrs.indexOf(endIp);
+            this.flush();
+            if (c > 0) {
+              this.stats.insns += c;
+              this.sink.partial(b, c, q.tsc);
+            }
+          }
+          this.endIp = -1;
+          return Step.End;
+        }
+        // straight-line code up to the split point needs no packet
+        if (kind !== BlockEnd.Next && kind !== BlockEnd.Jump && kind !== BlockEnd.Call) return Step.End;
+      }
+      switch (kind) {
+        case BlockEnd.Next:
+          this.emit(b);
+          ip = B.end[b];
+          continue;
+        case BlockEnd.Jump:
+        case BlockEnd.Call: {
+          let target = B.target[b];
+          const s = image.sections[sec];
+          if (kind === BlockEnd.Jump && s.skipAt === ip && k !== Item.Pgd) {
+            // a not-entrant entry that was not yet patched when this ran: the original first instruction
+            this.emit(b);
+            ip = s.skipTo!;
+            continue;
+          }
+          if (kind === BlockEnd.Call && s.kind === SectionKind.Nmethod && !this.speculating && !this.confirmed.has(b) && this.mayBeStale(s, target, q.tsc)) {
+            const chosen = this.chooseCallTarget(sec, b, target, retcomp);
+            // call sites only move forward (unresolved -> resolved -> newer code): once the recorded target fits,
+            // it fits from then on
+            if (chosen === target) this.confirmed.add(b);
+            target = chosen;
+          }
+          this.emit(b);
+          if (kind === BlockEnd.Call) this.push(B.end[b]);
+          if (!image.inRange(target)) {
+            // leaving the traced range: a TIP.PGD must say so
+            if (k === Item.Pgd && (q.ip < 0 || q.ip === target)) {
+              q.consume();
+              this.ip = -1;
+              if (!this.speculating) this.sink.disable(q.tsc);
+              return this.spend();
+            }
+            return this.why(Step.Runaway, ip, `direct branch to 0x${target.toString(16)} outside the traced range, next item ${ITEM_NAMES[k]}`);
+          }
+          ip = target;
+          continue;
+        }
+        case BlockEnd.Cond:
+          if (k === Item.Tnt) {
+            q.consume();
+            this.stats.tntBits += this.speculating ? 0 : 1;
+            this.emit(b);
+            this.ip = q.bit ? B.target[b] : B.end[b];
+            return this.spend();
+          }
+          if (k === Item.Pgd && q.ip >= 0 && q.ip === B.target[b]) {
+            q.consume();
+            this.emit(b);
+            this.ip = -1;
+            if (!this.speculating) this.sink.disable(q.tsc);
+            return this.spend();
+          }
+          return this.why(Step.Mismatch, ip, `conditional branch, next item ${ITEM_NAMES[k]}`);
+        case BlockEnd.IndirectJump:
+        case BlockEnd.IndirectCall:
+          if (k === Item.Tip || k === Item.Pgd) {
+            q.consume();
+            this.emit(b);
+            if (kind === BlockEnd.IndirectCall) this.push(B.end[b]);
+            if (!this.speculating) this.stats.tips++;
+            this.ip = k === Item.Tip && q.ip >= 0 && image.inRange(q.ip) ? q.ip : -1;
+            if (this.ip < 0 && !this.speculating) this.sink.disable(q.tsc);
+            return this.spend();
+          }
+          return this.why(Step.Mismatch, ip, `indirect branch, next item ${ITEM_NAMES[k]}`);
+        case BlockEnd.Return:
+          if (k === Item.Tnt) {
+            // return compression: a taken bit for a return to where its call pointed
+            if (!retcomp || !q.bit || this.sp === 0) return this.why(Step.Mismatch, ip, 'return, next item a TNT bit');
+            q.consume();
+            this.emit(b);
+            this.ip = this.stack[--this.sp & 255];
+            return this.spend();
+          }
+          if (k === Item.Tip || k === Item.Pgd) {
+            q.consume();
+            this.emit(b);
+            if (this.sp > 0) this.sp--;
+            this.ip = k === Item.Tip && q.ip >= 0 && image.inRange(q.ip) ? q.ip : -1;
+            if (this.ip < 0 && !this.speculating) this.sink.disable(q.tsc);
+            return this.spend();
+          }
+          return this.why(Step.Mismatch, ip, `return, next item ${ITEM_NAMES[k]}`);
+        default:
+          // Stop / Truncated: only an interrupt (FUP, handled above) or a disable can explain going on
+          if (k === Item.Pgd) {
+            q.consume();
+            this.ip = -1;
+            if (!this.speculating) this.sink.disable(q.tsc);
+            return this.spend();
+          }
+          return this.why(Step.Mismatch, ip, `instruction that cannot go on (${BLOCK_END_NAMES[kind]})`);
+      }
+    }
+    return this.why(Step.Runaway, ip, 'walked too far without a packet');
+  }
+
+  /** One item consumed: in a speculative walk, counts down the budget. */
+  private spend(): Step {
+    if (this.speculating) this.budget--;
+    return Step.Ok;
+  }
+
+  private why(r: Step, ip: number, why: string): Step {
+    if (!this.speculating) this.lastFailure = { ip, why };
+    return r;
+  }
+
+  /**
+   * True when the call's target in these bytes may not be what ran at time `tsc`: the caller's bytes were
+   * captured after that time, or the target is compiled code that was only recorded later.
+   */
+  private mayBeStale(caller: { nmethod: number; validTo: number }, target: number, tsc: number): boolean {
+    const image = this.image;
+    const nm = image.nmethods[caller.nmethod];
+    if (nm && tsc < nm.loadTsc) return true;
+    const t = image.find(target, tsc);
+    if (t < 0) return false;
+    const ts = image.sections[t];
+    if (ts.kind === SectionKind.Nmethod && tsc < image.nmethods[ts.nmethod].loadTsc) return true;
+    return false;
+  }
+
+  /**
+   * Chooses where a call out of compiled code went: the recorded target if the next items fit it, else the
+   * first alternative that fits (call-resolution stubs, then the caller's static stubs to the interpreter).
+   */
+  private chooseCallTarget(sec: number, b: number, target: number, retcomp: boolean): number {
+    const image = this.image;
+    const ret = image.blocks.end[b];
+    const tsc = this.q.tsc;
+    // the target may be a compiled method installed after this moment: an older compilation of the same
+    // method (entered at the same entry point) is then the likelier callee
+    const ts = image.find(target, tsc);
+    const tnm = ts >= 0 && image.sections[ts].kind === SectionKind.Nmethod ? image.nmethods[image.sections[ts].nmethod] : undefined;
+    if (tnm && tsc < tnm.loadTsc) {
+      const older = image.nmethodsOf(tnm.method).filter((o) => o !== tnm && o.loadTsc <= tsc && o.unloadTsc > tsc && o.osrBci < 0);
+      older.sort((x, y) => y.loadTsc - x.loadTsc);
+      for (const o of older) {
+        const alt = target === tnm.verifiedEntry ? o.verifiedEntry : target === tnm.entry ? o.entry : -1;
+        if (alt > 0 && this.fits(alt, ret, retcomp)) {
+          this.stats.alternatives++;
+          return alt;
+        }
+      }
+    }
+    if (this.fits(target, ret, retcomp)) return target;
+    for (const alt of this.alternatives(sec)) {
+      if (alt === target) continue;
+      if (this.fits(alt, ret, retcomp)) {
+        this.stats.alternatives++;
+        return alt;
+      }
+    }
+    return target;
+  }
+
+  /** Reads ahead from a call to `target` (returning to `ret`): do the next items fit? State is restored. */
+  private fits(target: number, ret: number, retcomp: boolean): boolean {
+    const q = this.q;
+    const saved = q.save();
+    const ip0 = this.ip;
+    const sp0 = this.sp;
+    const stackCopy = this.stack.slice(0, Math.min(this.sp, 256));
+    const npending0 = this.npending;
+    this.speculating = true;
+    this.budget = LOOKAHEAD_ITEMS;
+    this.stats.speculations++;
+    let ok = true;
+    this.push(ret);
+    this.ip = target;
+    if (!this.image.inRange(target)) {
+      ok = q.peek() === Item.Pgd;
+    } else {
+      while (this.budget > 0) {
+        const r = this.follow(retcomp);
+        if (r === Step.End) break;
+        if (r !== Step.Ok) {
+          ok = false;
+          break;
+        }
+        if (this.ip < 0) break; // tracing stopped consistently
+      }
+    }
+    this.speculating = false;
+    q.restore(saved);
+    this.ip = ip0;
+    this.sp = sp0;
+    this.stack.set(stackCopy);
+    this.npending = npending0;
+    return ok;
+  }
+
+  /** Where a call out of compiled code may have gone instead: resolution stubs, then the caller's static stubs. */
+  private alternatives(sec: number): number[] {
+    let l = this.stubCache.get(sec);
+    if (l) return l;
+    const image = this.image;
+    l = [...new Set(image.resolveExits.values())];
+    const s = image.sections[sec];
+    const nm = image.nmethods[s.nmethod];
+    // static stubs (to the interpreter): movabs $Method*, %rbx (48 bb imm64); jmp rel32 (e9) — in the stub section
+    if (nm) {
+      const from = Math.max(0, nm.stubBegin - s.begin);
+      const bytes = s.bytes;
+      for (let i = from; i + 15 <= bytes.length; i++) {
+        if (bytes[i] === 0x48 && bytes[i + 1] === 0xbb && bytes[i + 10] === 0xe9) l.push(s.begin + i);
+      }
+    }
+    this.stubCache.set(sec, l);
+    return l;
+  }
+
+  /** Continues at `ip` (a full IP from a packet); closes an open gap. */
+  private resume(ip: number, offset: number): void {
+    if (ip < 0 || !this.image.inRange(ip)) {
+      this.ip = -1;
+      return;
+    }
+    this.ip = ip;
+    this.sp = 0;
+    if (this.gapOffset >= 0) this.endGap(offset);
+  }
+
+  private fail(r: Step, offset: number): void {
+    this.stats.droppedBlocks += this.npending;
+    this.npending = 0;
+    this.startGap(r === Step.NoCode ? GapReason.NoCode : r === Step.Runaway ? GapReason.Runaway : GapReason.Mismatch, offset);
+    this.ip = -1;
+    this.sp = 0;
+  }
+
+  private startGap(reason: GapReason, offset: number): void {
+    if (this.gapOffset >= 0) return;
+    this.gapOffset = offset;
+    this.gapTsc = this.q.tsc;
+    this.gapReason = reason;
+  }
+
+  private endGap(offset: number): void {
+    if (this.gapOffset < 0) return;
+    this.stats.gaps++;
+    this.stats.gapReasons[this.gapReason]++;
+    this.stats.skippedBytes += Math.max(0, offset - this.gapOffset);
+    this.sink.gap(this.gapReason, this.base + this.gapOffset, this.base + offset, this.gapTsc, this.q.tsc);
+    this.gapOffset = -1;
+  }
+
+  private emit(b: number): void {
+    if (this.speculating) return;
+    if (this.npending === this.pending.length) this.flush();
+    this.pending[this.npending++] = b;
+  }
+
+  private flush(): void {
+    const B = this.image.blocks;
+    const tsc = this.q.tsc;
+    for (let i = 0; i < this.npending; i++) {
+      const b = this.pending[i];
+      this.stats.blocks++;
+      this.stats.insns += B.insns[b];
+      this.sink.block(b, tsc);
+    }
+    this.npending = 0;
+  }
+
+  private push(ret: number): void {
+    this.stack[this.sp++ & 255] = ret;
+    if (this.sp > 256) this.sp = 256; // a deeper stack keeps only the newest 256
+  }
+}

@@ -1,0 +1,23 @@
+/** @jportal/decode: the flow layer — Intel PT + the agent's code image -> per-thread flow and bytecode events. */
+export { CodeImage, SectionKind } from './image';
+export type { CodeSection, NmethodInfo } from './image';
+export { loadTrace } from './load';
+export type { JvmModel, MethodInfo, LoadOptions } from './load';
+export { FlowDecoder, GapReason, GAP_REASONS } from './flow';
+export type { FlowSink, FlowOptions, FlowStats } from './flow';
+export { BlockDecoder, BlockEnd, BLOCK_END_NAMES } from './x86';
+export type { DecodedBlock } from './x86';
+export { EventStream, EventKind, EventSource, EVENT_NAMES } from './events';
+export { JavaEventBuilder } from './java';
+export type { JavaDecodeStats } from './java';
+export { decodeTrace, DecodeError } from './decode-trace';
+export type { DecodedThread, DecodedTrace, DecodeOptions } from './decode-trace';
+export { writeEvents, readEvents, EventsFormatError, EVENTS_MAGIC, EVENTS_VERSION } from './io';
+export type { EventsFileHeader } from './io';
+export { OPCODE_NAMES, opcodeName } from './opcodes';
+export { decodeTraceParallel } from './parallel';
+export type { ParallelOptions } from './parallel';
+export { splitAtPsb } from './split';
+export type { StreamPart } from './split';
+export { loadDecodedSequences } from './sequences';
+export type { DecodedSequence, SequenceMethod } from './sequences';

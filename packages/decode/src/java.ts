@@ -1,0 +1,217 @@
+/**
+ * From blocks to Java: turns the flow of one thread into bytecode-level events.
+ *
+ * - Interpreter: every bytecode starts with the dispatch jump (`jmp *(table,bytecode,8)`, a TIP) into its
+ *   template; a block that begins at a dispatch-table target after an indirect jump is one executed bytecode.
+ *   HotSpot's rewritten "fast" bytecodes are mapped back to the Java bytecodes they stand for (some stand for
+ *   two: fast_iaccess_0 = aload_0 + getfield). Method entries are the method-entry table's targets.
+ * - Compiled code: each PcDesc (JVMTI PCStackInfo, dense with non-safepoint debug info) inside a block that ran
+ *   gives the inlining chain there; changes of the chain are entries/exits of inlined frames, and its innermost
+ *   frame is the bytecode event. Entry at the (verified) entry point, OSR entry, return, deoptimization and
+ *   exception blobs are events of their own.
+ */
+import { FlowSink, GapReason } from './flow';
+import { CodeImage, NmethodInfo, SectionKind } from './image';
+import { EventKind, EventSource, EventStream } from './events';
+import { JvmModel } from './load';
+import { BlockEnd } from './x86';
+
+/** HotSpot's rewritten bytecodes (by template name) -> the Java bytecodes they execute. */
+const FAST_BYTECODES: Record<string, number[]> = {
+  fast_agetfield: [180], fast_bgetfield: [180], fast_cgetfield: [180], fast_dgetfield: [180], fast_fgetfield: [180],
+  fast_igetfield: [180], fast_lgetfield: [180], fast_sgetfield: [180], nofast_getfield: [180],
+  fast_aputfield: [181], fast_bputfield: [181], fast_zputfield: [181], fast_cputfield: [181], fast_dputfield: [181],
+  fast_fputfield: [181], fast_iputfield: [181], fast_lputfield: [181], fast_sputfield: [181], nofast_putfield: [181],
+  fast_aload_0: [42], nofast_aload_0: [42],
+  fast_iaccess_0: [42, 180], fast_aaccess_0: [42, 180], fast_faccess_0: [42, 180],
+  fast_iload: [21], nofast_iload: [21], fast_iload2: [21, 21], fast_icaload: [21, 52],
+  fast_invokevfinal: [182], invokehandle: [182],
+  fast_linearswitch: [171], fast_binaryswitch: [171],
+  fast_aldc: [18], fast_aldc_w: [19],
+  return_register_finalizer: [177],
+};
+
+const EXCEPTION_BLOB = /^(ExceptionBlob|forward exception|catch_exception|unwind_exception|handle_exception|forward_exception|throw_|.* throw_exception)/;
+const DEOPT_BLOB = /^(DeoptimizationBlob|UncommonTrapBlob|deoptimize)/;
+
+export interface JavaDecodeStats {
+  bytecodes: number;
+  interpreted: number;
+  compiled: number;
+  entries: number;
+  gaps: number;
+}
+
+export class JavaEventBuilder implements FlowSink {
+  readonly events = new EventStream();
+  readonly stats: JavaDecodeStats = { bytecodes: 0, interpreted: 0, compiled: 0, entries: 0, gaps: 0 };
+  private readonly image: CodeImage;
+  /** dispatch target -> Java opcodes it executes (one or two) */
+  private readonly dispatchOps = new Map<number, number[]>();
+  private readonly methodEntries: Map<number, number>;
+  private prevKind = BlockEnd.Next;
+  private prevSection = -1;
+  /** The inlining chain (method ids, innermost first) at the last compiled PcDesc of the current activation. */
+  private chain: number[] = [];
+  private chainBcis: number[] = [];
+  private chainNm = -1;
+
+  constructor(model: JvmModel) {
+    this.image = model.image;
+    this.methodEntries = model.methodEntries;
+    const c = model.codelets;
+    for (const [target, bc] of model.dispatch) {
+      if (bc < 202) {
+        this.dispatchOps.set(target, [bc]);
+        continue;
+      }
+      // a rewritten bytecode: the codelet holding the target names it
+      let lo = 0;
+      let hi = c.begin.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (c.begin[mid] <= target) lo = mid + 1;
+        else hi = mid;
+      }
+      const k = lo - 1;
+      if (k >= 0 && target < c.end[k]) {
+        const ops = FAST_BYTECODES[c.description[k]];
+        if (ops) this.dispatchOps.set(target, ops);
+      }
+    }
+  }
+
+  block(b: number, tsc: number): void {
+    const image = this.image;
+    const B = image.blocks;
+    const sec = B.section[b];
+    const start = B.start[b];
+    const s = image.sections[sec];
+    const viaBranch = this.prevKind !== BlockEnd.Next && this.prevKind !== BlockEnd.Cond;
+    if (s.kind === SectionKind.Interpreter) {
+      if (this.prevKind === BlockEnd.IndirectJump || this.prevKind === BlockEnd.IndirectCall) {
+        const ops = this.dispatchOps.get(start);
+        if (ops) {
+          for (let i = 0; i < ops.length; i++) this.events.push(EventKind.Bytecode, EventSource.Interpreter, -1, -1, ops[i], tsc);
+          this.stats.bytecodes += ops.length;
+          this.stats.interpreted += ops.length;
+        } else if (this.methodEntries.has(start)) {
+          this.events.push(EventKind.Entry, EventSource.Interpreter, -1, -1, -1, tsc);
+          this.stats.entries++;
+        }
+      }
+    } else if (s.kind === SectionKind.Nmethod) {
+      const nm = image.nmethods[s.nmethod];
+      if (this.chainNm !== s.nmethod) {
+        this.chain.length = 0;
+        this.chainBcis.length = 0;
+        this.chainNm = s.nmethod;
+      }
+      if (viaBranch || this.prevSection !== sec) {
+        if (start === nm.verifiedEntry || start === nm.entry) {
+          this.chain.length = 0;
+          this.chainBcis.length = 0;
+          this.events.push(EventKind.Entry, EventSource.Compiled, nm.method, -1, -1, tsc);
+          this.stats.entries++;
+          this.chain.push(nm.method);
+          this.chainBcis.push(-1);
+        } else if (start === nm.osrEntry && nm.osrBci >= 0) {
+          this.events.push(EventKind.OsrEntry, EventSource.Compiled, nm.method, nm.osrBci, -1, tsc);
+          this.chain.length = 0;
+          this.chainBcis.length = 0;
+          this.chain.push(nm.method);
+          this.chainBcis.push(nm.osrBci);
+        }
+      }
+      this.compiledBlock(nm, start, B.end[b], tsc);
+      if (B.kind[b] === BlockEnd.Return) {
+        for (let i = 0; i < this.chain.length; i++) this.events.push(EventKind.Exit, i === this.chain.length - 1 ? EventSource.Compiled : EventSource.Inlined, this.chain[i], -1, -1, tsc);
+        this.chain.length = 0;
+        this.chainBcis.length = 0;
+      }
+    } else if (this.prevSection !== sec) {
+      if (EXCEPTION_BLOB.test(s.name)) this.events.push(EventKind.Exception, EventSource.Other, -1, -1, -1, tsc);
+      else if (DEOPT_BLOB.test(s.name)) this.events.push(EventKind.Deopt, EventSource.Other, -1, -1, -1, tsc);
+    }
+    this.prevKind = B.kind[b];
+    this.prevSection = sec;
+  }
+
+  /** Events for the PcDescs of compiled code in (start, end]. */
+  private compiledBlock(nm: NmethodInfo, start: number, end: number, tsc: number): void {
+    const pcs = nm.pcs;
+    let i = this.image.pcDescAt(nm, start + 1);
+    if (i < 0) return;
+    for (; i < pcs.length && pcs[i] <= end; i++) {
+      const f0 = nm.frameStart[i];
+      const f1 = nm.frameStart[i + 1];
+      const depth = f1 - f0;
+      if (depth === 0) continue;
+      // common part with the current chain, from the root (last frame) inwards
+      const chain = this.chain;
+      const bcis = this.chainBcis;
+      let common = 0;
+      while (common < depth && common < chain.length) {
+        const fi = f1 - 1 - common; // frame index from the root
+        const ci = chain.length - 1 - common;
+        if (chain[ci] !== nm.frames[fi * 2]) break;
+        // a caller frame must also be at the same call site to be the same activation
+        if (common < depth - 1 && ci > 0 && bcis[ci] !== nm.frames[fi * 2 + 1]) {
+          common++;
+          break;
+        }
+        common++;
+      }
+      // exits for frames of the old chain deeper than the common part
+      while (chain.length > common) {
+        const m = chain.shift()!;
+        bcis.shift();
+        this.events.push(EventKind.Exit, EventSource.Inlined, m, -1, -1, tsc);
+      }
+      // entries for the new inner frames
+      for (let k = depth - common - 1; k >= 0; k--) {
+        const m = nm.frames[(f0 + k) * 2];
+        chain.unshift(m);
+        bcis.unshift(nm.frames[(f0 + k) * 2 + 1]);
+        if (common > 0 || k < depth - 1) {
+          this.events.push(EventKind.Entry, EventSource.Inlined, m, -1, -1, tsc);
+          this.stats.entries++;
+        }
+      }
+      // caller bcis move with the chain
+      for (let k = 0; k < depth; k++) bcis[k] = nm.frames[(f0 + k) * 2 + 1];
+      this.events.push(EventKind.Bytecode, depth > 1 ? EventSource.Inlined : EventSource.Compiled, nm.frames[f0 * 2], nm.frames[f0 * 2 + 1], -1, tsc);
+      this.stats.bytecodes++;
+      this.stats.compiled++;
+    }
+  }
+
+  partial(b: number, insns: number, tsc: number): void {
+    if (insns > 0) this.prevKind = BlockEnd.Next;
+    this.prevSection = this.image.blocks.section[b];
+    void tsc;
+  }
+
+  enable(ip: number, tsc: number): void {
+    this.prevKind = BlockEnd.IndirectJump; // entering traced code is a branch
+    this.prevSection = -1;
+    void ip;
+    void tsc;
+  }
+
+  disable(tsc: number): void {
+    this.prevKind = BlockEnd.IndirectJump;
+    void tsc;
+  }
+
+  gap(reason: GapReason, fromOffset: number, toOffset: number, tscBegin: number, tscEnd: number): void {
+    this.events.push(EventKind.Gap, EventSource.Other, -1, reason, -1, tscBegin, tscEnd);
+    this.stats.gaps++;
+    this.chain.length = 0;
+    this.chainBcis.length = 0;
+    this.prevKind = BlockEnd.IndirectJump;
+    this.prevSection = -1;
+    void fromOffset;
+    void toOffset;
+  }
+}

@@ -1,0 +1,280 @@
+/**
+ * Builds what decoding needs from a trace directory's meta.jpt: the code image (with patch versions and
+ * lifetimes), the interpreter's codelets and dispatch targets, methods, classes and threads.
+ */
+import { isRecord, MetaReader, PtSideband, readPtSideband, TraceRecord } from '@jportal/format';
+import * as path from 'path';
+import { CodeImage, CodeSection, NmethodInfo, SectionKind } from './image';
+import { BlockEnd } from './x86';
+
+export interface MethodInfo {
+  className: string;
+  name: string;
+  signature: string;
+  classId: number;
+  loader: number;
+}
+
+export interface JvmModel {
+  image: CodeImage;
+  methods: Map<number, MethodInfo>;
+  /** CLASS bytes by loader + name ("loader:name"), the latest version. */
+  classes: Map<string, Uint8Array>;
+  /** Interpreter codelets sorted by begin. */
+  codelets: { begin: Float64Array; end: Float64Array; bytecode: Int16Array; kind: Uint8Array; description: string[] };
+  /** Dispatch-table targets that name exactly one bytecode: address -> bytecode. */
+  dispatch: Map<number, number>;
+  /** Method-entry table targets: address -> method kind. */
+  methodEntries: Map<number, number>;
+  threads: { osTid: number; javaTid: number; name: string; startTsc: number; endTsc: number }[];
+  sideband?: PtSideband;
+  /** TSC ticks per nanosecond (from the CALIBRATION records), 0 when unknown. */
+  tscPerNs: number;
+  problems: string[];
+}
+
+export interface LoadOptions {
+  /**
+   * How long before a CODE_PATCH record's tsc the new bytes are taken to be in effect (ticks). Patches are
+   * found by polling, so the change happened at some point in the interval before the record.
+   */
+  patchLead?: number;
+}
+
+const toNum = (b: bigint): number => Number(b);
+
+export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
+  const image = new CodeImage();
+  const methods = new Map<number, MethodInfo>();
+  const classes = new Map<string, Uint8Array>();
+  const codeletList: { begin: number; end: number; bytecode: number; kind: number; description: string }[] = [];
+  const dispatchCount = new Map<number, Set<number>>();
+  const methodEntries = new Map<number, number>();
+  const threads: JvmModel['threads'] = [];
+  const problems: string[] = [];
+  const calibrations: { tsc: number; ns: number }[] = [];
+  let interp: { base: number; code: Uint8Array } | undefined;
+  const blobs: { address: number; code: Uint8Array; name: string; tsc: number }[] = [];
+  const loads: { nm: NmethodInfo; code: Uint8Array }[] = [];
+  const patches = new Map<number, { tsc: number; address: number; bytes: Uint8Array }[]>();
+  const unloads: { codeBegin: number; tsc: number; method: number }[] = [];
+  let patchInterval = 50;
+
+  const meta = MetaReader.open(path.join(dir, 'meta.jpt'));
+  try {
+    for (const r of meta.records() as Iterable<TraceRecord>) {
+      const tsc = toNum(r.tsc);
+      if (isRecord(r, 'CALIBRATION')) calibrations.push({ tsc, ns: toNum(r.payload.mono_ns) });
+      else if (isRecord(r, 'INTERP_CODE')) interp = { base: r.payload.base, code: r.payload.code };
+      else if (isRecord(r, 'CODELET')) codeletList.push(r.payload);
+      else if (isRecord(r, 'DISPATCH_TABLE')) {
+        const t = r.payload;
+        if (t.table === 3) t.entries.forEach((e, i) => methodEntries.set(e.target, i));
+        else
+          t.entries.forEach((e, i) => {
+            let s = dispatchCount.get(e.target);
+            if (!s) dispatchCount.set(e.target, (s = new Set()));
+            s.add(i % t.per_state);
+          });
+      } else if (isRecord(r, 'CODE_BLOB')) blobs.push({ address: r.payload.address, code: r.payload.code, name: r.payload.name, tsc });
+      else if (isRecord(r, 'NMETHOD_LOAD')) {
+        const p = r.payload;
+        const sorted = [...p.pcs].sort((a, b) => a.pc - b.pc);
+        const pcs = new Float64Array(sorted.length);
+        const frameStart = new Uint32Array(sorted.length + 1);
+        let nf = 0;
+        sorted.forEach((d) => (nf += d.frames.length));
+        const frames = new Int32Array(nf * 2);
+        let k = 0;
+        sorted.forEach((d, i) => {
+          pcs[i] = d.pc;
+          frameStart[i] = k / 2;
+          for (const f of d.frames) {
+            frames[k++] = f.method;
+            frames[k++] = f.bci;
+          }
+        });
+        frameStart[sorted.length] = k / 2;
+        loads.push({
+          nm: {
+            method: p.method,
+            codeBegin: p.code_begin,
+            codeEnd: p.code_begin + p.code_size,
+            entry: p.entry,
+            verifiedEntry: p.verified_entry,
+            osrEntry: p.osr_entry,
+            osrBci: p.osr_bci,
+            stubBegin: p.stub_begin || p.code_begin + p.code_size,
+            level: p.level,
+            compileId: p.compile_id,
+            loadTsc: tsc,
+            unloadTsc: Infinity,
+            pcs,
+            frameStart,
+            frames,
+          },
+          code: p.code,
+        });
+      } else if (isRecord(r, 'CODE_PATCH')) {
+        let l = patches.get(r.payload.code_begin);
+        if (!l) patches.set(r.payload.code_begin, (l = []));
+        l.push({ tsc, address: r.payload.address, bytes: r.payload.bytes });
+      } else if (isRecord(r, 'NMETHOD_UNLOAD')) unloads.push({ codeBegin: r.payload.code_begin, tsc, method: r.payload.method });
+      else if (isRecord(r, 'METHOD'))
+        methods.set(r.payload.method, { className: r.payload.class_name, name: r.payload.name, signature: r.payload.signature, classId: r.payload.class_id, loader: r.payload.loader });
+      else if (isRecord(r, 'CLASS')) classes.set(`${r.payload.loader}:${r.payload.name}`, r.payload.bytes);
+      else if (isRecord(r, 'THREAD_START')) threads.push({ osTid: r.payload.os_tid, javaTid: Number(r.payload.java_tid), name: r.payload.name, startTsc: tsc, endTsc: Infinity });
+      else if (isRecord(r, 'THREAD_END')) {
+        const t = threads.find((x) => x.javaTid === Number(r.payload.java_tid) && x.endTsc === Infinity);
+        if (t) t.endTsc = tsc;
+      } else if (isRecord(r, 'VM_INFO')) {
+        const f = r.payload.flags.find((x) => x.name === 'jportal.patch_interval_ms');
+        if (f) patchInterval = Number(f.value) || patchInterval;
+      }
+    }
+    for (const p of meta.problems) problems.push(p.message);
+  } finally {
+    meta.close();
+  }
+
+  let tscPerNs = 0;
+  if (calibrations.length >= 2) {
+    const a = calibrations[0];
+    const b = calibrations[calibrations.length - 1];
+    if (b.ns > a.ns) tscPerNs = (b.tsc - a.tsc) / (b.ns - a.ns);
+  }
+  const patchLead = opts.patchLead ?? (tscPerNs ? Math.round(patchInterval * 1e6 * tscPerNs) : 0);
+
+  // the interpreter first, then blobs that are not the interpreter
+  if (interp) {
+    image.addSection({ kind: SectionKind.Interpreter, begin: interp.base, end: interp.base + interp.code.length, bytes: interp.code, name: 'Interpreter', validFrom: 0, validTo: Infinity, nmethod: -1, version: 0 });
+  }
+  for (const b of blobs) {
+    const end = b.address + b.code.length;
+    if (interp && b.address < interp.base + interp.code.length && end > interp.base) continue;
+    if (b.code.length === 0) continue;
+    // buffers the agent watches (signature handlers, inline-cache stubs) get CODE_PATCH versions too
+    addVersions(image, { kind: SectionKind.Blob, begin: b.address, end, bytes: b.code, name: b.name, validFrom: 0, validTo: Infinity, nmethod: -1, version: 0 }, patches.get(b.address) ?? [], patchLead, problems);
+  }
+
+  // nmethod lifetimes: an nmethod lives until its unload; it may have run before its (late-posted) load
+  // record, but not before the previous occupant of its addresses was unloaded
+  const byBegin = new Map<number, { nm: NmethodInfo; code: Uint8Array }[]>();
+  for (const l of loads) {
+    let a = byBegin.get(l.nm.codeBegin);
+    if (!a) byBegin.set(l.nm.codeBegin, (a = []));
+    a.push(l);
+  }
+  for (const u of unloads) {
+    const cands = byBegin.get(u.codeBegin);
+    if (!cands) continue;
+    // the latest load of this method at this address before the unload that is still live
+    let best: NmethodInfo | undefined;
+    for (const c of cands) if (c.nm.method === u.method && c.nm.unloadTsc === Infinity && c.nm.loadTsc <= u.tsc && (!best || c.nm.loadTsc > best.loadTsc)) best = c.nm;
+    if (best) best.unloadTsc = u.tsc;
+  }
+  const unloadedRanges = loads
+    .filter((l) => l.nm.unloadTsc !== Infinity)
+    .map((l) => ({ lo: l.nm.codeBegin, hi: l.nm.codeEnd, t: l.nm.unloadTsc }))
+    .sort((a, b) => a.t - b.t);
+  for (const l of loads) {
+    const nm = l.nm;
+    let from = 0;
+    for (const u of unloadedRanges) {
+      if (u.t > nm.loadTsc) break;
+      if (u.lo < nm.codeEnd && u.hi > nm.codeBegin) from = u.t;
+    }
+    const idx = image.nmethods.length;
+    image.nmethods.push(nm);
+    const ps = (patches.get(nm.codeBegin) ?? []).filter((p) => p.tsc >= nm.loadTsc && p.tsc < nm.unloadTsc);
+    const name = methods.get(nm.method);
+    const label = name ? `${name.className}.${name.name}${name.signature}` : `method#${nm.method}`;
+    addVersions(image, { kind: SectionKind.Nmethod, begin: nm.codeBegin, end: nm.codeEnd, bytes: l.code, name: label, validFrom: from, validTo: nm.unloadTsc, nmethod: idx, version: 0 }, ps, patchLead, problems);
+  }
+
+  markNotEntrant(image);
+  findResolveExits(image);
+
+  codeletList.sort((a, b) => a.begin - b.begin);
+  const codelets = {
+    begin: Float64Array.from(codeletList, (c) => c.begin),
+    end: Float64Array.from(codeletList, (c) => c.end),
+    bytecode: Int16Array.from(codeletList, (c) => c.bytecode),
+    kind: Uint8Array.from(codeletList, (c) => c.kind),
+    description: codeletList.map((c) => c.description),
+  };
+  const dispatch = new Map<number, number>();
+  for (const [target, bcs] of dispatchCount) if (bcs.size === 1) dispatch.set(target, [...bcs][0]);
+
+  const sideband = readPtSideband(dir);
+  if (sideband) image.ranges = sideband.ranges;
+  return { image, methods, classes, codelets, dispatch, methodEntries, threads, sideband, tscPerNs, problems };
+}
+
+/** Length of the first instruction of a C1/C2 verified entry: a stack bang `mov %eax,-N(%rsp)` or `sub $N,%rsp`. */
+const ENTRY_INSN_LENGTH = 7;
+
+/**
+ * Finds nmethod versions whose verified entry holds the not-entrant jump (e9 rel32 into the wrong-method stub)
+ * and marks where the original entry instruction would resume (see CodeSection.skipAt).
+ */
+function markNotEntrant(image: CodeImage): void {
+  const stubs = image.sections.filter((s) => s.kind === SectionKind.Blob && /wrong_method/.test(s.name));
+  if (stubs.length === 0) return;
+  for (const s of image.sections) {
+    if (s.kind !== SectionKind.Nmethod) continue;
+    const nm = image.nmethods[s.nmethod];
+    if (nm.level < 1) continue;
+    const off = nm.verifiedEntry - s.begin;
+    if (off < 0 || off + ENTRY_INSN_LENGTH > s.bytes.length || s.bytes[off] !== 0xe9) continue;
+    const rel = s.bytes[off + 1] | (s.bytes[off + 2] << 8) | (s.bytes[off + 3] << 16) | (s.bytes[off + 4] << 24);
+    const target = nm.verifiedEntry + 5 + rel;
+    if (!stubs.some((b) => target >= b.begin && target < b.end)) continue;
+    s.skipAt = nm.verifiedEntry;
+    s.skipTo = nm.verifiedEntry + ENTRY_INSN_LENGTH;
+  }
+}
+
+/** Fills image.resolveExits: follows each call-resolution stub straight to its first call out of the range. */
+function findResolveExits(image: CodeImage): void {
+  for (const s of image.sections) {
+    if (s.kind !== SectionKind.Blob || !/^(resolve_\w*call|ic_miss_stub|wrong_method_stub)/.test(s.name)) continue;
+    let ip = s.begin;
+    for (let n = 0; n < 16; n++) {
+      const b = image.block(s.id, ip);
+      const B = image.blocks;
+      if (B.kind[b] === BlockEnd.Call || B.kind[b] === BlockEnd.Jump) {
+        const t = B.target[b];
+        if (t < s.begin || t >= s.end) {
+          if (B.kind[b] === BlockEnd.Call) image.resolveExits.set(t, s.begin);
+          break;
+        }
+        ip = t;
+      } else if (B.kind[b] === BlockEnd.Next) ip = B.end[b];
+      else break;
+    }
+  }
+}
+
+/**
+ * Adds a piece of code and one more version per CODE_PATCH: version k+1 takes over `patchLead` ticks before
+ * the k-th patch record (patches are found by polling, so the change happened up to one interval earlier).
+ */
+function addVersions(image: CodeImage, first: Omit<CodeSection, 'id'>, patches: { tsc: number; address: number; bytes: Uint8Array }[], patchLead: number, problems: string[]): void {
+  const ps = [...patches].sort((a, b) => a.tsc - b.tsc);
+  let bytes = first.bytes;
+  let start = first.validFrom;
+  let version = 0;
+  for (const p of ps) {
+    const switchAt = Math.max(start, p.tsc - patchLead);
+    image.addSection({ ...first, bytes, validFrom: start, validTo: switchAt, version });
+    const next = bytes.slice();
+    const off = p.address - first.begin;
+    if (off >= 0 && off + p.bytes.length <= next.length) next.set(p.bytes, off);
+    else problems.push(`CODE_PATCH at 0x${p.address.toString(16)} lies outside its code at 0x${first.begin.toString(16)}`);
+    bytes = next;
+    start = switchAt;
+    version++;
+  }
+  image.addSection({ ...first, bytes, validFrom: start, version });
+}

@@ -1,0 +1,1 @@
+export { OPCODE_NAMES, opcodeName } from '@jportal/classfile';

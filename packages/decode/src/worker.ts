@@ -1,0 +1,35 @@
+/** Worker thread of decodeTraceParallel: loads the code image once, then decodes the parts it is sent. */
+import * as fs from 'fs';
+import * as path from 'path';
+import { parentPort, workerData } from 'worker_threads';
+import { FlowDecoder } from './flow';
+import { JavaEventBuilder } from './java';
+import { loadTrace } from './load';
+import type { PartResult, PartTask } from './parallel';
+
+const { dir, patchLead } = workerData as { dir: string; patchLead?: number };
+const model = loadTrace(dir, patchLead === undefined ? {} : { patchLead });
+const files = new Map<string, Uint8Array>();
+
+parentPort!.on('message', (t: PartTask) => {
+  try {
+    let bytes = files.get(t.file);
+    if (!bytes) files.set(t.file, (bytes = new Uint8Array(fs.readFileSync(path.join(dir, t.file)))));
+    const t0 = Date.now();
+    const java = new JavaEventBuilder(model);
+    const flow = new FlowDecoder(model.image, java);
+    const sb = model.sideband!;
+    flow.decode(bytes, { retcomp: sb.returnCompression, timing: sb.timing, begin: t.begin, end: t.end, endIp: t.endIp, noSync: t.noSync, lookahead: t.lookahead, file: t.file });
+    const columns: Record<string, ArrayBuffer> = {};
+    const transfer: ArrayBuffer[] = [];
+    for (const c of java.events.columns()) {
+      const copy = c.data.buffer.slice(c.data.byteOffset, c.data.byteOffset + c.data.byteLength) as ArrayBuffer;
+      columns[c.name] = copy;
+      transfer.push(copy);
+    }
+    const r: PartResult = { id: t.id, columns, length: java.events.length, flow: flow.stats, java: java.stats, ms: Date.now() - t0 };
+    parentPort!.postMessage(r, transfer);
+  } catch (e) {
+    parentPort!.postMessage({ id: t.id, error: `${t.file} [${t.begin}, ${t.end}): ${(e as Error).stack ?? e}` });
+  }
+});
