@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "oracle.h"
 #include "records.h"
 
 namespace jportal {
@@ -174,6 +175,7 @@ jint start(JavaVM* vm, char* optionText) {
     fprintf(stderr, "[jportal] this JVM offers no JVMTI 1.2 environment; the agent is disabled\n");
     return JNI_OK;
   }
+  if (opts.oracle) return startOracle(vm, jvmti, opts);
   Agent* a = new Agent();  // lives until the process exits: callbacks may run late
   gAgent = a;
   a->jvmti = jvmti;

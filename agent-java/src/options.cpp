@@ -45,6 +45,7 @@ bool parseOptions(const char* text, Options* o, std::string* error) {
     else if (key == "wait_ms") ok = parseUint(value, 600000, &n), o->waitMs = (uint32_t)n;
     else if (key == "patch_interval_ms") ok = parseUint(value, 3600000, &n), o->patchIntervalMs = (uint32_t)n;
     else if (key == "snapshot") ok = parseBool(value, &o->snapshot);
+    else if (key == "oracle") ok = parseBool(value, &o->oracle);
     else if (key == "classes") ok = parseBool(value, &o->classes);
     else if (key == "dispatch") ok = value == "symtab" || value == "parse", o->dispatchParse = value == "parse";
     else if (key == "log") ok = value == "quiet" || value == "info" || value == "debug", o->log = value;
@@ -75,6 +76,8 @@ void printHelp() {
           "  classes=0|1             record class bytes via ClassFileLoadHook (default 1; costs start-up time)\n"
           "  dispatch=symtab|parse   find interpreter dispatch tables in libjvm's .symtab or by parsing code\n"
           "                          (default symtab, falling back to parse)\n"
+          "  oracle=0|1              ground-truth mode: record every executed bytecode of every thread through\n"
+          "                          JVMTI single-stepping into DIR/threads/*.jpo (slow; no PT metadata) (default 0)\n"
           "  log=quiet|info|debug    stderr verbosity (default info; warnings and errors always print)\n"
           "  help                    print this and run the JVM without the agent\n");
 }

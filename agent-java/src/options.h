@@ -18,6 +18,7 @@ struct Options {
   bool dispatchParse = false;  // find the dispatch table by parsing code instead of libjvm's .symtab
   std::string log = "info";
   bool help = false;
+  bool oracle = false;         // ground-truth mode: single-step every bytecode into out/ (oracle.cpp)
 };
 
 // Parses the option string. On error fills `error` (one line) and returns false.
