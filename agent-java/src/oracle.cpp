@@ -334,6 +334,11 @@ jint startOracle(JavaVM*, jvmtiEnv* j, const Options& opts) {
   caps.can_generate_method_exit_events = 1;
   caps.can_generate_exception_events = 1;
   caps.can_get_bytecodes = 1;
+  // HotSpot fuses frequent pairs (aload_0 + getfield -> fast_iaccess_0, iload + iload -> fast_iload2, ...) into
+  // one template: single-stepping would see one location for two bytecodes. Holding the breakpoint capability
+  // turns RewriteFrequentPairs off, so every bytecode gets its own event.
+  caps.can_generate_breakpoint_events = potential.can_generate_breakpoint_events;
+  if (!caps.can_generate_breakpoint_events) warnOnce("oracle-pairs", "oracle", "no breakpoint capability: fused bytecode pairs show as one event");
   if (opts.classes) {
     caps.can_generate_all_class_hook_events = potential.can_generate_all_class_hook_events;
     caps.can_generate_early_class_hook_events = potential.can_generate_early_class_hook_events;

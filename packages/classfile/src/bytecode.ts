@@ -84,3 +84,37 @@ export function forEachInstruction(code: Uint8Array, f: (bci: number, opcode: nu
   }
   return true;
 }
+
+/**
+ * Where control can go after the instruction at `bci` within the method (JVMS §4.10.1): the next instruction
+ * unless it always jumps or leaves, plus branch and switch targets. Returns, athrow, ret and jsr's subroutine
+ * return are not followed (they leave the method or depend on the stack). -1 in the result never appears.
+ */
+export function successors(code: Uint8Array, bci: number): number[] {
+  const n = instructionLength(code, bci);
+  if (n < 0) return [];
+  const op = code[bci];
+  const v = new DataView(code.buffer, code.byteOffset, code.byteLength);
+  const next = bci + n;
+  if ((op >= 0x99 && op <= 0xa6) || op === 0xc6 || op === 0xc7) return [next, bci + v.getInt16(bci + 1)]; // if*
+  if (op === 0xa7) return [bci + v.getInt16(bci + 1)]; // goto
+  if (op === 0xc8) return [bci + v.getInt32(bci + 1)]; // goto_w
+  if (op === 0xa8) return [bci + v.getInt16(bci + 1)]; // jsr
+  if (op === 0xc9) return [bci + v.getInt32(bci + 1)]; // jsr_w
+  if (op === 0xaa || op === 0xab) {
+    const at = bci + 1 + ((4 - ((bci + 1) & 3)) & 3);
+    const out = new Set<number>([bci + v.getInt32(at)]);
+    if (op === 0xaa) {
+      const lo = v.getInt32(at + 4);
+      const hi = v.getInt32(at + 8);
+      for (let k = 0; k <= hi - lo; k++) out.add(bci + v.getInt32(at + 12 + 4 * k));
+    } else {
+      const pairs = v.getInt32(at + 4);
+      for (let k = 0; k < pairs; k++) out.add(bci + v.getInt32(at + 12 + 8 * k));
+    }
+    return [...out];
+  }
+  if ((op >= 0xac && op <= 0xb1) || op === 0xbf || op === 0xa9) return []; // *return, athrow, ret
+  if (op === 0xc4 && code[bci + 1] === 0xa9) return []; // wide ret
+  return [next];
+}

@@ -6,7 +6,7 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { ClassFormatError, forEachInstruction, opcodeName, parseClass } from '../src';
+import { ClassFormatError, forEachInstruction, opcodeName, parseClass, successors } from '../src';
 
 const SOURCE = `
 import java.util.*;
@@ -20,6 +20,8 @@ public class Sample {
   static Runnable lambda() { return () -> System.out.println("x"); }
   synchronized void sync() { Iterator<String> it = List.of("a").iterator(); while (it.hasNext()) it.next(); }
   native void nat();
+  static int loops(int n) { int s = 0; for (int i = 0; i < n; i++) { if (i % 3 == 0) s += i; else if (i > 100) break;
+    while (s > 1000) s /= 2; do { s++; } while (s < 0); } Object o = n > 3 ? null : "x"; if (o == null) s--; return s > 5 ? s : -s; }
   public static void main(String[] a) { System.out.println(table(2) + lookup(7) + wide() + str(null)); lambda().run(); }
 }
 abstract class Abs implements Runnable { abstract int f(); }
@@ -70,6 +72,43 @@ if (!haveJdk) console.warn('SKIP javap comparison: no javac/javap on PATH (insta
     const theirs = javapInstructions(cls);
     expect(theirs.length).toBeGreaterThan(cls === 'Sample' ? 150 : 2);
     expect(ours).toEqual(theirs);
+  });
+
+  test('branch and switch targets equal javap\'s', () => {
+    const r = spawnSync('javap', ['-c', '-p', '-cp', dir, 'Sample'], { encoding: 'utf8' });
+    // javap: "  12: ifeq 30", "  5: goto 2", and switch bodies "   1: 28" / "   default: 40" under "N: tableswitch"
+    const theirs = new Map<string, Set<number>>();
+    let method = '';
+    let sw = -1;
+    for (const line of r.stdout.split('\n')) {
+      if (/^  static \{\};$/.test(line)) method = '<clinit>';
+      else if (/^  \S.*\(.*\).*;$/.test(line)) method = /([\w$]+)\(/.exec(line)![1].replace(/^Sample$/, '<init>');
+      const insn = /^\s+(\d+): ([a-z]\w*)\s*(-?\d+)?/.exec(line);
+      if (insn) {
+        sw = /switch/.test(insn[2]) ? Number(insn[1]) : -1;
+        if (insn[3] !== undefined && /^(if|goto|jsr)/.test(insn[2])) theirs.set(`${method}:${insn[1]}`, new Set([Number(insn[3])]));
+      }
+      const arm = /^\s+(-?\d+|default): (\d+)$/.exec(line);
+      if (arm && sw >= 0) {
+        const k = `${method}:${sw}`;
+        theirs.set(k, (theirs.get(k) ?? new Set()).add(Number(arm[2])));
+      }
+    }
+    const cf = parseClass(new Uint8Array(fs.readFileSync(path.join(dir, 'Sample.class'))));
+    let checked = 0;
+    for (const m of cf.methods) {
+      if (!m.code) continue;
+      const code = m.code;
+      forEachInstruction(code, (bci, op) => {
+        const want = theirs.get(`${m.name}:${bci}`);
+        if (!want) return;
+        const next = bci + (op >= 0x99 && op <= 0xa6 || op === 0xc6 || op === 0xc7 ? 3 : -1e9);
+        const got = successors(code, bci).filter((t) => t !== next);
+        expect(new Set(got)).toEqual(want);
+        checked++;
+      });
+    }
+    expect(checked).toBeGreaterThan(10);
   });
 
   test('methods, handlers and names', () => {
