@@ -42,6 +42,18 @@ export interface ClassFile {
   methods: MethodInfo[];
   /** the method named `name` with `descriptor`, if the class declares it */
   method(name: string, descriptor: string): MethodInfo | undefined;
+  /**
+   * The Methodref / InterfaceMethodref at constant-pool index `index` (what invoke* name), or undefined when the
+   * entry is something else (an InvokeDynamic, say) or out of range.
+   */
+  methodRef(index: number): MethodRef | undefined;
+}
+
+export interface MethodRef {
+  className: string;
+  name: string;
+  descriptor: string;
+  isInterface: boolean;
 }
 
 const enum Tag {
@@ -69,6 +81,10 @@ export function parseClass(bytes: Uint8Array, file?: string): ClassFile {
   const cpCount = u2('constant pool count');
   const utf8: (string | undefined)[] = new Array(cpCount);
   const classNameIdx = new Int32Array(cpCount).fill(-1);
+  // Methodref / InterfaceMethodref: class index, name-and-type index; NameAndType: name index, descriptor index
+  const refA = new Int32Array(cpCount).fill(-1);
+  const refB = new Int32Array(cpCount).fill(-1);
+  const refTag = new Uint8Array(cpCount);
   for (let i = 1; i < cpCount; i++) {
     const at = p;
     const tag = u1('constant pool');
@@ -87,8 +103,12 @@ export function parseClass(bytes: Uint8Array, file?: string): ClassFile {
       case Tag.String: case Tag.MethodType: case Tag.Module: case Tag.Package:
         skip(2, 'constant pool');
         break;
-      case Tag.Integer: case Tag.Float: case Tag.Fieldref: case Tag.Methodref: case Tag.InterfaceMethodref:
-      case Tag.NameAndType: case Tag.Dynamic: case Tag.InvokeDynamic:
+      case Tag.Methodref: case Tag.InterfaceMethodref: case Tag.NameAndType:
+        refTag[i] = tag;
+        refA[i] = u2('constant pool');
+        refB[i] = u2('constant pool');
+        break;
+      case Tag.Integer: case Tag.Float: case Tag.Fieldref: case Tag.Dynamic: case Tag.InvokeDynamic:
         skip(4, 'constant pool');
         break;
       case Tag.Long: case Tag.Double:
@@ -177,5 +197,21 @@ export function parseClass(bytes: Uint8Array, file?: string): ClassFile {
   if (p !== bytes.length) throw new ClassFormatError(p, `${bytes.length - p} bytes after the end of the class`, file);
   const byKey = new Map<string, MethodInfo>();
   for (const m of methods) byKey.set(m.name + m.descriptor, m);
-  return { major, minor, access, name, superName, interfaces, methods, method: (n, d) => byKey.get(n + d) };
+  const refs = new Map<number, MethodRef | undefined>();
+  const methodRef = (index: number): MethodRef | undefined => {
+    if (refs.has(index)) return refs.get(index);
+    let r: MethodRef | undefined;
+    const tag = index > 0 && index < cpCount ? refTag[index] : 0;
+    if (tag === Tag.Methodref || tag === Tag.InterfaceMethodref) {
+      const nat = refB[index];
+      const cls = classNameIdx[refA[index]] ?? -1;
+      if (nat > 0 && nat < cpCount && refTag[nat] === Tag.NameAndType && cls > 0) {
+        const [c, n, d] = [utf8[cls], utf8[refA[nat]], utf8[refB[nat]]];
+        if (c !== undefined && n !== undefined && d !== undefined) r = { className: c, name: n, descriptor: d, isInterface: tag === Tag.InterfaceMethodref };
+      }
+    }
+    refs.set(index, r);
+    return r;
+  };
+  return { major, minor, access, name, superName, interfaces, methods, method: (n, d) => byKey.get(n + d), methodRef };
 }

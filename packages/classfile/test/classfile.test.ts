@@ -118,6 +118,17 @@ if (!haveJdk) console.warn('SKIP javap comparison: no javac/javap on PATH (insta
     const str = cf.method('str', '(Ljava/lang/Object;)Ljava/lang/String;')!;
     expect(str.handlers.map((h) => h.catchType)).toContain('java/lang/NullPointerException');
     expect(str.handlers.some((h) => h.catchType === undefined)).toBe(true); // finally
+    // invoke operands name their targets through the constant pool
+    const main = cf.method('main', '([Ljava/lang/String;)V')!;
+    const targets: string[] = [];
+    forEachInstruction(main.code!, (bci, op) => {
+      if (op >= 0xb6 && op <= 0xb9) {
+        const r = cf.methodRef((main.code![bci + 1] << 8) | main.code![bci + 2])!;
+        targets.push(`${r.className}.${r.name}${r.descriptor}`);
+      }
+    });
+    expect(targets).toEqual(expect.arrayContaining(['Sample.table(I)I', 'Sample.lookup(I)I', 'java/io/PrintStream.println(Ljava/lang/String;)V', 'java/lang/Runnable.run()V']));
+    expect(cf.methodRef(1_000_000)).toBeUndefined();
     const abs = parseClass(new Uint8Array(fs.readFileSync(path.join(dir, 'Abs.class'))));
     expect(abs.interfaces).toEqual(['java/lang/Runnable']);
   });
