@@ -1,7 +1,9 @@
 import yargs from 'yargs';
 import * as os from 'os';
+import { runCompare } from './commands/compare';
 import { runDecode } from './commands/decode';
 import { runInspect } from './commands/inspect';
+import { runOracle } from './commands/oracle';
 import { runRecord } from './commands/record';
 import { CliError, ExitCode } from './exit';
 import { isFormatError } from './format-adapter';
@@ -85,7 +87,45 @@ export async function main(argv: string[]): Promise<number> {
         code = await runDecode({ dir: a.dir, dump: a.dump, tid: a.tid, json: a.json, noWrite: a.write === false, workers: a.workers ?? os.availableParallelism() });
       },
     )
-    .demandCommand(1, 'name a command: record, inspect or decode')
+    .command(
+      'oracle',
+      'record ground truth: every bytecode each thread executes, through JVMTI single-stepping (slow; a separate run)',
+      (y) =>
+        y
+          .usage('$0 oracle [--out DIR] -- java ARGS...')
+          .option('out', { alias: 'o', type: 'string', describe: 'oracle directory (default: ./jportal-oracle-<time>)' })
+          .option('classes', { type: 'boolean', describe: 'keep class-data sharing off like a default record run (default on; --no-classes keeps CDS)' })
+          .option('deterministic', { type: 'boolean', describe: 'add the JVM flags record --deterministic adds' })
+          .option('force', { type: 'boolean', describe: 'overwrite an existing oracle directory' })
+          .option('json', { type: 'boolean', describe: 'print a machine-readable summary on stdout' }),
+      async (a) => {
+        code = await runOracle({
+          out: a.out,
+          command: ((a['--'] as unknown[] | undefined) ?? []).map(String),
+          classes: a.classes,
+          deterministic: a.deterministic,
+          force: a.force,
+          json: a.json,
+        });
+      },
+    )
+    .command(
+      'compare <trace> <oracle>',
+      'decode a trace and measure it against ground truth from `jportal oracle` (threads paired by name)',
+      (y) =>
+        y
+          .positional('trace', { type: 'string', demandOption: true, describe: 'trace directory (jportal record)' })
+          .positional('oracle', { type: 'string', demandOption: true, describe: 'oracle directory (jportal oracle)' })
+          .option('thread', { type: 'string', array: true, describe: 'only threads with these names' })
+          .option('min-accuracy', { type: 'number', describe: 'exit 1 when a thread\'s sequence accuracy is below this (0..1)' })
+          .option('json', { type: 'boolean', describe: 'print a machine-readable report on stdout' }),
+      async (a) => {
+        const min = a['min-accuracy'];
+        if (min !== undefined && !(min >= 0 && min <= 1)) throw new CliError('compare: --min-accuracy wants a number in 0..1', ExitCode.BadInput);
+        code = await runCompare({ trace: a.trace, oracle: a.oracle, thread: a.thread, minAccuracy: min, json: a.json });
+      },
+    )
+    .demandCommand(1, 'name a command: record, inspect, decode, oracle or compare')
     .strict()
     .help()
     .version(false)
@@ -106,7 +146,8 @@ function reportError(e: unknown): number {
     process.stderr.write(`jportal: ${e.message}\n`);
     return e.exitCode;
   }
-  if (isFormatError(e)) {
+  // typed errors of the packages that read input files name the file and byte offset: bad input
+  if (isFormatError(e) || (e instanceof Error && ['OracleFormatError', 'ClassFormatError', 'EventsFormatError', 'PtDecodeError'].includes(e.name))) {
     process.stderr.write(`jportal: ${(e as Error).message}\n`);
     return ExitCode.BadInput;
   }

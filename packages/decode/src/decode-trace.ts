@@ -9,6 +9,7 @@ import { splitAtPsb } from './split';
 import { EventStream } from './events';
 import { JavaDecodeStats, JavaEventBuilder } from './java';
 import { JvmModel, loadTrace, LoadOptions } from './load';
+import { attributeInterpreted, AttributionStats, MethodUniverse } from './attribute';
 
 export interface DecodedThread {
   tid: number;
@@ -17,6 +18,8 @@ export interface DecodedThread {
   events: EventStream;
   flow: FlowStats;
   java: JavaDecodeStats;
+  /** How much of the interpreted code got its method and bci (absent with attribute: false). */
+  attribution?: AttributionStats;
   /** Instructions the capture says ran (emulator sideband), when known: for checking. */
   expectedInsns?: number;
   decodeMs: number;
@@ -45,6 +48,11 @@ export interface DecodeOptions extends LoadOptions {
    * stream of any size decodes in bounded memory (default 256 MiB).
    */
   windowBytes?: number;
+  /**
+   * Attribute interpreted bytecodes to methods and bcis from the recorded class files (default true;
+   * attribute.ts). Method ids of methods no METHOD record named are added to `model.methods`.
+   */
+  attribute?: boolean;
   /** Called after each thread (progress). */
   onThread?: (t: DecodedThread, done: number, total: number) => void;
 }
@@ -90,8 +98,10 @@ export function decodeTrace(dir: string, opts: DecodeOptions = {}): DecodedTrace
       flow: flow.stats,
       java: java.stats,
       expectedInsns: t.insns,
-      decodeMs: Date.now() - t0,
+      decodeMs: 0,
     };
+    attribute(model, d, opts);
+    d.decodeMs = Date.now() - t0;
     threads.push(d);
     opts.onThread?.(d, threads.length, todo.length);
   }
@@ -132,4 +142,16 @@ function decodeFile(file: string, flow: FlowDecoder, flowOpts: FlowOptions, wind
   } finally {
     fs.closeSync(fd);
   }
+}
+
+const universes = new WeakMap<JvmModel, MethodUniverse>();
+
+/** Attributes a decoded thread's interpreted events in place (unless opts.attribute is false). */
+export function attribute(model: JvmModel, t: DecodedThread, opts: { attribute?: boolean }): void {
+  if (opts.attribute === false) return;
+  let u = universes.get(model);
+  if (!u) universes.set(model, (u = new MethodUniverse(model)));
+  const r = attributeInterpreted(u, t.events);
+  t.events = r.events;
+  t.attribution = r.stats;
 }

@@ -34,6 +34,38 @@ const FAST_BYTECODES: Record<string, number[]> = {
 const EXCEPTION_BLOB = /^(ExceptionBlob|forward exception|catch_exception|unwind_exception|handle_exception|forward_exception|throw_|.* throw_exception)/;
 const DEOPT_BLOB = /^(DeoptimizationBlob|UncommonTrapBlob|deoptimize)/;
 
+/**
+ * What an interpreted method entry starts (the `aux` of an interpreter `entry` event): bytecodes (zerolocals,
+ * synchronized, and Reference.get, which falls back to them), a native method, an intrinsic that runs no
+ * bytecodes (java.lang.Math, CRC32, ...), or an abstract method (AbstractMethodError).
+ */
+export const enum EntryClass {
+  Bytecode = 0,
+  Native = 1,
+  Intrinsic = 2,
+  Abstract = 3,
+}
+
+function entryClassOf(kind: string): EntryClass {
+  if (kind === '' || kind.startsWith('zerolocals') || kind === 'java_lang_ref_reference_get') return EntryClass.Bytecode;
+  if (kind.startsWith('native')) return EntryClass.Native;
+  if (kind === 'abstract') return EntryClass.Abstract;
+  return EntryClass.Intrinsic;
+}
+
+/** Index of the codelet holding `addr` (codelets sorted by begin), or -1. */
+function codeletAt(c: JvmModel['codelets'], addr: number): number {
+  let lo = 0;
+  let hi = c.begin.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (c.begin[mid] <= addr) lo = mid + 1;
+    else hi = mid;
+  }
+  const k = lo - 1;
+  return k >= 0 && addr < c.end[k] ? k : -1;
+}
+
 export interface JavaDecodeStats {
   bytecodes: number;
   interpreted: number;
@@ -49,6 +81,7 @@ export class JavaEventBuilder implements FlowSink {
   /** dispatch target -> Java opcodes it executes (one or two) */
   private readonly dispatchOps = new Map<number, number[]>();
   private readonly methodEntries: Map<number, number>;
+  private readonly entryClass = new Map<number, EntryClass>();
   private prevKind = BlockEnd.Next;
   private prevSection = -1;
   /** The inlining chain (method ids, innermost first) at the last compiled PcDesc of the current activation. */
@@ -60,21 +93,20 @@ export class JavaEventBuilder implements FlowSink {
     this.image = model.image;
     this.methodEntries = model.methodEntries;
     const c = model.codelets;
+    // what kind of method each method-entry codelet starts, from its description ("method entry point (kind = native)")
+    for (const target of model.methodEntries.keys()) {
+      const k = codeletAt(c, target);
+      const kind = k >= 0 ? /kind = (\w+)/.exec(c.description[k])?.[1] ?? '' : '';
+      this.entryClass.set(target, entryClassOf(kind));
+    }
     for (const [target, bc] of model.dispatch) {
       if (bc < 202) {
         this.dispatchOps.set(target, [bc]);
         continue;
       }
       // a rewritten bytecode: the codelet holding the target names it
-      let lo = 0;
-      let hi = c.begin.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (c.begin[mid] <= target) lo = mid + 1;
-        else hi = mid;
-      }
-      const k = lo - 1;
-      if (k >= 0 && target < c.end[k]) {
+      const k = codeletAt(c, target);
+      if (k >= 0) {
         const ops = FAST_BYTECODES[c.description[k]];
         if (ops) this.dispatchOps.set(target, ops);
       }
@@ -96,7 +128,7 @@ export class JavaEventBuilder implements FlowSink {
           this.stats.bytecodes += ops.length;
           this.stats.interpreted += ops.length;
         } else if (this.methodEntries.has(start)) {
-          this.events.push(EventKind.Entry, EventSource.Interpreter, -1, -1, -1, tsc);
+          this.events.push(EventKind.Entry, EventSource.Interpreter, -1, -1, -1, tsc, this.entryClass.get(start) ?? EntryClass.Bytecode);
           this.stats.entries++;
         }
       }

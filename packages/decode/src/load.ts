@@ -30,6 +30,8 @@ export interface JvmModel {
   sideband?: PtSideband;
   /** TSC ticks per nanosecond (from the CALIBRATION records), 0 when unknown. */
   tscPerNs: number;
+  /** TSC of the VM_START record (JVMTI VMInit: the live phase begins), 0 when absent. */
+  vmStartTsc: number;
   problems: string[];
 }
 
@@ -53,6 +55,7 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
   const threads: JvmModel['threads'] = [];
   const problems: string[] = [];
   const calibrations: { tsc: number; ns: number }[] = [];
+  let vmStartTsc = 0;
   let interp: { base: number; code: Uint8Array } | undefined;
   const blobs: { address: number; code: Uint8Array; name: string; tsc: number }[] = [];
   const loads: { nm: NmethodInfo; code: Uint8Array }[] = [];
@@ -123,6 +126,7 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
       else if (isRecord(r, 'METHOD'))
         methods.set(r.payload.method, { className: r.payload.class_name, name: r.payload.name, signature: r.payload.signature, classId: r.payload.class_id, loader: r.payload.loader });
       else if (isRecord(r, 'CLASS')) classes.set(`${r.payload.loader}:${r.payload.name}`, r.payload.bytes);
+      else if (r.typeName === 'VM_START') vmStartTsc = tsc;
       else if (isRecord(r, 'THREAD_START')) threads.push({ osTid: r.payload.os_tid, javaTid: Number(r.payload.java_tid), name: r.payload.name, startTsc: tsc, endTsc: Infinity });
       else if (isRecord(r, 'THREAD_END')) {
         const t = threads.find((x) => x.javaTid === Number(r.payload.java_tid) && x.endTsc === Infinity);
@@ -208,7 +212,7 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
 
   const sideband = readPtSideband(dir);
   if (sideband) image.ranges = sideband.ranges;
-  return { image, methods, classes, codelets, dispatch, methodEntries, threads, sideband, tscPerNs, problems };
+  return { image, methods, classes, codelets, dispatch, methodEntries, threads, sideband, tscPerNs, vmStartTsc, problems };
 }
 
 /** Length of the first instruction of a C1/C2 verified entry: a stack bang `mov %eax,-N(%rsp)` or `sub $N,%rsp`. */

@@ -7,7 +7,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { Worker } from 'worker_threads';
-import { DecodedThread, DecodeError } from './decode-trace';
+import { attribute, DecodedThread, DecodeError } from './decode-trace';
 import { EventStream } from './events';
 import { FlowStats } from './flow';
 import { JavaDecodeStats } from './java';
@@ -20,6 +20,8 @@ export interface ParallelOptions extends LoadOptions {
   /** Target size of a part of a stream (default 4 MiB). */
   partBytes?: number;
   tids?: number[];
+  /** attribute interpreted bytecodes to methods (default true; see DecodeOptions.attribute) */
+  attribute?: boolean;
 }
 
 /** One unit of work for a worker. */
@@ -113,7 +115,9 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
       for (const k of ['bytecodes', 'interpreted', 'compiled', 'entries', 'gaps'] as const) java[k] += r.java[k];
     });
     const info = names.get(t.tid);
-    return { tid: t.tid, name: info?.name ?? t.comm, javaTid: info?.javaTid ?? -1, events, flow, java, expectedInsns: t.insns, decodeMs: ms };
+    const d: DecodedThread = { tid: t.tid, name: info?.name ?? t.comm, javaTid: info?.javaTid ?? -1, events, flow, java, expectedInsns: t.insns, decodeMs: ms };
+    attribute(model, d, opts);
+    return d;
   });
   return { model, threads, workers: nworkers, parts: tasks.length };
 }

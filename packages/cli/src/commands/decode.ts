@@ -4,7 +4,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { decodeTrace, decodeTraceParallel, DecodeError, DecodedThread, EVENT_NAMES, GAP_REASONS, opcodeName, writeEvents } from '@jportal/decode';
+import { AttributionStats, decodeTrace, decodeTraceParallel, DecodeError, DecodedThread, EVENT_NAMES, GAP_REASONS, opcodeName, writeEvents } from '@jportal/decode';
 import { CliError, ExitCode } from '../exit';
 import { stderrLogger } from '../log';
 
@@ -32,6 +32,8 @@ export interface ThreadSummary {
   gapReasons: Record<string, number>;
   skippedBytes: number;
   decodeMs: number;
+  /** interpreted bytecodes attributed to methods and bcis */
+  attribution?: AttributionStats;
   file?: string;
 }
 
@@ -76,7 +78,9 @@ export async function runDecode(o: DecodeCommandOptions): Promise<number> {
   } else {
     for (const s of summaries) {
       const gaps = s.gaps ? ` gaps ${s.gaps} (${Object.entries(s.gapReasons).map(([k, v]) => `${k} ${v}`).join(', ')})` : '';
-      log.info(`${s.tid} ${s.name}: ${s.bytecodes} bytecodes (${s.interpreted} interpreted, ${s.compiled} compiled), ${s.insns} instructions from ${s.ptBytes} bytes of PT${gaps}`);
+      const a = s.attribution;
+      const attributed = a && a.interpreted ? `; method known for ${((100 * a.withMethod) / a.interpreted).toFixed(1)}% of interpreted bytecodes, bci for ${((100 * a.withBci) / a.interpreted).toFixed(1)}%` : '';
+      log.info(`${s.tid} ${s.name}: ${s.bytecodes} bytecodes (${s.interpreted} interpreted, ${s.compiled} compiled), ${s.insns} instructions from ${s.ptBytes} bytes of PT${gaps}${attributed}`);
     }
     log.info(`decoded ${threads.length} threads, ${(total.bytes / 1e6).toFixed(1)} MB of PT in ${wallMs} ms (${(total.bytes / 1e3 / Math.max(1, wallMs)).toFixed(1)} MB/s, ${o.workers ?? 1} worker${(o.workers ?? 1) > 1 ? 's' : ''})${o.noWrite ? '' : `; events in ${path.join(o.dir, 'decoded')}/`}`);
   }
@@ -102,6 +106,7 @@ function summarizeThread(t: DecodedThread, file?: string): ThreadSummary {
     gapReasons,
     skippedBytes: t.flow.skippedBytes,
     decodeMs: t.decodeMs,
+    attribution: t.attribution,
     file,
   };
 }

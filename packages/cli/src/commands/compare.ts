@@ -1,0 +1,89 @@
+/**
+ * `jportal compare TRACE_DIR ORACLE_DIR`: decodes a trace and measures it against ground truth recorded by
+ * `jportal oracle` from a separate run of the same program, thread by thread (threads are paired by name).
+ */
+import * as fs from 'fs';
+import { decodeTrace, DecodeError } from '@jportal/decode';
+import { compareThread, decodedSequence, MethodSpace, oracleSequence, readOracle, readOracleThread, ThreadComparison } from '@jportal/oracle';
+import { CliError, ExitCode } from '../exit';
+import { stderrLogger } from '../log';
+
+export interface CompareCommandOptions {
+  trace: string;
+  oracle: string;
+  json?: boolean;
+  /** only threads with these names */
+  thread?: string[];
+  /** exit 1 when a compared thread's sequence accuracy is below this (0..1) */
+  minAccuracy?: number;
+}
+
+export interface ThreadReport {
+  name: string;
+  traceTid: number;
+  oracleTid: number;
+  comparison: ThreadComparison;
+}
+
+export async function runCompare(o: CompareCommandOptions): Promise<number> {
+  const log = stderrLogger(!!o.json);
+  for (const d of [o.trace, o.oracle]) if (!fs.existsSync(d) || !fs.statSync(d).isDirectory()) throw new CliError(`compare: ${d}: not a directory`, ExitCode.BadInput);
+  const oracle = readOracle(o.oracle);
+  if (!oracle.complete) log.warn(`${o.oracle}: no oracle.json (the JVM did not reach VM death): comparing what was flushed`);
+  let decoded;
+  try {
+    decoded = decodeTrace(o.trace);
+  } catch (e) {
+    if (e instanceof DecodeError) throw new CliError(`compare: ${e.message}`, e.exitCode as 2 | 3);
+    throw e;
+  }
+  const space = new MethodSpace();
+  // pair threads by name, in order of appearance when a name repeats
+  const byName = new Map<string, typeof decoded.threads>();
+  for (const t of decoded.threads) {
+    const list = byName.get(t.name) ?? [];
+    list.push(t);
+    byName.set(t.name, list);
+  }
+  const reports: ThreadReport[] = [];
+  const unmatched: string[] = [];
+  for (const ot of oracle.threads) {
+    if (o.thread && !o.thread.includes(ot.name)) continue;
+    const t = byName.get(ot.name)?.shift();
+    if (!t) {
+      unmatched.push(ot.name);
+      continue;
+    }
+    const truth = oracleSequence(oracle, readOracleThread(oracle, ot), space);
+    // the oracle sees the live phase only: the start-up code before VMInit is left out of the decoded side
+    const dec = decodedSequence(decoded.model, t, space, { fromTsc: decoded.model.vmStartTsc });
+    reports.push({ name: ot.name, traceTid: t.tid, oracleTid: ot.tid, comparison: compareThread(truth, dec) });
+  }
+  if (reports.length === 0) throw new CliError(`compare: no thread of ${o.oracle} has a namesake in ${o.trace}${o.thread ? ` (asked for ${o.thread.join(', ')})` : ''}`, ExitCode.BadInput);
+  const below = o.minAccuracy === undefined ? [] : reports.filter((r) => r.comparison.sequence.accuracy < o.minAccuracy!);
+  if (o.json) {
+    const hot = (r: ThreadReport) => ({
+      ...r.comparison.hot,
+      truth: r.comparison.hot.truth.map((x) => ({ method: space.names[x.method], count: x.count })),
+      decoded: r.comparison.hot.decoded.map((x) => ({ method: space.names[x.method], count: x.count })),
+    });
+    process.stdout.write(JSON.stringify({ trace: o.trace, oracle: o.oracle, threads: reports.map((r) => ({ ...r, comparison: { ...r.comparison, hot: hot(r) } })), unmatched, below: below.map((r) => r.name) }, null, 2) + '\n');
+  } else {
+    for (const r of reports) {
+      const c = r.comparison;
+      const pct = (x: number) => `${(100 * x).toFixed(2)}%`;
+      log.info(
+        `${r.name} (trace tid ${r.traceTid}, oracle tid ${r.oracleTid}): sequence ${pct(c.sequence.accuracy)} of ${c.sequence.truthLength} bytecodes ` +
+          `(${c.sequence.matched} matched, ${c.sequence.unknownFieldsMatched} of them on the opcode alone; ${c.sequence.decodedLength} decoded); ` +
+          `counts: error ${pct(c.counts.relError)}, coverage ${pct(c.counts.coverage)}; hot methods: ${Math.round(c.hot.overlap * c.hot.truth.length)}/${c.hot.truth.length} shared${c.hot.identical ? ' (identical)' : ''}; ` +
+          `calls: ${pct(c.calls.accuracy)} of ${c.calls.truthLength}`,
+      );
+    }
+    if (unmatched.length) log.info(`oracle threads with no namesake in the trace: ${unmatched.join(', ')}`);
+  }
+  if (below.length) {
+    log.warn(`sequence accuracy below ${o.minAccuracy} for ${below.map((r) => r.name).join(', ')}`);
+    return ExitCode.Failed;
+  }
+  return ExitCode.Ok;
+}

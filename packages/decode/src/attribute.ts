@@ -1,0 +1,372 @@
+/**
+ * Interpreted frames: which method and bci each interpreted bytecode event belongs to.
+ *
+ * PT shows the interpreter's dispatches (opcodes) and its method entries, not which method runs. This pass keeps
+ * a stack of interpreted frames and, for each, the set of (method, bci) states consistent with the opcodes seen
+ * so far (an NFA over the methods' bytecode, JVMS successors, from @jportal/classfile):
+ * - an entry right after an invoke in a known frame (or in compiled code, a c2i call) starts a frame whose
+ *   candidates are the invoke's resolved target (static/special) or every method with that name and descriptor
+ *   (virtual/interface); an entry with no known call site (thread start, an upcall from the VM) starts a
+ *   frame whose candidates are all methods, narrowed by their first opcodes;
+ * - each opcode advances every state to the successors holding that opcode; when the states of a frame agree,
+ *   the pending events of that frame get their method and bci through back-pointers (ambiguity is resolved
+ *   by what follows, never guessed); an opcode no state allows is an exception: the handler that covers a
+ *   state of this frame or a caller and starts with that opcode; otherwise the frame is lost (left -1);
+ * - a return opcode ends the frame (an `exit` event is added), native and intrinsic entries are entered and
+ *   left at once, gaps forget the stack, OSR migration ends the interpreted frame.
+ * Method ids of methods that no METHOD record named are added to the model (after the largest recorded id).
+ */
+import { ClassFile, ExceptionHandler, parseClass, successors } from '@jportal/classfile';
+import { EventKind, EventSource, EventStream } from './events';
+import { EntryClass } from './java';
+import { JvmModel } from './load';
+
+const ACC_NATIVE = 0x0100;
+const ACC_ABSTRACT = 0x0400;
+/** more live states than this in one frame: the frame is given up (pathological ambiguity) */
+const MAX_STATES = 512;
+
+interface Method {
+  id: number;
+  code: Uint8Array | null;
+  handlers: ExceptionHandler[];
+  native: boolean;
+  cf: ClassFile;
+  loader: number;
+}
+
+interface State {
+  m: Method;
+  bci: number;
+  prev: State | null;
+  /** index of the event (in the output stream) this state explains */
+  ev: number;
+}
+
+interface Frame {
+  states: State[];
+  /** output index of the entry event that started the frame (-1 when there was none) */
+  entryEv: number;
+  /** no state is left: the frame's events stay unattributed, only its depth is tracked */
+  lost: boolean;
+  /** all methods are candidates and no opcode has narrowed them yet */
+  search: boolean;
+  /** an exception may have been thrown: the next opcode may be a handler's */
+  exception: boolean;
+}
+
+export interface AttributionStats {
+  /** interpreted bytecode events */
+  interpreted: number;
+  /** of which the method is known */
+  withMethod: number;
+  /** of which method and bci are known */
+  withBci: number;
+  /** frames started by a search over all methods (no known call site) */
+  searched: number;
+  /** frames given up (no method fits the opcodes) */
+  lostFrames: number;
+  /** frames ended while more than one state was still possible (the first was taken) */
+  ambiguousEnds: number;
+  /** opcodes explained by an exception handler */
+  handlers: number;
+}
+
+/** Every method of every recorded class, indexed for resolution and search. Built once per trace. */
+export class MethodUniverse {
+  readonly byId = new Map<number, Method>();
+  private readonly byNameDesc = new Map<string, Method[]>();
+  private readonly classes = new Map<string, { cf: ClassFile; loader: number }[]>();
+  private readonly byFirstOpcode: Method[][] = Array.from({ length: 256 }, () => []);
+  /** the first method id not named by a METHOD record */
+  readonly firstSynthetic: number;
+
+  constructor(model: JvmModel) {
+    const known = new Map<string, number>();
+    let maxId = -1;
+    for (const [id, m] of model.methods) {
+      known.set(`${m.loader}:${m.className}.${m.name}${m.signature}`, id);
+      if (id > maxId) maxId = id;
+    }
+    this.firstSynthetic = maxId + 1;
+    let next = maxId + 1;
+    for (const [key, bytes] of model.classes) {
+      const loader = Number(key.slice(0, key.indexOf(':')));
+      let cf: ClassFile;
+      try {
+        cf = parseClass(bytes);
+      } catch {
+        continue; // a class we cannot read: its methods stay unattributed
+      }
+      let list = this.classes.get(cf.name);
+      if (!list) this.classes.set(cf.name, (list = []));
+      list.push({ cf, loader });
+      for (const mi of cf.methods) {
+        const k = `${loader}:${cf.name}.${mi.name}${mi.descriptor}`;
+        let id = known.get(k);
+        if (id === undefined) {
+          id = next++;
+          known.set(k, id);
+          model.methods.set(id, { className: cf.name, name: mi.name, signature: mi.descriptor, classId: 0xffffffff, loader });
+        }
+        const m: Method = { id, code: mi.code ?? null, handlers: mi.handlers, native: (mi.access & ACC_NATIVE) !== 0, cf, loader };
+        this.byId.set(id, m);
+        const nd = mi.name + mi.descriptor;
+        let l = this.byNameDesc.get(nd);
+        if (!l) this.byNameDesc.set(nd, (l = []));
+        l.push(m);
+        if (m.code && m.code.length > 0 && !(mi.access & ACC_ABSTRACT)) this.byFirstOpcode[m.code[0]].push(m);
+      }
+    }
+  }
+
+  /** Methods whose code starts with `op` (the candidates of a frame found by search). */
+  startingWith(op: number): Method[] {
+    return this.byFirstOpcode[op];
+  }
+
+  /** The target(s) of the invoke at `bci` of `m`: exact for static/special, by name and descriptor otherwise. */
+  invokeTargets(m: Method, bci: number): Method[] | undefined {
+    const code = m.code;
+    if (!code || bci + 2 >= code.length) return undefined;
+    const op = code[bci];
+    if (op < 0xb6 || op > 0xb9) return undefined; // not invokevirtual/special/static/interface (invokedynamic: no ref)
+    const ref = m.cf.methodRef((code[bci + 1] << 8) | code[bci + 2]);
+    if (!ref) return undefined;
+    const nd = ref.name + ref.descriptor;
+    if (op === 0xb7 || op === 0xb8) {
+      const d = this.declared(ref.className, nd, m.loader);
+      if (d) return [d];
+    }
+    // virtual: any override may run; signature-polymorphic MethodHandle calls go through adapters (no match)
+    return this.byNameDesc.get(nd);
+  }
+
+  /** The method `nd` as the class (or a superclass) declares it, preferring the caller's loader. */
+  private declared(className: string, nd: string, loader: number): Method | undefined {
+    for (let depth = 0, c: string | undefined = className; c && depth < 64; depth++) {
+      const list = this.classes.get(c);
+      if (!list) return undefined;
+      const entry = list.find((x) => x.loader === loader) ?? list[0];
+      const mi = entry.cf.method(nd.slice(0, nd.indexOf('(')), nd.slice(nd.indexOf('(')));
+      if (mi) return this.byNameDesc.get(nd)?.find((x) => x.cf === entry.cf);
+      c = entry.cf.superName;
+    }
+    return undefined;
+  }
+}
+
+const isReturn = (op: number) => op >= 0xac && op <= 0xb1;
+
+/**
+ * Rewrites one thread's events with interpreted frames attributed: the same events in the same order, interpreted
+ * bytecodes and entries with method (and bci) where the opcodes determine them, plus an `exit` after each
+ * interpreted return.
+ */
+export function attributeInterpreted(universe: MethodUniverse, input: EventStream): { events: EventStream; stats: AttributionStats } {
+  const out = new EventStream();
+  const stats: AttributionStats = { interpreted: 0, withMethod: 0, withBci: 0, searched: 0, lostFrames: 0, ambiguousEnds: 0, handlers: 0 };
+  const stack: Frame[] = [];
+  let lastCompiledMethod = -1;
+  let lastCompiledBci = -1;
+  let lastWasCompiled = false;
+  const scratch: State[] = [];
+  const seen = new Set<number>();
+
+  /** Gives the events of a resolved chain of states their method and bci, then cuts the chain. */
+  const settle = (s: State) => {
+    for (let x: State | null = s; x && x.ev >= 0; x = x.prev) {
+      if (out.method[x.ev] < 0) stats.withMethod++;
+      if (out.bci[x.ev] < 0) stats.withBci++;
+      out.method[x.ev] = x.m.id;
+      out.bci[x.ev] = x.bci;
+      if (!x.prev || x.prev.ev < 0) break;
+    }
+    s.prev = null;
+  };
+
+  const resolveEntry = (f: Frame) => {
+    if (f.entryEv >= 0 && f.states.length > 0) {
+      const id = f.states[0].m.id;
+      if (f.states.every((s) => s.m.id === id)) out.method[f.entryEv] = id;
+    }
+  };
+
+  const endFrame = (f: Frame, tsc: number, emitExit: boolean) => {
+    let id = -1;
+    if (!f.lost && f.states.length > 0) {
+      if (f.states.length > 1) stats.ambiguousEnds++;
+      const s = f.states[0];
+      settle(s);
+      id = s.m.id;
+      if (f.entryEv >= 0 && out.method[f.entryEv] < 0) out.method[f.entryEv] = id;
+    }
+    if (emitExit) out.push(EventKind.Exit, EventSource.Interpreter, id, -1, -1, tsc);
+  };
+
+  /** Advances frame f by opcode `op` explained by output event `ev`; false when no state allows it. */
+  const step = (f: Frame, op: number, ev: number): boolean => {
+    scratch.length = 0;
+    seen.clear();
+    if (f.search) {
+      for (const m of universe.startingWith(op)) scratch.push({ m, bci: 0, prev: null, ev });
+      f.search = false;
+    } else {
+      for (const s of f.states) {
+        const code = s.m.code!;
+        if (s.bci < 0) {
+          if (code.length > 0 && code[0] === op) scratch.push({ m: s.m, bci: 0, prev: s, ev });
+          continue;
+        }
+        for (const t of successors(code, s.bci)) {
+          if (code[t] !== op) continue;
+          const key = s.m.id * 65536 + t;
+          if (seen.has(key)) continue;
+          seen.add(key);
+          scratch.push({ m: s.m, bci: t, prev: s, ev });
+        }
+      }
+    }
+    if (scratch.length === 0) return false;
+    f.states = scratch.slice(0, MAX_STATES);
+    return true;
+  };
+
+  /** An opcode no state allowed: the handler of this frame or a caller that starts with it (an exception). */
+  const handlerFor = (op: number, ev: number): number => {
+    for (let d = stack.length - 1; d >= 0; d--) {
+      const f = stack[d];
+      if (f.lost) continue;
+      const next: State[] = [];
+      for (const s of f.states) {
+        const code = s.m.code!;
+        for (const h of s.m.handlers) if (s.bci >= h.startPc && s.bci < h.endPc && code[h.handlerPc] === op && !next.some((x) => x.m === s.m && x.bci === h.handlerPc)) next.push({ m: s.m, bci: h.handlerPc, prev: s, ev });
+      }
+      if (next.length) {
+        f.states = next;
+        return d;
+      }
+    }
+    return -1;
+  };
+
+  const startFrame = (candidates: Method[] | undefined, entryEv: number): Frame => {
+    const f: Frame = { states: [], entryEv, lost: false, search: false, exception: false };
+    if (!candidates) {
+      f.search = true;
+      stats.searched++;
+    } else {
+      for (const m of candidates) if (m.code && m.code.length > 0) f.states.push({ m, bci: -1, prev: null, ev: -1 });
+      if (f.states.length === 0) {
+        f.lost = true;
+        stats.lostFrames++;
+      }
+    }
+    return f;
+  };
+
+  for (let i = 0; i < input.length; i++) {
+    const kind = input.kind[i];
+    const source = input.source[i];
+    const tsc = input.tsc[i];
+    const ev = out.length;
+    out.push(kind, source, input.method[i], input.bci[i], input.opcode[i], tsc, input.aux[i]);
+
+    if (source !== EventSource.Interpreter) {
+      if (kind === EventKind.Bytecode && (source === EventSource.Compiled || source === EventSource.Inlined)) {
+        lastCompiledMethod = input.method[i];
+        lastCompiledBci = input.bci[i];
+        lastWasCompiled = true;
+      } else if (kind === EventKind.Gap) {
+        while (stack.length) endFrame(stack.pop()!, tsc, false);
+        lastWasCompiled = false;
+      } else if (kind === EventKind.OsrEntry) {
+        // the interpreted activation moves into compiled code: the frame ends here, the method goes on
+        if (stack.length) endFrame(stack.pop()!, tsc, false);
+      } else if (kind === EventKind.Exception) {
+        if (stack.length) stack[stack.length - 1].exception = true;
+      } else if (kind === EventKind.Deopt) {
+        lastWasCompiled = false;
+      }
+      continue;
+    }
+
+    if (kind === EventKind.Entry) {
+      // who called: the invoke of the interpreted frame on top, else the compiled code that just ran
+      let candidates: Method[] | undefined;
+      const top = stack[stack.length - 1];
+      if (top && !top.lost && !top.search && top.states.length > 0 && !lastWasCompiled) {
+        const set = new Set<Method>();
+        let all = true;
+        for (const s of top.states) {
+          const t = s.bci >= 0 ? universe.invokeTargets(s.m, s.bci) : undefined;
+          if (!t) {
+            all = false;
+            break;
+          }
+          for (const m of t) set.add(m);
+        }
+        if (all) candidates = [...set];
+      } else if (lastWasCompiled && lastCompiledMethod >= 0 && lastCompiledBci >= 0) {
+        const caller = universe.byId.get(lastCompiledMethod);
+        if (caller) candidates = universe.invokeTargets(caller, lastCompiledBci);
+      }
+      lastWasCompiled = false;
+      const cls = input.aux[i] as EntryClass;
+      if (cls !== EntryClass.Bytecode) {
+        // native, intrinsic or abstract: no bytecodes run in this activation
+        const natives = candidates?.filter((m) => cls !== EntryClass.Native || m.native);
+        if (natives && natives.length === 1) out.method[ev] = natives[0].id;
+        out.aux[ev] = 0;
+        out.push(EventKind.Exit, EventSource.Interpreter, out.method[ev], -1, -1, tsc);
+        continue;
+      }
+      out.aux[ev] = 0;
+      stack.push(startFrame(candidates, ev));
+      continue;
+    }
+
+    if (kind !== EventKind.Bytecode) continue;
+    stats.interpreted++;
+    lastWasCompiled = false;
+    const op = input.opcode[i];
+    let f = stack[stack.length - 1];
+    if (!f) {
+      // bytecodes with no frame we saw begin (after a gap, a deoptimization, or the stream's start)
+      f = { states: [], entryEv: -1, lost: true, search: false, exception: false };
+      stack.push(f);
+    }
+    if (!f.lost && op >= 0) {
+      if (!step(f, op, ev)) {
+        const d = handlerFor(op, ev);
+        if (d >= 0) {
+          stats.handlers++;
+          while (stack.length - 1 > d) endFrame(stack.pop()!, tsc, false);
+          f = stack[d];
+        } else {
+          f.lost = true;
+          f.states = [];
+          stats.lostFrames++;
+        }
+      }
+      if (!f.lost) {
+        if (f.states.length === 1) settle(f.states[0]);
+        else {
+          const id = f.states[0].m.id;
+          if (f.states.every((s) => s.m.id === id)) {
+            if (out.method[ev] < 0) stats.withMethod++;
+            out.method[ev] = id;
+          }
+        }
+        resolveEntry(f);
+      }
+    }
+    if (isReturn(op)) {
+      stack.pop();
+      // the exit goes after the return bytecode; it is the last event of the frame
+      endFrame(f, tsc, true);
+    }
+  }
+  while (stack.length) endFrame(stack.pop()!, out.length ? out.tsc[out.length - 1] : 0, false);
+  return { events: out, stats };
+}

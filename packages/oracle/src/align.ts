@@ -1,0 +1,241 @@
+/**
+ * Monotone alignment of two sequences under a match predicate, maximizing matched pairs (LCS-like); see
+ * README.md. Exact (Myers) while the edit distance is small; beyond, windowed greedy extension from both ends
+ * of a region, anchors (grams unique on both sides) to split what is left, forced window steps where none is.
+ */
+import { uniqueAnchors } from './grams';
+import { Matcher, Myers } from './myers';
+
+export type { Matcher } from './myers';
+
+export interface AlignOptions {
+  /** also return the matched pairs (off by default: counting needs O(1) memory per edit cluster only) */
+  pairs?: boolean;
+  /** largest edit distance solved exactly in one piece (default 1024); 0 forces the approximate path */
+  exactMaxEdits?: number;
+  /** window of the approximate path, events per side (default 4096); at most window/8 edits per window */
+  window?: number;
+  /** gram length for anchors and resynchronisation (default 32) */
+  gram?: number;
+}
+
+export interface Alignment {
+  matched: number;
+  /** true when the alignment is a maximum one (solved by one exact run) */
+  exact: boolean;
+  /** the matched runs: (a, b, length) triples, not in order */
+  snakes: Int32Array;
+}
+
+/** Growable list of (a, b, length) runs of matched pairs. */
+class Runs {
+  data = new Int32Array(3 * 256);
+  length = 0;
+  matched = 0;
+
+  push(a: number, b: number, len: number): void {
+    if (len <= 0) return;
+    if (3 * (this.length + 1) > this.data.length) {
+      const g = new Int32Array(this.data.length * 2);
+      g.set(this.data);
+      this.data = g;
+    }
+    const o = 3 * this.length++;
+    this.data[o] = a;
+    this.data[o + 1] = b;
+    this.data[o + 2] = len;
+    this.matched += len;
+  }
+}
+
+const MIN_WINDOW = 64;
+const NONE = { a: new Int32Array(0), b: new Int32Array(0) };
+/** window of a forced step (any number of edits) */
+const FORCED_WINDOW = 256;
+
+class Aligner {
+  readonly myers = new Myers();
+  readonly runs = new Runs();
+
+  constructor(
+    readonly p: Matcher,
+    readonly exactMaxEdits: number,
+    readonly window: number,
+    readonly gram: number,
+  ) {}
+
+  /** Keeps the first `snakes` snakes of the last Myers path (window coordinates from (aS, bS) in direction dir), the last one cut to lastLen. */
+  private commit(aS: number, bS: number, dir: number, snakes: number, lastLen: number): void {
+    const path = this.myers.path;
+    for (let s = 0; s < snakes; s++) {
+      const x = path[3 * s];
+      const y = path[3 * s + 1];
+      const len = s === snakes - 1 ? lastLen : path[3 * s + 2];
+      if (dir > 0) this.runs.push(aS + x, bS + y, len);
+      else this.runs.push(aS - x - len + 1, bS - y - len + 1, len);
+    }
+  }
+
+  /** One exact Myers run over the whole region, if its edit distance is small enough. */
+  exact(a0: number, a1: number, b0: number, b1: number): boolean {
+    const n = a1 - a0;
+    const m = b1 - b0;
+    if (n === 0 || m === 0) return true;
+    const maxD = Math.min(this.exactMaxEdits, n + m);
+    if (maxD <= 0 || !this.myers.run(this.p, a0, b0, 1, n, m, true, maxD, 8 * (n + m) + 2 * maxD * maxD)) return false;
+    this.commit(a0, b0, 1, this.myers.pathLength, this.myers.path[3 * this.myers.pathLength - 1]);
+    return true;
+  }
+
+  /**
+   * One window step from (i, j) in direction dir (for -1, exclusive ends): Myers over n x m events, stopping
+   * where it reaches a window edge, with at most maxD edits. Keeps the whole path when it exhausted a side of
+   * the region (restA, restB events left), else the part up to half its progress (the rest is decided again
+   * with the next window's look-ahead). Returns how far it moved on each side, or null if maxD was exceeded.
+   */
+  private step(i: number, j: number, dir: number, n: number, m: number, restA: number, restB: number, maxD: number): [number, number] | null {
+    const my = this.myers;
+    const aS = dir > 0 ? i : i - 1;
+    const bS = dir > 0 ? j : j - 1;
+    if (!my.run(this.p, aS, bS, dir, n, m, false, maxD, Infinity)) return null;
+    let cx = my.endX;
+    let cy = my.endY;
+    let snakes = my.pathLength;
+    let lastLen = snakes ? my.path[3 * snakes - 1] : 0;
+    if (!((cx === n && n === restA) || (cy === m && m === restB))) {
+      const half = (my.endX + my.endY) >> 1;
+      cx = 0;
+      cy = 0;
+      snakes = 0;
+      for (let s = 0; s < my.pathLength; s++) {
+        const x = my.path[3 * s];
+        const y = my.path[3 * s + 1];
+        const len = my.path[3 * s + 2];
+        if (x + y >= half) {
+          if (snakes === 0) {
+            cx = x; // keep the edits before the first snake rather than stand still
+            cy = y;
+          }
+          break;
+        }
+        lastLen = Math.min(len, Math.ceil((half - x - y) / 2));
+        snakes = s + 1;
+        cx = x + lastLen;
+        cy = y + lastLen;
+        if (lastLen < len) break;
+      }
+      if (cx + cy === 0) {
+        cx = my.endX;
+        cy = my.endY;
+        snakes = my.pathLength;
+        lastLen = snakes ? my.path[3 * snakes - 1] : 0;
+      }
+    }
+    this.commit(aS, bS, dir, snakes, lastLen);
+    return [cx, cy];
+  }
+
+  /**
+   * Greedy windowed extension from one corner of A[a0, a1) x B[b0, b1) (dir +1: from (a0, b0) forward; -1:
+   * from (a1, b1) backward): window steps allowing window/8 edits. A window that needs more is halved (after
+   * a success it doubles again, up to the window option); at MIN_WINDOW its common prefix is kept, and
+   * without one the extension stops. Returns where it stopped: [i, j] (for dir -1, the exclusive ends).
+   */
+  extend(a0: number, a1: number, b0: number, b1: number, dir: number, w = this.window): [number, number] {
+    let i = dir > 0 ? a0 : a1;
+    let j = dir > 0 ? b0 : b1;
+    for (;;) {
+      const restA = dir > 0 ? a1 - i : i - a0;
+      const restB = dir > 0 ? b1 - j : j - b0;
+      if (restA === 0 || restB === 0) return [i, j];
+      const moved = this.step(i, j, dir, Math.min(w, restA), Math.min(w, restB), restA, restB, Math.max(1, w >> 3));
+      if (moved) {
+        i += dir * moved[0];
+        j += dir * moved[1];
+        w = Math.min(this.window, 2 * w);
+      } else if (w > MIN_WINDOW) {
+        w >>= 1;
+      } else {
+        const prefix = this.myers.prefix;
+        if (prefix === 0) return [i, j];
+        this.runs.push(dir > 0 ? i : i - prefix, dir > 0 ? j : j - prefix, prefix);
+        i += dir * prefix;
+        j += dir * prefix;
+      }
+    }
+  }
+
+  /**
+   * Where the sides disagree densely and share no anchor: forced window steps (any number of edits, so the
+   * window's best alignment), handing back to the extension wherever it gets through again.
+   */
+  forced(a0: number, a1: number, b0: number, b1: number): void {
+    const w = Math.min(this.window, FORCED_WINDOW);
+    let i = a0;
+    let j = b0;
+    while (i < a1 && j < b1) {
+      const n = Math.min(w, a1 - i);
+      const m = Math.min(w, b1 - j);
+      const moved = this.step(i, j, 1, n, m, a1 - i, b1 - j, n + m)!; // n deletions always reach the edge
+      [i, j] = this.extend(i + moved[0], a1, j + moved[1], b1, 1, Math.min(this.window, MIN_WINDOW));
+    }
+  }
+
+  /** Aligns A[a0, a1) x B[b0, b1), pieces kept on an explicit stack (each strictly smaller than its parent). */
+  region(a0: number, a1: number, b0: number, b1: number): void {
+    const stack = [a0, a1, b0, b1];
+    let first = true; // the whole region was tried exactly already
+    while (stack.length) {
+      const e1 = stack.pop()!;
+      const e0 = stack.pop()!;
+      const s1 = stack.pop()!;
+      const s0 = stack.pop()!;
+      if (s0 >= s1 || e0 >= e1 || (!first && this.exact(s0, s1, e0, e1))) continue;
+      first = false;
+      const [fi, fj] = this.extend(s0, s1, e0, e1, 1);
+      if (fi === s1 || fj === e1) continue;
+      const [bi, bj] = this.extend(fi, s1, fj, e1, -1);
+      // what is left between the two extensions
+      if (fi === bi || fj === bj || this.exact(fi, bi, fj, bj)) continue;
+      // anchors split long stretches; a short one (two windows or less) takes forced steps directly
+      const short = bi - fi + (bj - fj) <= 2 * this.window;
+      const { a, b } = short ? NONE : uniqueAnchors(this.p.keyA, fi, bi, this.p.keyB, fj, bj, this.gram);
+      let ci = fi;
+      let cj = fj;
+      for (let t = 0; t < a.length; t++) {
+        if (a[t] === fi && b[t] === fj) continue;
+        stack.push(ci, a[t], cj, b[t]);
+        ci = a[t];
+        cj = b[t];
+      }
+      if (ci !== fi || cj !== fj) stack.push(ci, bi, cj, bj);
+      else this.forced(fi, bi, fj, bj);
+    }
+  }
+}
+
+/** Maximum (or, past exactMaxEdits, near-maximum) monotone alignment of p's two sequences. */
+export function align(p: Matcher, opts: AlignOptions = {}): Alignment {
+  const al = new Aligner(p, opts.exactMaxEdits ?? 1024, Math.max(8, opts.window ?? 4096), Math.max(1, opts.gram ?? 32));
+  const exact = al.exact(0, p.n, 0, p.m);
+  if (!exact) al.region(0, p.n, 0, p.m);
+  return { matched: al.runs.matched, exact, snakes: al.runs.data.slice(0, 3 * al.runs.length) };
+}
+
+/** The matched pairs of an alignment, ordered: indices of A and of B. */
+export function alignmentPairs(al: Alignment): { a: Int32Array; b: Int32Array } {
+  const count = al.snakes.length / 3;
+  const order = new Int32Array(count);
+  for (let s = 0; s < count; s++) order[s] = s;
+  order.sort((x, y) => al.snakes[3 * x] - al.snakes[3 * y]);
+  const a = new Int32Array(al.matched);
+  const b = new Int32Array(al.matched);
+  let o = 0;
+  for (const s of order) {
+    for (let t = 0; t < al.snakes[3 * s + 2]; t++, o++) {
+      a[o] = al.snakes[3 * s] + t;
+      b[o] = al.snakes[3 * s + 1] + t;
+    }
+  }
+  return { a, b };
+}

@@ -1,0 +1,293 @@
+/**
+ * Measures a decoder's per-thread events against ground truth, both given column-wise in one method-id space:
+ * sequence accuracy (alignment of bytecode events), per-(method, bci) count error, hot-method overlap, and
+ * call-sequence accuracy (entries and exits). See README.md.
+ */
+import { align, AlignOptions, alignmentPairs } from './align';
+import type { Matcher } from './myers';
+import { PairTable } from './table';
+
+/** Event kinds the metrics use; other kinds may appear in a sequence and are ignored. */
+export const EventKind = { Bytecode: 0, Entry: 1, Exit: 2 } as const;
+
+/** One thread's events, column-wise. */
+export interface EventSeq {
+  length: number;
+  kind: Uint8Array;
+  /** shared method id; -1 = unknown */
+  method: Int32Array;
+  /** -1 = unknown */
+  bci: Int32Array;
+  /** Java opcode 0..201; -1 = unknown */
+  opcode: Int16Array;
+}
+
+export type SequenceOptions = AlignOptions;
+
+export interface SequenceAccuracy {
+  truthLength: number;
+  decodedLength: number;
+  matched: number;
+  /** matched / truthLength (1 for an empty truth) */
+  accuracy: number;
+  /** matches that relied on fewer than all fields (for bytecodes: opcode, method, bci; for calls: the method) */
+  unknownFieldsMatched: number;
+  /** true when `matched` is the maximum (one exact Myers run); else a lower bound from the windowed path */
+  exact: boolean;
+  /** with opts.pairs: matched pairs as event indices into the two input sequences, increasing */
+  pairs?: { truth: Int32Array; decoded: Int32Array };
+}
+
+export interface CountError {
+  /** distinct (method, bci) keys of truth and decoded together */
+  keys: number;
+  truthTotal: number;
+  /** decoded bytecode events with method and bci known */
+  attributedDecoded: number;
+  /** sum over keys of |truth count - decoded count| */
+  absError: number;
+  /** absError / truthTotal (0 for an empty truth) */
+  relError: number;
+  /** share of truth events whose key the decoded side has at least once (1 for an empty truth) */
+  coverage: number;
+}
+
+export interface MethodCount {
+  method: number;
+  count: number;
+}
+
+export interface HotMethods {
+  k: number;
+  /** top-k methods by bytecode events, count descending then method id ascending */
+  truth: MethodCount[];
+  decoded: MethodCount[];
+  /** methods in both lists */
+  shared: number;
+  /** shared / max(list lengths): shared / k when both sides have k methods or more; 1 when both are empty */
+  overlap: number;
+  /** the two top-k sets are the same */
+  identical: boolean;
+}
+
+export interface ThreadComparison {
+  sequence: SequenceAccuracy;
+  calls: SequenceAccuracy;
+  counts: CountError;
+  hot: HotMethods;
+}
+
+/** Events of the given kinds, compacted: their indices and fields. */
+interface Selected {
+  length: number;
+  index: Int32Array;
+  kind: Uint8Array;
+  method: Int32Array;
+  bci: Int32Array;
+  opcode: Int16Array;
+}
+
+function select(s: EventSeq, k0: number, k1 = k0): Selected {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) if (s.kind[i] === k0 || s.kind[i] === k1) n++;
+  const out: Selected = { length: n, index: new Int32Array(n), kind: new Uint8Array(n), method: new Int32Array(n), bci: new Int32Array(n), opcode: new Int16Array(n) };
+  for (let i = 0, o = 0; i < s.length; i++) {
+    if (s.kind[i] !== k0 && s.kind[i] !== k1) continue;
+    out.index[o] = i;
+    out.kind[o] = s.kind[i];
+    out.method[o] = s.method[i];
+    out.bci[o] = s.bci[i];
+    out.opcode[o++] = s.opcode[i];
+  }
+  return out;
+}
+
+/** Bytecodes match when every field known on both sides is equal and at least one is; anchoring key: the opcode. */
+class BytecodeMatcher implements Matcher {
+  readonly n: number;
+  readonly m: number;
+  readonly keyA: Int32Array;
+  readonly keyB: Int32Array;
+
+  constructor(
+    readonly a: Selected,
+    readonly b: Selected,
+  ) {
+    this.n = a.length;
+    this.m = b.length;
+    this.keyA = Int32Array.from(a.opcode);
+    // a decoded bytecode without opcode but with method and bci takes the truth's opcode there, if any
+    const at = new PairTable();
+    for (let i = 0; i < a.length; i++) if (a.method[i] >= 0 && a.bci[i] >= 0 && a.opcode[i] >= 0) at.v0[at.slot(a.method[i], a.bci[i])] = a.opcode[i] + 1;
+    this.keyB = new Int32Array(b.length);
+    for (let j = 0; j < b.length; j++) {
+      let key = b.opcode[j];
+      if (key < 0 && b.method[j] >= 0 && b.bci[j] >= 0) {
+        const s = at.find(b.method[j], b.bci[j]);
+        key = s < 0 ? -1 : at.v0[s] - 1;
+      }
+      this.keyB[j] = key;
+    }
+  }
+
+  match(i: number, j: number): boolean {
+    let known = false;
+    const oa = this.a.opcode[i];
+    const ob = this.b.opcode[j];
+    if (oa >= 0 && ob >= 0) {
+      if (oa !== ob) return false;
+      known = true;
+    }
+    const ma = this.a.method[i];
+    const mb = this.b.method[j];
+    if (ma >= 0 && mb >= 0) {
+      if (ma !== mb) return false;
+      known = true;
+    }
+    const ba = this.a.bci[i];
+    const bb = this.b.bci[j];
+    if (ba >= 0 && bb >= 0) {
+      if (ba !== bb) return false;
+      known = true;
+    }
+    return known;
+  }
+
+  /** every field known on both sides */
+  full(i: number, j: number): boolean {
+    return this.a.opcode[i] >= 0 && this.b.opcode[j] >= 0 && this.a.method[i] >= 0 && this.b.method[j] >= 0 && this.a.bci[i] >= 0 && this.b.bci[j] >= 0;
+  }
+}
+
+/** Entries and exits match when the kinds are equal and the methods are, or either is unknown (-1). */
+class CallMatcher implements Matcher {
+  readonly n: number;
+  readonly m: number;
+  readonly keyA: Int32Array;
+  readonly keyB: Int32Array;
+
+  constructor(
+    readonly a: Selected,
+    readonly b: Selected,
+  ) {
+    this.n = a.length;
+    this.m = b.length;
+    this.keyA = CallMatcher.keys(a);
+    this.keyB = CallMatcher.keys(b);
+  }
+
+  private static keys(s: Selected): Int32Array {
+    const k = new Int32Array(s.length);
+    for (let i = 0; i < s.length; i++) k[i] = s.method[i] < 0 ? -1 : ((s.method[i] << 1) | (s.kind[i] === EventKind.Exit ? 1 : 0)) & 0x7fffffff;
+    return k;
+  }
+
+  match(i: number, j: number): boolean {
+    if (this.a.kind[i] !== this.b.kind[j]) return false;
+    const ma = this.a.method[i];
+    const mb = this.b.method[j];
+    return ma < 0 || mb < 0 || ma === mb;
+  }
+
+  full(i: number, j: number): boolean {
+    return this.a.method[i] >= 0 && this.b.method[j] >= 0;
+  }
+}
+
+function accuracyOf(p: BytecodeMatcher | CallMatcher, opts: SequenceOptions): SequenceAccuracy {
+  const al = align(p, opts);
+  let unknown = 0;
+  for (let s = 0; s < al.snakes.length; s += 3)
+    for (let t = 0; t < al.snakes[s + 2]; t++) if (!p.full(al.snakes[s] + t, al.snakes[s + 1] + t)) unknown++;
+  const r: SequenceAccuracy = {
+    truthLength: p.n,
+    decodedLength: p.m,
+    matched: al.matched,
+    accuracy: p.n ? al.matched / p.n : 1,
+    unknownFieldsMatched: unknown,
+    exact: al.exact,
+  };
+  if (opts.pairs) {
+    const { a, b } = alignmentPairs(al);
+    for (let t = 0; t < a.length; t++) {
+      a[t] = p.a.index[a[t]];
+      b[t] = p.b.index[b[t]];
+    }
+    r.pairs = { truth: a, decoded: b };
+  }
+  return r;
+}
+
+/**
+ * Accuracy of the decoded bytecode sequence: the largest monotone alignment of the two sides' bytecode events
+ * (kind 0) in which paired events agree on every field known on both sides, over the truth's length.
+ */
+export function sequenceAccuracy(truth: EventSeq, decoded: EventSeq, opts: SequenceOptions = {}): SequenceAccuracy {
+  return accuracyOf(new BytecodeMatcher(select(truth, EventKind.Bytecode), select(decoded, EventKind.Bytecode)), opts);
+}
+
+/** The same over entries and exits as (kind, method) symbols; an unknown method (-1) matches any of its kind. */
+export function callSequenceAccuracy(truth: EventSeq, decoded: EventSeq, opts: SequenceOptions = {}): SequenceAccuracy {
+  return accuracyOf(new CallMatcher(select(truth, EventKind.Entry, EventKind.Exit), select(decoded, EventKind.Entry, EventKind.Exit)), opts);
+}
+
+/** Execution counts per (method, bci) of bytecode events, truth against decoded (decoded events with both known). */
+export function countError(truth: EventSeq, decoded: EventSeq): CountError {
+  const t = new PairTable(); // v0: truth count, v1: decoded count
+  let truthTotal = 0;
+  let attributed = 0;
+  for (let i = 0; i < truth.length; i++) {
+    if (truth.kind[i] !== EventKind.Bytecode) continue;
+    truthTotal++;
+    if (truth.method[i] >= 0 && truth.bci[i] >= 0) t.v0[t.slot(truth.method[i], truth.bci[i])]++;
+  }
+  for (let i = 0; i < decoded.length; i++) {
+    if (decoded.kind[i] !== EventKind.Bytecode || decoded.method[i] < 0 || decoded.bci[i] < 0) continue;
+    attributed++;
+    t.v1[t.slot(decoded.method[i], decoded.bci[i])]++;
+  }
+  let absError = 0;
+  let covered = 0;
+  for (let s = 0; s < t.capacity; s++) {
+    if (!t.used[s]) continue;
+    absError += Math.abs(t.v0[s] - t.v1[s]);
+    if (t.v1[s] > 0) covered += t.v0[s];
+  }
+  return {
+    keys: t.size,
+    truthTotal,
+    attributedDecoded: attributed,
+    absError,
+    relError: truthTotal ? absError / truthTotal : 0,
+    coverage: truthTotal ? covered / truthTotal : 1,
+  };
+}
+
+function topMethods(s: EventSeq, k: number): MethodCount[] {
+  const t = new PairTable();
+  for (let i = 0; i < s.length; i++) if (s.kind[i] === EventKind.Bytecode && s.method[i] >= 0) t.v0[t.slot(s.method[i], 0)]++;
+  const all: MethodCount[] = [];
+  for (let slot = 0; slot < t.capacity; slot++) if (t.used[slot]) all.push({ method: t.ka[slot], count: t.v0[slot] });
+  all.sort((x, y) => y.count - x.count || x.method - y.method);
+  return all.slice(0, k);
+}
+
+/** The k methods with most bytecode events on each side (decoded: events whose method is known), and their overlap. */
+export function hotMethodOverlap(truth: EventSeq, decoded: EventSeq, k = 10): HotMethods {
+  const a = topMethods(truth, k);
+  const b = topMethods(decoded, k);
+  const inA = new Set(a.map((x) => x.method));
+  const shared = b.filter((x) => inA.has(x.method)).length;
+  const size = Math.max(a.length, b.length);
+  return { k, truth: a, decoded: b, shared, overlap: size ? shared / size : 1, identical: shared === a.length && shared === b.length };
+}
+
+/** The four metrics for one thread. */
+export function compareThread(truth: EventSeq, decoded: EventSeq, opts: SequenceOptions & { k?: number } = {}): ThreadComparison {
+  return {
+    sequence: sequenceAccuracy(truth, decoded, opts),
+    calls: callSequenceAccuracy(truth, decoded, opts),
+    counts: countError(truth, decoded),
+    hot: hotMethodOverlap(truth, decoded, opts.k),
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * Ground truth (`jportal oracle`, the agent's single-stepping mode) checked independently: every recorded
+ * bytecode of the example's own classes is the byte the class file on disk has at that bci, consecutive bytecodes
+ * of a frame follow the method's control flow (successors from @jportal/classfile), throws and catches land on
+ * exception-table handlers, and the program's output is unchanged. Then `jportal compare` on a real emulated
+ * trace, and bad input.
+ */
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { ClassFile, parseClass, successors } from '@jportal/classfile';
+import { compareThread, decodedSequence, MethodSpace, OracleKind, oracleSequence, readOracle, readOracleThread } from '@jportal/oracle';
+import { decodeTrace } from '@jportal/decode';
+import { findJdks } from '../lib/jdks';
+import { cleanup, EXAMPLES, REPO, runCli, tmpDir } from '../lib/run';
+
+const jdk17 = findJdks().available.find((j) => j.feature === 17);
+const qemu = spawnSync('sh', ['-c', 'command -v qemu-x86_64'], { encoding: 'utf8' }).stdout.trim();
+const PLUGIN = path.join(REPO, 'native', 'qemu-pt', 'build', 'libjportal-qemu-pt.so');
+if (!jdk17) console.warn('SKIP oracle e2e tests: no JDK 17');
+const maybe = jdk17 ? describe : describe.skip;
+
+/** Runs `jportal oracle --json`; the program's own output goes to stderr then (stdout holds the summary). */
+function oracle(label: string, javaArgs: string[]): { dir: string; programOutput: string } {
+  const dir = tmpDir(`oracle-${label}`);
+  const r = runCli(['oracle', '--force', '--json', '--out', dir, '--', jdk17!.java, ...javaArgs], 600_000);
+  if (r.status !== 0) throw new Error(`oracle failed (${r.status}): ${r.stderr.slice(-2000)}`);
+  return { dir, programOutput: r.stderr };
+}
+
+/** Class files of an example directory by internal name. */
+function exampleClasses(dir: string): Map<string, ClassFile> {
+  const out = new Map<string, ClassFile>();
+  for (const f of fs.readdirSync(dir)) if (f.endsWith('.class')) {
+    const cf = parseClass(new Uint8Array(fs.readFileSync(path.join(dir, f))), f);
+    out.set(cf.name, cf);
+  }
+  return out;
+}
+
+maybe('ground truth', () => {
+  test('exceptions: opcodes equal the class files, frames follow control flow, throws and catches meet handlers', () => {
+    const classesDir = path.join(EXAMPLES, 'exceptions', 'classes');
+    const plain = spawnSync(jdk17!.java, ['-cp', classesDir, 'Exceptions', '300'], { encoding: 'utf8' });
+    const { dir, programOutput } = oracle('exc', ['-cp', classesDir, 'Exceptions', '300']);
+    const o = readOracle(dir);
+    expect(o.complete).toBe(true);
+    const main = o.threads.find((t) => t.name === 'main')!;
+    const ev = readOracleThread(o, main);
+    const classes = exampleClasses(classesDir);
+    const codeOf = (m: number) => {
+      const info = o.methods[m];
+      return classes.get(info.className)?.method(info.name, info.signature);
+    };
+    let checked = 0, badOpcode = 0, badFlow = 0, badFrame = 0, throws = 0, catches = 0, badCatch = 0;
+    // a frame stack from entry/exit records; bytecodes belong to the top frame
+    const stack: { m: number; last: number }[] = [];
+    for (let i = 0; i < ev.length; i++) {
+      const k = ev.kind[i], m = ev.method[i], bci = ev.bci[i];
+      if (k === OracleKind.Entry) stack.push({ m, last: -1 });
+      else if (k === OracleKind.Exit || k === OracleKind.ExitByException) stack.pop();
+      else if (k === OracleKind.Throw) throws += codeOf(m) ? 1 : 0;
+      else if (k === OracleKind.Catch) {
+        const info = codeOf(m);
+        if (!info) continue;
+        catches++;
+        if (!info.handlers.some((h) => h.handlerPc === bci)) badCatch++;
+        const top = stack[stack.length - 1];
+        if (top && top.m === m) top.last = -2; // the next bytecode is the handler
+      } else if (k === OracleKind.Bytecode) {
+        const top = stack[stack.length - 1];
+        const info = codeOf(m);
+        if (!info?.code) continue;
+        checked++;
+        if (ev.opcode[i] !== info.code[bci]) badOpcode++;
+        if (!top || top.m !== m) {
+          badFrame++;
+          continue;
+        }
+        if (top.last === -1 && bci !== 0) badFlow++;
+        else if (top.last === -2 && !info.handlers.some((h) => h.handlerPc === bci)) badFlow++;
+        else if (top.last >= 0 && !successors(info.code, top.last).includes(bci)) {
+          if (badFlow++ < 5) console.log(`flow: ${o.methods[m].name} ${top.last} -> ${bci}`, Array.from({ length: 8 }, (_, d) => i - 6 + d).map((j) => `${ev.kind[j]}:${o.methods[ev.method[j]].name}@${ev.bci[j]}`).join(' '));
+        }
+        top.last = bci;
+      }
+    }
+    console.log(`oracle Exceptions 300: ${ev.length} records; ${checked} bytecodes of the example's classes checked, ${throws} throws, ${catches} catches`);
+    expect(checked).toBeGreaterThan(10_000);
+    expect(badOpcode).toBe(0);
+    expect(badFrame).toBe(0);
+    expect(badFlow).toBe(0);
+    expect(throws).toBeGreaterThanOrEqual(3 + 60 + 30); // (300/100 depth throws) + NPEs + AIOOBEs, at least
+    expect(catches).toBeGreaterThan(90);
+    expect(badCatch).toBe(0);
+    // ground truth must not change what the program does
+    expect(plain.stdout.trim()).toMatch(/^sum=\d+ caught=\d+$/);
+    expect(programOutput).toContain(plain.stdout.trim());
+    cleanup(dir);
+  });
+});
