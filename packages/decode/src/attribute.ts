@@ -16,7 +16,7 @@
  *   left at once, gaps forget the stack, OSR migration ends the interpreted frame.
  * Method ids of methods that no METHOD record named are added to the model (after the largest recorded id).
  */
-import { ClassFile, ExceptionHandler, parseClass, successors } from '@jportal/classfile';
+import { ClassFile, ExceptionHandler, forEachInstruction, parseClass, successors } from '@jportal/classfile';
 import { EventKind, EventSource, EventStream } from './events';
 import { EntryClass } from './java';
 import { JvmModel } from './load';
@@ -24,7 +24,7 @@ import { JvmModel } from './load';
 const ACC_NATIVE = 0x0100;
 const ACC_ABSTRACT = 0x0400;
 /** more live states than this in one frame: the frame is given up (pathological ambiguity) */
-const MAX_STATES = 512;
+const MAX_STATES = 50_000;
 
 interface Method {
   id: number;
@@ -51,8 +51,8 @@ interface Frame {
   lost: boolean;
   /** all methods are candidates and no opcode has narrowed them yet */
   search: boolean;
-  /** an exception may have been thrown: the next opcode may be a handler's */
-  exception: boolean;
+  /** the frame was re-created by a deoptimization: any bci of `anyBci` may come next */
+  anyBci: Method | null;
 }
 
 export interface AttributionStats {
@@ -170,6 +170,12 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
   let lastCompiledMethod = -1;
   let lastCompiledBci = -1;
   let lastWasCompiled = false;
+  /** an exception was thrown since the last interpreted bytecode: that bytecode may be a handler's */
+  let exceptionPending = false;
+  /** the compiled method that was deoptimized: its frame continues in the interpreter without an entry */
+  let deoptHint = -1;
+  /** native/intrinsic entries whose method depends on the caller's invoke: [invoke event, entry event, exit event] */
+  const pendingNatives: number[] = [];
   const scratch: State[] = [];
   const seen = new Set<number>();
 
@@ -211,6 +217,12 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
     if (f.search) {
       for (const m of universe.startingWith(op)) scratch.push({ m, bci: 0, prev: null, ev });
       f.search = false;
+    } else if (f.anyBci) {
+      const m = f.anyBci;
+      forEachInstruction(m.code!, (b, o) => {
+        if (o === op) scratch.push({ m, bci: b, prev: null, ev });
+      });
+      f.anyBci = null;
     } else {
       for (const s of f.states) {
         const code = s.m.code!;
@@ -227,8 +239,8 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
         }
       }
     }
-    if (scratch.length === 0) return false;
-    f.states = scratch.slice(0, MAX_STATES);
+    if (scratch.length === 0 || scratch.length > MAX_STATES) return false;
+    f.states = scratch.slice();
     return true;
   };
 
@@ -251,7 +263,7 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
   };
 
   const startFrame = (candidates: Method[] | undefined, entryEv: number): Frame => {
-    const f: Frame = { states: [], entryEv, lost: false, search: false, exception: false };
+    const f: Frame = { states: [], entryEv, lost: false, search: false, anyBci: null };
     if (!candidates) {
       f.search = true;
       stats.searched++;
@@ -284,10 +296,19 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
         // the interpreted activation moves into compiled code: the frame ends here, the method goes on
         if (stack.length) endFrame(stack.pop()!, tsc, false);
       } else if (kind === EventKind.Exception) {
-        if (stack.length) stack[stack.length - 1].exception = true;
+        exceptionPending = true;
       } else if (kind === EventKind.Deopt) {
+        deoptHint = lastCompiledMethod;
         lastWasCompiled = false;
       }
+      continue;
+    }
+    if (kind === EventKind.Exception) {
+      exceptionPending = true;
+      continue;
+    }
+    if (kind === EventKind.Deopt) {
+      deoptHint = lastCompiledMethod;
       continue;
     }
 
@@ -317,6 +338,7 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
         // native, intrinsic or abstract: no bytecodes run in this activation
         const natives = candidates?.filter((m) => cls !== EntryClass.Native || m.native);
         if (natives && natives.length === 1) out.method[ev] = natives[0].id;
+        else if (top && !top.lost && ev > 0 && out.kind[ev - 1] === EventKind.Bytecode) pendingNatives.push(ev - 1, ev, out.length);
         out.aux[ev] = 0;
         out.push(EventKind.Exit, EventSource.Interpreter, out.method[ev], -1, -1, tsc);
         continue;
@@ -331,23 +353,35 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
     lastWasCompiled = false;
     const op = input.opcode[i];
     let f = stack[stack.length - 1];
+    if (deoptHint >= 0) {
+      // a deoptimized activation resumes here, at some bci of the method that was compiled
+      const m = universe.byId.get(deoptHint);
+      f = { states: [], entryEv: -1, lost: !m?.code, search: false, anyBci: m?.code ? m : null };
+      stack.push(f);
+      deoptHint = -1;
+    }
     if (!f) {
-      // bytecodes with no frame we saw begin (after a gap, a deoptimization, or the stream's start)
-      f = { states: [], entryEv: -1, lost: true, search: false, exception: false };
+      // bytecodes with no frame we saw begin (after a gap or at the stream's start)
+      f = { states: [], entryEv: -1, lost: true, search: false, anyBci: null };
       stack.push(f);
     }
-    if (!f.lost && op >= 0) {
+    let handled = false;
+    if (exceptionPending && op >= 0) {
+      // the next bytecode after a throw is a handler's, in this frame or a caller
+      const d = handlerFor(op, ev);
+      if (d >= 0) {
+        stats.handlers++;
+        while (stack.length - 1 > d) endFrame(stack.pop()!, tsc, true);
+        f = stack[d];
+        handled = true;
+      }
+    }
+    exceptionPending = false;
+    if (!f.lost && op >= 0 && !handled) {
       if (!step(f, op, ev)) {
-        const d = handlerFor(op, ev);
-        if (d >= 0) {
-          stats.handlers++;
-          while (stack.length - 1 > d) endFrame(stack.pop()!, tsc, false);
-          f = stack[d];
-        } else {
-          f.lost = true;
-          f.states = [];
-          stats.lostFrames++;
-        }
+        f.lost = true;
+        f.states = [];
+        stats.lostFrames++;
       }
       if (!f.lost) {
         if (f.states.length === 1) settle(f.states[0]);
@@ -368,5 +402,12 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
     }
   }
   while (stack.length) endFrame(stack.pop()!, out.length ? out.tsc[out.length - 1] : 0, false);
+  // native calls made while the caller was still ambiguous: its invoke is known now
+  for (let k = 0; k < pendingNatives.length; k += 3) {
+    const [inv, entry, exit] = [pendingNatives[k], pendingNatives[k + 1], pendingNatives[k + 2]];
+    const caller = out.method[inv] >= 0 && out.bci[inv] >= 0 ? universe.byId.get(out.method[inv]) : undefined;
+    const t = caller ? universe.invokeTargets(caller, out.bci[inv])?.filter((m) => m.native) : undefined;
+    if (t && t.length === 1) out.method[entry] = out.method[exit] = t[0].id;
+  }
   return { events: out, stats };
 }

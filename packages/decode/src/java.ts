@@ -82,6 +82,9 @@ export class JavaEventBuilder implements FlowSink {
   private readonly dispatchOps = new Map<number, number[]>();
   private readonly methodEntries: Map<number, number>;
   private readonly entryClass = new Map<number, EntryClass>();
+  /** [begin, end, EventKind] of the interpreter codelets that mean an exception or a deoptimization */
+  private readonly specialRanges: number[] = [];
+  private inSpecial = -1;
   private prevKind = BlockEnd.Next;
   private prevSection = -1;
   /** The inlining chain (method ids, innermost first) at the last compiled PcDesc of the current activation. */
@@ -93,6 +96,11 @@ export class JavaEventBuilder implements FlowSink {
     this.image = model.image;
     this.methodEntries = model.methodEntries;
     const c = model.codelets;
+    for (let k = 0; k < c.begin.length; k++) {
+      const d = c.description[k];
+      const kind = d === 'exception handling' || d === 'throw exception entrypoints' ? EventKind.Exception : d === 'deoptimization entry points' ? EventKind.Deopt : -1;
+      if (kind >= 0) this.specialRanges.push(c.begin[k], c.end[k], kind);
+    }
     // what kind of method each method-entry codelet starts, from its description ("method entry point (kind = native)")
     for (const target of model.methodEntries.keys()) {
       const k = codeletAt(c, target);
@@ -113,6 +121,13 @@ export class JavaEventBuilder implements FlowSink {
     }
   }
 
+  /** EventKind.Exception / Deopt when `addr` is in the interpreter's exception or deoptimization codelets, else -1. */
+  private specialAt(addr: number): number {
+    const r = this.specialRanges;
+    for (let i = 0; i < r.length; i += 3) if (addr >= r[i] && addr < r[i + 1]) return r[i + 2];
+    return -1;
+  }
+
   block(b: number, tsc: number): void {
     const image = this.image;
     const B = image.blocks;
@@ -121,6 +136,12 @@ export class JavaEventBuilder implements FlowSink {
     const s = image.sections[sec];
     const viaBranch = this.prevKind !== BlockEnd.Next && this.prevKind !== BlockEnd.Cond;
     if (s.kind === SectionKind.Interpreter) {
+      // entering the interpreter's exception or deoptimization codelets (once per visit)
+      const special = this.specialAt(start);
+      if (special !== this.inSpecial) {
+        if (special === EventKind.Exception || special === EventKind.Deopt) this.events.push(special, EventSource.Interpreter, -1, -1, -1, tsc);
+        this.inSpecial = special;
+      }
       if (this.prevKind === BlockEnd.IndirectJump || this.prevKind === BlockEnd.IndirectCall) {
         const ops = this.dispatchOps.get(start);
         if (ops) {
