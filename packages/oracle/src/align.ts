@@ -9,13 +9,14 @@ import { Matcher, Myers } from './myers';
 export type { Matcher } from './myers';
 
 export interface AlignOptions {
-  /** also return the matched pairs (off by default: counting needs O(1) memory per edit cluster only) */
+  /** sequenceAccuracy & co.: also return the matched pairs as two Int32Arrays (off by default; the alignment
+   * itself keeps only its runs of matches) */
   pairs?: boolean;
   /** largest edit distance solved exactly in one piece (default 1024); 0 forces the approximate path */
   exactMaxEdits?: number;
-  /** window of the approximate path, events per side (default 4096); at most window/8 edits per window */
+  /** window of the approximate path, events per side (default 4096); a window step allows 1/8 edits */
   window?: number;
-  /** gram length for anchors and resynchronisation (default 32) */
+  /** gram length of anchors (default 32) */
   gram?: number;
 }
 
@@ -137,9 +138,10 @@ class Aligner {
 
   /**
    * Greedy windowed extension from one corner of A[a0, a1) x B[b0, b1) (dir +1: from (a0, b0) forward; -1:
-   * from (a1, b1) backward): window steps allowing window/8 edits. A window that needs more is halved (after
-   * a success it doubles again, up to the window option); at MIN_WINDOW its common prefix is kept, and
-   * without one the extension stops. Returns where it stopped: [i, j] (for dir -1, the exclusive ends).
+   * from (a1, b1) backward): window steps allowing edits up to 1/8 of the smaller window side (so a short
+   * rest is never written off as deleted). A window that needs more is halved (after a success it doubles
+   * again, up to the window option); at MIN_WINDOW its common prefix is kept, and without one the extension
+   * stops. Returns where it stopped: [i, j] (for dir -1, the exclusive ends).
    */
   extend(a0: number, a1: number, b0: number, b1: number, dir: number, w = this.window): [number, number] {
     let i = dir > 0 ? a0 : a1;
@@ -148,7 +150,9 @@ class Aligner {
       const restA = dir > 0 ? a1 - i : i - a0;
       const restB = dir > 0 ? b1 - j : j - b0;
       if (restA === 0 || restB === 0) return [i, j];
-      const moved = this.step(i, j, dir, Math.min(w, restA), Math.min(w, restB), restA, restB, Math.max(1, w >> 3));
+      const n = Math.min(w, restA);
+      const m = Math.min(w, restB);
+      const moved = this.step(i, j, dir, n, m, restA, restB, Math.max(1, Math.min(n, m) >> 3));
       if (moved) {
         i += dir * moved[0];
         j += dir * moved[1];
