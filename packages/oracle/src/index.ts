@@ -6,3 +6,5 @@ export type { AlignOptions, Alignment, Matcher } from './align';
 // the oracle directory reader and the decoded/oracle -> EventSeq bridge
 export * from './read';
 export * from './bridge';
+export { maskUnseen, hiddenEntries } from './unseen';
+export type { UnseenMask } from './unseen';

@@ -4,7 +4,7 @@
  */
 import * as fs from 'fs';
 import { decodeTrace, DecodeError } from '@jportal/decode';
-import { compareThread, decodedSequence, MethodSpace, oracleSequence, readOracle, readOracleThread, ThreadComparison } from '@jportal/oracle';
+import { compareThread, decodedSequence, maskUnseen, MethodSpace, oracleSequence, readOracle, readOracleThread, ThreadComparison, UnseenMask } from '@jportal/oracle';
 import { CliError, ExitCode } from '../exit';
 import { stderrLogger } from '../log';
 
@@ -23,6 +23,8 @@ export interface ThreadReport {
   traceTid: number;
   oracleTid: number;
   comparison: ThreadComparison;
+  /** what was left out of the decoded side: activations the oracle could not see into */
+  unseen: Omit<UnseenMask, 'decoded'>;
 }
 
 export async function runCompare(o: CompareCommandOptions): Promise<number> {
@@ -38,6 +40,8 @@ export async function runCompare(o: CompareCommandOptions): Promise<number> {
     throw e;
   }
   const space = new MethodSpace();
+  const withCode = new Set<number>();
+  for (const m of oracle.methods) if (m.codeLength > 0) withCode.add(space.id(m.className, m.name, m.signature));
   // pair threads by name, in order of appearance when a name repeats
   const byName = new Map<string, typeof decoded.threads>();
   for (const t of decoded.threads) {
@@ -57,7 +61,13 @@ export async function runCompare(o: CompareCommandOptions): Promise<number> {
     const truth = oracleSequence(oracle, readOracleThread(oracle, ot), space);
     // the oracle sees the live phase only: the start-up code before VMInit is left out of the decoded side
     const dec = decodedSequence(decoded.model, t, space, { fromTsc: decoded.model.vmStartTsc });
-    reports.push({ name: ot.name, traceTid: t.tid, oracleTid: ot.tid, comparison: compareThread(truth, dec) });
+    const masked = maskUnseen(truth, dec, (m) => withCode.has(m));
+    const { decoded: visible, ...unseen } = masked;
+    // sequences are aligned as they are (extra decoded events cost nothing there); counts and hot methods are
+    // taken over what both sides could see
+    const all = compareThread(truth, dec);
+    const seen = compareThread(truth, visible);
+    reports.push({ name: ot.name, traceTid: t.tid, oracleTid: ot.tid, comparison: { sequence: all.sequence, calls: all.calls, counts: seen.counts, hot: seen.hot }, unseen });
   }
   if (reports.length === 0) throw new CliError(`compare: no thread of ${o.oracle} has a namesake in ${o.trace}${o.thread ? ` (asked for ${o.thread.join(', ')})` : ''}`, ExitCode.BadInput);
   const below = o.minAccuracy === undefined ? [] : reports.filter((r) => r.comparison.sequence.accuracy < o.minAccuracy!);
@@ -76,7 +86,8 @@ export async function runCompare(o: CompareCommandOptions): Promise<number> {
         `${r.name} (trace tid ${r.traceTid}, oracle tid ${r.oracleTid}): sequence ${pct(c.sequence.accuracy)} of ${c.sequence.truthLength} bytecodes ` +
           `(${c.sequence.matched} matched, ${c.sequence.unknownFieldsMatched} of them on the opcode alone; ${c.sequence.decodedLength} decoded); ` +
           `counts: error ${pct(c.counts.relError)}, coverage ${pct(c.counts.coverage)}; hot methods: ${Math.round(c.hot.overlap * c.hot.truth.length)}/${c.hot.truth.length} shared${c.hot.identical ? ' (identical)' : ''}; ` +
-          `calls: ${pct(c.calls.accuracy)} of ${c.calls.truthLength}`,
+          `calls: ${pct(c.calls.accuracy)} of ${c.calls.truthLength}` +
+          (r.unseen.droppedEvents ? `; left out ${r.unseen.droppedEvents} decoded events inside ${r.unseen.paired} of the ${r.unseen.hiddenActivations} activations the oracle cannot see (VM upcalls)` : ''),
       );
     }
     if (unmatched.length) log.info(`oracle threads with no namesake in the trace: ${unmatched.join(', ')}`);

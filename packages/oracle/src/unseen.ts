@@ -1,0 +1,78 @@
+/**
+ * Activations the oracle cannot see. HotSpot hides single-stepping while the VM runs Java code on its own behalf
+ * (class loading during resolution, static initializers, method-handle linkage: JvmtiHideSingleStepping): the
+ * oracle then has the method's entry and exit but none of its bytecodes, while a PT decode has them all. Such an
+ * activation is an entry of a method with bytecode that is not followed by that method's bci 0.
+ *
+ * `maskUnseen` aligns the two call sequences and drops, from the decoded side, everything inside each decoded
+ * activation paired with a hidden one (its entry and exit stay), so that counts and hot methods compare what
+ * both sides could see. It reports how much it dropped.
+ */
+import { callSequenceAccuracy, EventKind, EventSeq, SequenceOptions } from './compare';
+
+export interface UnseenMask {
+  /** the decoded sequence without the events inside activations the oracle could not see */
+  decoded: EventSeq;
+  /** truth activations with no bytecodes though their method has some */
+  hiddenActivations: number;
+  /** of which were paired with a decoded activation */
+  paired: number;
+  /** decoded events dropped */
+  droppedEvents: number;
+}
+
+/** Truth entries whose activation the oracle saw no bytecode of. `hasCode(method)`: the method has bytecode. */
+export function hiddenEntries(truth: EventSeq, hasCode: (method: number) => boolean): Uint8Array {
+  const hidden = new Uint8Array(truth.length);
+  for (let i = 0; i < truth.length; i++) {
+    if (truth.kind[i] !== EventKind.Entry || !hasCode(truth.method[i])) continue;
+    const n = i + 1;
+    if (!(n < truth.length && truth.kind[n] === EventKind.Bytecode && truth.method[n] === truth.method[i] && truth.bci[n] === 0)) hidden[i] = 1;
+  }
+  return hidden;
+}
+
+export function maskUnseen(truth: EventSeq, decoded: EventSeq, hasCode: (method: number) => boolean, opts: SequenceOptions = {}): UnseenMask {
+  const hidden = hiddenEntries(truth, hasCode);
+  let hiddenActivations = 0;
+  for (let i = 0; i < hidden.length; i++) hiddenActivations += hidden[i];
+  const keep = new Uint8Array(decoded.length).fill(1);
+  let paired = 0;
+  if (hiddenActivations > 0) {
+    const calls = callSequenceAccuracy(truth, decoded, { ...opts, pairs: true });
+    const pt = calls.pairs!.truth;
+    const pd = calls.pairs!.decoded;
+    let coveredTo = -1; // decoded events up to here are already inside a dropped activation
+    for (let k = 0; k < pt.length; k++) {
+      const ti = pt[k];
+      const di = pd[k];
+      if (!hidden[ti] || decoded.kind[di] !== EventKind.Entry || di <= coveredTo) continue;
+      // the decoded activation: to its matching exit (depth over entries and exits)
+      let depth = 0;
+      let end = -1;
+      for (let j = di; j < decoded.length; j++) {
+        const kd = decoded.kind[j];
+        if (kd === EventKind.Entry) depth++;
+        else if (kd === EventKind.Exit && --depth === 0) {
+          end = j;
+          break;
+        }
+      }
+      if (end < 0) continue; // never closed (gap, end of stream): keep it
+      paired++;
+      for (let j = di + 1; j < end; j++) keep[j] = 0;
+      coveredTo = end;
+    }
+  }
+  let n = 0;
+  for (let i = 0; i < keep.length; i++) n += keep[i];
+  const out: EventSeq = { length: n, kind: new Uint8Array(n), method: new Int32Array(n), bci: new Int32Array(n), opcode: new Int16Array(n) };
+  for (let i = 0, o = 0; i < decoded.length; i++) {
+    if (!keep[i]) continue;
+    out.kind[o] = decoded.kind[i];
+    out.method[o] = decoded.method[i];
+    out.bci[o] = decoded.bci[i];
+    out.opcode[o++] = decoded.opcode[i];
+  }
+  return { decoded: out, hiddenActivations, paired, droppedEvents: decoded.length - n };
+}

@@ -1,0 +1,43 @@
+import { EventSeq, maskUnseen, hiddenEntries, compareThread } from '../src';
+
+/** Builds a sequence from [kind, method, bci] triples (opcode = bci here, so the fields stay consistent). */
+function seq(events: [number, number, number][]): EventSeq {
+  const n = events.length;
+  const s: EventSeq = { length: n, kind: new Uint8Array(n), method: new Int32Array(n), bci: new Int32Array(n), opcode: new Int16Array(n) };
+  events.forEach(([k, m, b], i) => {
+    s.kind[i] = k;
+    s.method[i] = m;
+    s.bci[i] = k === 0 ? b : -1;
+    s.opcode[i] = k === 0 ? b : -1;
+  });
+  return s;
+}
+const E = (m: number): [number, number, number] => [1, m, -1];
+const X = (m: number): [number, number, number] => [2, m, -1];
+const B = (m: number, b: number): [number, number, number] => [0, m, b];
+
+test('an activation the oracle saw no bytecode of is left out of the decoded side, nothing else', () => {
+  // method 1 runs, calls 2 (hidden in the truth: entry, a nested visible call of 3, exit), then goes on
+  const truth = seq([E(1), B(1, 0), B(1, 1), E(2), E(3), B(3, 0), X(3), X(2), B(1, 2), X(1)]);
+  const decoded = seq([E(1), B(1, 0), B(1, 1), E(2), B(2, 0), B(2, 4), E(3), B(3, 0), X(3), B(2, 7), X(2), B(1, 2), X(1)]);
+  const hasCode = () => true;
+  expect(Array.from(hiddenEntries(truth, hasCode))).toEqual([0, 0, 0, 1, 0, 0, 0, 0, 0, 0]);
+  const m = maskUnseen(truth, decoded, hasCode);
+  expect(m.hiddenActivations).toBe(1);
+  expect(m.paired).toBe(1);
+  expect(m.droppedEvents).toBe(6); // everything strictly between E(2) and X(2)
+  const before = compareThread(truth, decoded);
+  const after = compareThread(truth, m.decoded);
+  expect(before.counts.relError).toBeGreaterThan(0);
+  // the visible call of 3 inside the hidden activation is dropped too: the truth has it, so one bytecode is missing
+  expect(after.sequence.matched).toBe(3);
+  expect(after.counts.absError).toBe(1);
+});
+
+test('methods without bytecode (native) are never hidden activations', () => {
+  const truth = seq([E(1), B(1, 0), E(9), X(9), B(1, 1), X(1)]);
+  expect(Array.from(hiddenEntries(truth, (m) => m !== 9))).toEqual([0, 0, 0, 0, 0, 0]);
+  const m = maskUnseen(truth, truth, (x) => x !== 9);
+  expect(m.droppedEvents).toBe(0);
+  expect(m.decoded.length).toBe(truth.length);
+});
