@@ -9,8 +9,7 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { ClassFile, parseClass, successors } from '@jportal/classfile';
-import { compareThread, decodedSequence, MethodSpace, OracleKind, oracleSequence, readOracle, readOracleThread } from '@jportal/oracle';
-import { decodeTrace } from '@jportal/decode';
+import { OracleKind, readOracle, readOracleThread } from '@jportal/oracle';
 import { findJdks } from '../lib/jdks';
 import { cleanup, EXAMPLES, REPO, runCli, tmpDir } from '../lib/run';
 
@@ -99,3 +98,69 @@ maybe('ground truth', () => {
     cleanup(dir);
   });
 });
+
+const haveEmulator = !!qemu && fs.existsSync(PLUGIN);
+if (jdk17 && !haveEmulator) console.warn('SKIP compare e2e tests: no qemu-x86_64 or emulator plugin (./setup.sh)');
+
+(jdk17 && haveEmulator ? describe : describe.skip)('jportal compare on an emulated trace', () => {
+  let trace = '';
+  let truth = '';
+  let other = '';
+  const args = ['-Xint', '-cp', path.join(EXAMPLES, 'switches', 'classes'), 'Switches', '40'];
+  beforeAll(() => {
+    trace = tmpDir('cmp-trace');
+    const r = runCli(['record', '--pt=emulate', '--deterministic', '--force', '--out', trace, '--', jdk17!.java, ...args], 600_000);
+    if (r.status !== 0) throw new Error(r.stderr.slice(-2000));
+    truth = tmpDir('cmp-oracle');
+    const o = runCli(['oracle', '--deterministic', '--force', '--out', truth, '--', jdk17!.java, ...args], 600_000);
+    if (o.status !== 0) throw new Error(o.stderr.slice(-2000));
+    other = tmpDir('cmp-other');
+    const x = runCli(['oracle', '--deterministic', '--force', '--out', other, '--', jdk17!.java, '-Xint', '-cp', path.join(EXAMPLES, 'exceptions', 'classes'), 'Exceptions', '300'], 600_000);
+    if (x.status !== 0) throw new Error(x.stderr.slice(-2000));
+  });
+  afterAll(() => [trace, truth, other].forEach(cleanup));
+
+  interface Report { threads: { name: string; comparison: { sequence: { accuracy: number; matched: number; unknownFieldsMatched: number; truthLength: number }; calls: { accuracy: number }; hot: { identical: boolean; shared: number }; counts: { coverage: number } } }[] }
+  const run = (o: string): Report => {
+    const r = runCli(['compare', trace, o, '--json']);
+    expect(r.status).toBe(0);
+    return JSON.parse(r.stdout);
+  };
+
+  test('interpreter only: bytecodes attributed to method and bci match the ground truth', () => {
+    const rep = run(truth);
+    const main = rep.threads.find((t) => t.name === 'main')!.comparison;
+    console.log(`compare -Xint Switches 40, main: sequence ${(100 * main.sequence.accuracy).toFixed(2)}% of ${main.sequence.truthLength} (${main.sequence.unknownFieldsMatched} matched on the opcode alone), calls ${(100 * main.calls.accuracy).toFixed(2)}%, hot methods shared ${main.hot.shared}/10, count coverage ${(100 * main.counts.coverage).toFixed(2)}%`);
+    expect(main.sequence.truthLength).toBeGreaterThan(20_000);
+    expect(main.sequence.accuracy).toBeGreaterThanOrEqual(0.985);
+    // the matches rest on method and bci, not on opcodes alone
+    expect(main.sequence.unknownFieldsMatched).toBeLessThan(0.02 * main.sequence.matched);
+    expect(main.hot.identical).toBe(true);
+    expect(main.calls.accuracy).toBeGreaterThanOrEqual(0.95);
+    for (const t of rep.threads) if (t.name !== 'main') expect(t.comparison.sequence.accuracy).toBe(1);
+  });
+
+  test('against another program\'s ground truth the same trace scores far lower (the metric discriminates)', () => {
+    const rep = run(other);
+    const main = rep.threads.find((t) => t.name === 'main')!.comparison;
+    expect(main.sequence.accuracy).toBeLessThan(0.8);
+    expect(main.hot.identical).toBe(false);
+  });
+
+  test('bad input: a missing or truncated oracle is exit 2 with the file named', () => {
+    const none = runCli(['compare', trace, path.join(truth, 'nope')]);
+    expect(none.status).toBe(2);
+    const copy = tmpDir('cmp-bad');
+    fs.cpSync(truth, copy, { recursive: true });
+    const o = readOracle(copy);
+    const f = path.join(copy, o.threads[0].file);
+    fs.truncateSync(f, fs.statSync(f).size - 12);
+    const bad = runCli(['compare', trace, copy]);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(new RegExp(`${o.threads[0].file.replace('/', '\\/')}: byte \\d+: .*truncated`));
+    fs.writeFileSync(path.join(copy, 'oracle.json'), '{"format":"something-else"');
+    expect(runCli(['compare', trace, copy]).stderr).toMatch(/oracle.json: byte 0: not JSON/);
+    cleanup(copy);
+  });
+});
+
