@@ -89,6 +89,7 @@ export class MethodUniverse {
       if (id > maxId) maxId = id;
     }
     this.firstSynthetic = maxId + 1;
+    model.firstSyntheticMethod = this.firstSynthetic;
     let next = maxId + 1;
     for (const [key, bytes] of model.classes) {
       const loader = Number(key.slice(0, key.indexOf(':')));

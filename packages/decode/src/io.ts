@@ -17,6 +17,8 @@ export interface EventsFileHeader {
   count: number;
   columns: { name: string; type: string }[];
   stats?: Record<string, unknown>;
+  /** names of the method ids this file uses that meta.jpt's METHOD records do not name: id -> [class, name, descriptor] */
+  methods?: Record<string, [string, string, string]>;
 }
 
 export class EventsFormatError extends Error {

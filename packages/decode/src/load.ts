@@ -30,6 +30,11 @@ export interface JvmModel {
   sideband?: PtSideband;
   /** TSC ticks per nanosecond (from the CALIBRATION records), 0 when unknown. */
   tscPerNs: number;
+  /**
+   * Method ids from here on were not named by METHOD records: the attribution of interpreted code added them
+   * (methods found in CLASS records). Undefined until then.
+   */
+  firstSyntheticMethod?: number;
   /** TSC of the VM_START record (JVMTI VMInit: the live phase begins), 0 when absent. */
   vmStartTsc: number;
   problems: string[];

@@ -4,7 +4,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { AttributionStats, decodeTrace, decodeTraceParallel, DecodeError, DecodedThread, EVENT_NAMES, GAP_REASONS, opcodeName, writeEvents } from '@jportal/decode';
+import { AttributionStats, JvmModel, decodeTrace, decodeTraceParallel, DecodeError, DecodedThread, EVENT_NAMES, GAP_REASONS, opcodeName, writeEvents } from '@jportal/decode';
 import { CliError, ExitCode } from '../exit';
 import { stderrLogger } from '../log';
 
@@ -67,7 +67,7 @@ export async function runDecode(o: DecodeCommandOptions): Promise<number> {
     let file: string | undefined;
     if (!o.noWrite) {
       file = path.join(o.dir, 'decoded', `${t.tid}.jpe`);
-      writeEvents(file, { tid: t.tid, name: t.name, javaTid: t.javaTid, stats: { flow: t.flow, java: t.java } }, t.events);
+      writeEvents(file, { tid: t.tid, name: t.name, javaTid: t.javaTid, stats: { flow: t.flow, java: t.java, attribution: t.attribution }, methods: syntheticMethods(model, t) }, t.events);
     }
     summaries.push(summarizeThread(t, file));
   }
@@ -85,6 +85,21 @@ export async function runDecode(o: DecodeCommandOptions): Promise<number> {
     log.info(`decoded ${threads.length} threads, ${(total.bytes / 1e6).toFixed(1)} MB of PT in ${wallMs} ms (${(total.bytes / 1e3 / Math.max(1, wallMs)).toFixed(1)} MB/s, ${o.workers ?? 1} worker${(o.workers ?? 1) > 1 ? 's' : ''})${o.noWrite ? '' : `; events in ${path.join(o.dir, 'decoded')}/`}`);
   }
   return ExitCode.Ok;
+}
+
+/** Names of the methods the attribution added (not in meta.jpt) that this thread's events use. */
+function syntheticMethods(model: JvmModel, t: DecodedThread): Record<string, [string, string, string]> | undefined {
+  const from = model.firstSyntheticMethod;
+  if (from === undefined) return undefined;
+  const out: Record<string, [string, string, string]> = {};
+  const m = t.events.method;
+  for (let i = 0; i < t.events.length; i++) {
+    const id = m[i];
+    if (id < from || out[id]) continue;
+    const info = model.methods.get(id);
+    if (info) out[id] = [info.className, info.name, info.signature];
+  }
+  return out;
 }
 
 function summarizeThread(t: DecodedThread, file?: string): ThreadSummary {
