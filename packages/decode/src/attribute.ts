@@ -70,6 +70,8 @@ export interface AttributionStats {
   ambiguousEnds: number;
   /** opcodes explained by an exception handler */
   handlers: number;
+  /** frames picked up again after events went missing (a caller went on, or the method at another bci) */
+  resynced: number;
 }
 
 /** Every method of every recorded class, indexed for resolution and search. Built once per trace. */
@@ -166,7 +168,7 @@ const isReturn = (op: number) => op >= 0xac && op <= 0xb1;
  */
 export function attributeInterpreted(universe: MethodUniverse, input: EventStream): { events: EventStream; stats: AttributionStats } {
   const out = new EventStream();
-  const stats: AttributionStats = { interpreted: 0, withMethod: 0, withBci: 0, searched: 0, lostFrames: 0, ambiguousEnds: 0, handlers: 0 };
+  const stats: AttributionStats = { interpreted: 0, withMethod: 0, withBci: 0, searched: 0, lostFrames: 0, ambiguousEnds: 0, handlers: 0, resynced: 0 };
   const stack: Frame[] = [];
   let lastCompiledMethod = -1;
   let lastCompiledBci = -1;
@@ -263,6 +265,33 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
     return -1;
   };
 
+  /** A caller frame (below the top) that `op` continues: the frames above it returned unseen. Its index or -1. */
+  const callerStep = (op: number, ev: number): number => {
+    for (let d = stack.length - 2; d >= 0 && d >= stack.length - 8; d--) {
+      const c = stack[d];
+      if (c.lost || c.search || c.anyBci || c.states.length === 0) continue;
+      const saved = c.states;
+      if (step(c, op, ev)) return d;
+      c.states = saved;
+    }
+    return -1;
+  };
+
+  /** The frame's method, if its states agree on one, goes on at any bci holding `op`. */
+  const reanchor = (f: Frame, op: number, ev: number): boolean => {
+    if (f.states.length === 0) return false;
+    const m = f.states[0].m;
+    if (!f.states.every((x) => x.m === m)) return false;
+    const saved = f.states;
+    // what was known before the break stays (the first state, if several were still possible)
+    if (saved.length > 1) stats.ambiguousEnds++;
+    settle(saved[0]);
+    f.anyBci = m;
+    if (step(f, op, ev)) return true;
+    f.states = saved;
+    return false;
+  };
+
   const startFrame = (candidates: Method[] | undefined, entryEv: number): Frame => {
     const f: Frame = { states: [], entryEv, lost: false, search: false, anyBci: null };
     if (!candidates) {
@@ -291,7 +320,7 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
         lastCompiledBci = input.bci[i];
         lastWasCompiled = true;
       } else if (kind === EventKind.Gap) {
-        while (stack.length) endFrame(stack.pop()!, tsc, false);
+        // the stack is kept: what comes next either continues a frame (checked opcode by opcode) or not
         lastWasCompiled = false;
       } else if (kind === EventKind.OsrEntry) {
         // the interpreted activation moves into compiled code: the frame ends here, the method goes on
@@ -378,23 +407,31 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
       }
     }
     exceptionPending = false;
-    if (!f.lost && op >= 0 && !handled) {
-      if (!step(f, op, ev)) {
+    if (!f.lost && op >= 0 && !handled && !step(f, op, ev)) {
+      // events went missing (a gap, code we could not follow): a caller may have the control again, or the
+      // same method goes on at another bci; else the frame is lost
+      const d = callerStep(op, ev);
+      if (d >= 0) {
+        while (stack.length - 1 > d) endFrame(stack.pop()!, tsc, true);
+        f = stack[d];
+        stats.resynced++;
+      } else if (reanchor(f, op, ev)) stats.resynced++;
+      else {
         f.lost = true;
         f.states = [];
         stats.lostFrames++;
       }
-      if (!f.lost) {
-        if (f.states.length === 1) settle(f.states[0]);
-        else {
-          const id = f.states[0].m.id;
-          if (f.states.every((s) => s.m.id === id)) {
-            if (out.method[ev] < 0) stats.withMethod++;
-            out.method[ev] = id;
-          }
+    }
+    if (!f.lost && op >= 0) {
+      if (f.states.length === 1) settle(f.states[0]);
+      else {
+        const id = f.states[0].m.id;
+        if (f.states.every((s) => s.m.id === id)) {
+          if (out.method[ev] < 0) stats.withMethod++;
+          out.method[ev] = id;
         }
-        resolveEntry(f);
       }
+      resolveEntry(f);
     }
     if (isReturn(op)) {
       stack.pop();
