@@ -10,6 +10,7 @@ import { EventStream } from './events';
 import { JavaDecodeStats, JavaEventBuilder } from './java';
 import { JvmModel, loadTrace, LoadOptions } from './load';
 import { attributeInterpreted, AttributionStats, MethodUniverse } from './attribute';
+import { completeCompiled, CompletionStats } from './complete';
 
 export interface DecodedThread {
   tid: number;
@@ -20,6 +21,8 @@ export interface DecodedThread {
   java: JavaDecodeStats;
   /** How much of the interpreted code got its method and bci (absent with attribute: false). */
   attribution?: AttributionStats;
+  /** How compiled frames were completed into bytecode sequences (absent with attribute: false). */
+  completion?: CompletionStats;
   /** Instructions the capture says ran (emulator sideband), when known: for checking. */
   expectedInsns?: number;
   decodeMs: number;
@@ -49,8 +52,9 @@ export interface DecodeOptions extends LoadOptions {
    */
   windowBytes?: number;
   /**
-   * Attribute interpreted bytecodes to methods and bcis from the recorded class files (default true;
-   * attribute.ts). Method ids of methods no METHOD record named are added to `model.methods`.
+   * Attribute interpreted bytecodes to methods and bcis and complete compiled frames into bytecode sequences,
+   * from the recorded class files (default true; attribute.ts, complete.ts). Method ids of methods no METHOD
+   * record named are added to `model.methods`.
    */
   attribute?: boolean;
   /** Called after each thread (progress). */
@@ -152,6 +156,8 @@ export function attribute(model: JvmModel, t: DecodedThread, opts: { attribute?:
   let u = universes.get(model);
   if (!u) universes.set(model, (u = new MethodUniverse(model)));
   const r = attributeInterpreted(u, t.events);
-  t.events = r.events;
+  const c = completeCompiled(u, r.events);
+  t.events = c.events;
   t.attribution = r.stats;
+  t.completion = c.stats;
 }

@@ -233,7 +233,19 @@ export class FlowDecoder {
     const q = this.q;
     let ip = this.ip;
     const limit = this.speculating ? SPECULATION_WALK_LIMIT : WALK_LIMIT;
+    // Until an item is consumed the walk is deterministic: back at an address it has been at, it would go round
+    // for ever (a loop without packets, where only bad packets lead; a real spin ends with an interrupt, whose FUP
+    // stops the walk in the first round). Brent's cycle detection: compare with the address at steps 1, 2, 4...
+    let mark = -1;
+    let lap = 1;
+    let steps = 0;
     for (let n = 0; n < limit; n++) {
+      if (ip === mark) return this.why(Step.Runaway, ip, 'loop without packets');
+      if (++steps === lap) {
+        mark = ip;
+        lap *= 2;
+        steps = 0;
+      }
       const sec = image.find(ip, q.tsc);
       if (sec < 0) return this.why(Step.NoCode, ip, 'no code');
       const b = image.block(sec, ip);
@@ -274,6 +286,9 @@ export class FlowDecoder {
         if (k === Item.FupStatus) {
           // PSB+ in the middle of straight-line code: the status FUP says where we are — no flow
           q.consume();
+          mark = -1;
+          lap = 1;
+          steps = 0;
           continue;
         }
         return this.why(Step.Mismatch, ip, `${k === Item.Ovf ? 'overflow' : k === Item.BadPacket ? 'bad packet' : 'enable'} while following code`);
@@ -565,7 +580,7 @@ export class FlowDecoder {
   }
 
   private push(ret: number): void {
+    // a ring: a deeper stack keeps only the newest 256 (`sp` goes on counting, so pops stay in step)
     this.stack[this.sp++ & 255] = ret;
-    if (this.sp > 256) this.sp = 256; // a deeper stack keeps only the newest 256
   }
 }

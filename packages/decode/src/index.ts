@@ -11,6 +11,8 @@ export { EventStream, EventKind, EventSource, EVENT_NAMES } from './events';
 export { JavaEventBuilder, EntryClass } from './java';
 export { attributeInterpreted, MethodUniverse } from './attribute';
 export type { AttributionStats } from './attribute';
+export { completeCompiled } from './complete';
+export type { CompletionStats } from './complete';
 export type { JavaDecodeStats } from './java';
 export { decodeTrace, DecodeError } from './decode-trace';
 export type { DecodedThread, DecodedTrace, DecodeOptions } from './decode-trace';

@@ -1,0 +1,177 @@
+/**
+ * Compiled code, bytecode by bytecode. The flow layer gives one event per PcDesc that ran, and compiled code has
+ * PcDescs only where machine code stands for a bytecode (loads and stores of locals usually have none, and a
+ * bytecode can have several). This pass makes every compiled frame a bytecode sequence:
+ * - repeated events at the same (method, bci) in a row are one execution;
+ * - between two events of a frame at b1 and b2, the bytecodes on the shortest path from b1 to b2 in the
+ *   method's control flow (JVMS successors) are inserted when that path is short (at most MAX_FILL bytecodes,
+ *   and unique in length: when two shortest paths differ, nothing is inserted rather than a guess);
+ * - a frame's first event is reached from bci 0 (entry) or from the OSR bci, and a frame that returns goes on
+ *   to the nearest return bytecode.
+ * Inserted events carry the source of the frame they belong to, the time of the event that follows them, and
+ * aux = INFERRED.
+ */
+import { successors } from '@jportal/classfile';
+import { EventKind, EventSource, EventStream } from './events';
+import { MethodUniverse } from './attribute';
+
+/**
+ * The longest run of bytecodes inserted between two events of a frame. Measured on examples/switches against the
+ * oracle: 8 gives 80.6% sequence accuracy and 28% count error, 16 gives 83.8% and 49% (longer fills more often
+ * follow a path the code did not take: C2 hoists instructions, so a PcDesc does not prove its bytecode ran).
+ */
+const MAX_FILL = 8;
+
+export interface CompletionStats {
+  /** compiled bytecode events before */
+  compiledIn: number;
+  /** repeated (method, bci) events merged */
+  merged: number;
+  /** bytecodes inserted */
+  inserted: number;
+  /** pairs of events with no short or no unique path between them (left as they are) */
+  unfilled: number;
+}
+
+interface CFrame {
+  method: number;
+  /** bci of the frame's last bytecode event; -1 before the first (the frame starts at bci 0), -2 unknown */
+  last: number;
+  source: EventSource;
+}
+
+const isReturn = (op: number) => op >= 0xac && op <= 0xb1;
+
+/** `aux` of a bytecode event this pass inserted (inferred from the control flow, not observed) */
+export const INFERRED = 1;
+
+export function completeCompiled(universe: MethodUniverse, input: EventStream): { events: EventStream; stats: CompletionStats } {
+  const out = new EventStream();
+  const stats: CompletionStats = { compiledIn: 0, merged: 0, inserted: 0, unfilled: 0 };
+  const stack: CFrame[] = [];
+  const cache = new Map<string, Int32Array | null>();
+
+  /** bcis strictly between `from` and `to` on the unique shortest path (from = -1: from the method's start, bci 0
+   * included; to = -1: to the nearest return, included); null when there is none within MAX_FILL */
+  const path = (method: number, from: number, to: number): Int32Array | null => {
+    const key = `${method}:${from}:${to}`;
+    const hit = cache.get(key);
+    if (hit !== undefined) return hit;
+    let result: Int32Array | null = null;
+    const code = universe.byId.get(method)?.code;
+    if (code) result = shortest(code, from, to);
+    cache.set(key, result);
+    return result;
+  };
+
+  const fill = (f: CFrame, to: number, tsc: number) => {
+    if (f.last === -2) return;
+    const p = path(f.method, f.last, to);
+    if (!p) {
+      stats.unfilled++;
+      return;
+    }
+    const code = universe.byId.get(f.method)!.code!;
+    for (let k = 0; k < p.length; k++) out.push(EventKind.Bytecode, f.source, f.method, p[k], code[p[k]], tsc, INFERRED);
+    stats.inserted += p.length;
+  };
+
+  for (let i = 0; i < input.length; i++) {
+    const kind = input.kind[i];
+    const source = input.source[i];
+    const method = input.method[i];
+    const bci = input.bci[i];
+    const tsc = input.tsc[i];
+    const compiled = source === EventSource.Compiled || source === EventSource.Inlined;
+    if (compiled && kind === EventKind.Entry) {
+      stack.push({ method, last: -1, source });
+    } else if (compiled && kind === EventKind.OsrEntry) {
+      stack.push({ method, last: bci >= 0 ? bci : -2, source: EventSource.Compiled });
+    } else if (compiled && kind === EventKind.Exit) {
+      const f = stack[stack.length - 1];
+      if (f && f.method === method) {
+        fill(f, -1, tsc);
+        stack.pop();
+      } else stack.length = 0; // out of step (an exception unwound frames): start afresh
+    } else if (compiled && kind === EventKind.Bytecode && method >= 0 && bci >= 0) {
+      stats.compiledIn++;
+      let f = stack[stack.length - 1];
+      if (!f || f.method !== method) {
+        // a frame we did not see enter (the stream's start, a gap, unwinding): from here on
+        while (stack.length && stack[stack.length - 1].method !== method) stack.pop();
+        f = stack[stack.length - 1];
+        if (!f) stack.push((f = { method, last: -2, source }));
+      }
+      if (f.last === bci) {
+        stats.merged++;
+        continue;
+      }
+      fill(f, bci, tsc);
+      f.last = bci;
+      f.source = source;
+    } else if (kind === EventKind.Gap || kind === EventKind.Exception || kind === EventKind.Deopt) {
+      // what ran in between is unknown: no path is drawn across it
+      for (const f of stack) f.last = -2;
+      if (kind !== EventKind.Exception) stack.length = 0;
+    }
+    out.push(kind, source, method, bci, input.opcode[i], tsc, input.aux[i]);
+    if (compiled && kind === EventKind.Bytecode && method >= 0 && bci >= 0) {
+      const code = universe.byId.get(method)?.code;
+      if (code && bci < code.length) out.opcode[out.length - 1] = code[bci];
+    }
+  }
+  return { events: out, stats };
+}
+
+/**
+ * Breadth-first search over successors from `from` (-1: the method's entry) to `to` (-1: any return
+ * instruction). Returns the bcis strictly between the two (for from = -1, bci 0 is included unless it is `to`;
+ * for to = -1, the return reached is included), or null if `to` is not within MAX_FILL steps or two shortest
+ * paths differ.
+ */
+function shortest(code: Uint8Array, from: number, to: number): Int32Array | null {
+  if (to === -1 && from >= 0 && isReturn(code[from])) return new Int32Array(0); // it was the return
+  const prev = new Map<number, number>(); // bci -> predecessor on a shortest path (-2: ambiguous)
+  const depth = new Map<number, number>();
+  let frontier: number[];
+  if (from === -1) {
+    if (to === 0) return new Int32Array(0);
+    frontier = [0];
+    prev.set(0, -1);
+    depth.set(0, 1);
+  } else {
+    frontier = [from];
+    depth.set(from, 0);
+  }
+  let found = -1;
+  for (let d = depth.get(frontier[0])!; frontier.length && d <= MAX_FILL && found < 0; d++) {
+    const next: number[] = [];
+    for (const b of frontier) {
+      if ((to === -1 && isReturn(code[b]) && b !== from) || b === to) {
+        if (found >= 0 && found !== b) return null; // two targets at the same depth
+        found = b;
+        continue;
+      }
+      for (const s of successors(code, b)) {
+        const ds = depth.get(s);
+        if (ds === undefined) {
+          depth.set(s, d + 1);
+          prev.set(s, b);
+          next.push(s);
+        } else if (ds === d + 1 && prev.get(s) !== b) prev.set(s, -2); // reached two ways: ambiguous
+      }
+    }
+    frontier = next;
+  }
+  if (found < 0) return null;
+  const bcis: number[] = [];
+  for (let b = found; ; ) {
+    const p = prev.get(b);
+    if (p === -2) return null;
+    if (b !== to) bcis.push(b);
+    if (p === undefined || p === -1 || p === from) break;
+    b = p;
+  }
+  if (from === -1 && to !== 0 && bcis[bcis.length - 1] !== 0) bcis.push(0);
+  return Int32Array.from(bcis.reverse());
+}
