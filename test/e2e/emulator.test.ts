@@ -139,10 +139,12 @@ maybe('PT emulator: the loss model', () => {
     }
   }
 
+  // the buffer drains at RATE bytes per second of emulated run time, so a loaded machine (slower emulation) loses
+  // less and an idle one more: the ranges only say the model is in the right region; the point is the equality
   test.each([
     ['no loss with a buffer that never fills', '1000000000:1000000000000', 0, 0],
-    ['about 10% lost', '65536:400000000', 0.03, 0.2],
-    ['about 50% lost', '65536:150000000', 0.35, 0.65],
+    ['about 10% lost', '65536:400000000', 0.02, 0.3],
+    ['about 50% lost', '65536:150000000', 0.25, 0.75],
   ])('%s: the share the emulator reports equals the share libipt cannot reconstruct', (_name, loss, lo, hi) => {
     const r = lossRun('loss', loss as string, 3);
     expect(r.reported).toBeGreaterThanOrEqual(lo as number);
