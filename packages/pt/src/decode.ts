@@ -51,23 +51,31 @@ export function decodePacket(bytes: Uint8Array, pos: number, end: number, p: Pac
     return (p.size = 1);
   }
   if ((b0 & 0x03) === 0x03) {
-    // CYC: bits 7..3 are the low count bits; bit 2 says more bytes follow (bit 0 of each says the same)
-    // (a count wider than 53 bits would need 8+ continuation bytes; it saturates, as no real CYC gets there)
+    // CYC: bits 7..3 are the low count bits; bit 2 says more bytes follow (bit 0 of each says the same).
+    // As in libipt, a count wider than 64 bits (a 9th continuation byte) is a bad packet.
     let value = b0 >> 3;
     let n = 1;
     let more = (b0 & 0x04) !== 0;
     let scale = 32;
     while (more) {
       need(pos, n + 1, end, 'CYC');
+      if (n > 8) throw new PtDecodeError('bad-packet', pos, 'CYC payload wider than 64 bits');
       const x = bytes[pos + n++];
       value += (x >> 1) * scale;
       scale *= 128;
       more = (x & 0x01) !== 0;
     }
-    if (value > Number.MAX_SAFE_INTEGER) value = Number.MAX_SAFE_INTEGER;
     p.kind = K.Cyc;
-    p.lo = value % 0x100000000;
-    p.hi = Math.floor(value / 0x100000000);
+    if (value > Number.MAX_SAFE_INTEGER) {
+      // wider than 53 bits (no real CYC gets there): the exact 64-bit payload, as libipt has it
+      let v = BigInt(b0 >> 3);
+      for (let i = 1; i < n; i++) v |= BigInt(bytes[pos + i] >> 1) << BigInt(7 * i - 2);
+      p.lo = Number(v & 0xffffffffn);
+      p.hi = Number(v >> 32n);
+    } else {
+      p.lo = value % 0x100000000;
+      p.hi = Math.floor(value / 0x100000000);
+    }
     return (p.size = n);
   }
   const low5 = b0 & 0x1f;
@@ -169,6 +177,8 @@ function decodeExtended(bytes: Uint8Array, pos: number, end: number, p: Packet):
       return (p.size = 4);
     case 0x73:
       need(pos, 7, end, 'TMA');
+      // as libipt: byte 4 and the bits above the 9-bit fast counter are reserved (set only in corrupt data)
+      if (bytes[pos + 4] !== 0 || bytes[pos + 6] & 0xfe) throw new PtDecodeError('bad-packet', pos, 'TMA with reserved bits set');
       p.kind = K.Tma;
       p.a = bytes[pos + 2] | (bytes[pos + 3] << 8); // CTC[15:0]
       p.b = bytes[pos + 5] | ((bytes[pos + 6] & 1) << 8); // fast counter
@@ -194,7 +204,7 @@ function decodeExtended(bytes: Uint8Array, pos: number, end: number, p: Packet):
       need(pos, 10, end, 'MWAIT');
       p.kind = K.Mwait;
       p.a = (bytes[pos + 2] | (bytes[pos + 3] << 8) | (bytes[pos + 4] << 16) | (bytes[pos + 5] << 24)) >>> 0; // hints
-      p.b = bytes[pos + 6] & 0x03; // extensions
+      p.b = (bytes[pos + 6] | (bytes[pos + 7] << 8) | (bytes[pos + 8] << 16) | (bytes[pos + 9] << 24)) >>> 0; // extensions (EXT[1:0]; the rest reserved, kept as libipt keeps it)
       return (p.size = 10);
     case 0x22:
       need(pos, 4, end, 'PWRE');
@@ -209,7 +219,7 @@ function decodeExtended(bytes: Uint8Array, pos: number, end: number, p: Packet):
       p.a = bytes[pos + 2] >> 4; // last core C-state
       p.b = bytes[pos + 2] & 0x0f; // deepest
       p.c = bytes[pos + 3] & 1; // wake: interrupt
-      p.d = (bytes[pos + 3] >> 1) & 1; // store to monitored address
+      p.d = (bytes[pos + 3] >> 2) & 1; // store to monitored address (bit 1 is the timer deadline)
       p.e = (bytes[pos + 3] >> 3) & 1; // autonomous
       return (p.size = 7);
     case 0x63:
@@ -237,11 +247,15 @@ function decodeExtended(bytes: Uint8Array, pos: number, end: number, p: Packet):
   throw new PtDecodeError('bad-opcode', pos, `unknown extended opcode 0x02 0x${b1.toString(16)}`);
 }
 
-/** Offset of the first PSB at or after `from`, or -1. */
+/**
+ * Offset of the first PSB at or after `from`, or -1. In a run of more than 16 bytes of the PSB pattern (only in
+ * corrupt data) it is the last PSB of the run, as libipt syncs.
+ */
 export function findPsb(bytes: Uint8Array, from: number, end: number): number {
   outer: for (let i = from; i + 16 <= end; i++) {
     if (bytes[i] !== 0x02) continue;
     for (let k = 1; k < 16; k++) if (bytes[i + k] !== PSB_PATTERN[k & 1]) continue outer;
+    while (i + 18 <= end && bytes[i + 16] === 0x02 && bytes[i + 17] === 0x82) i += 2;
     return i;
   }
   return -1;

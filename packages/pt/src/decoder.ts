@@ -21,9 +21,14 @@ export class PacketDecoder {
     return this.pos;
   }
 
-  /** Moves to the next PSB at or after the current offset (past `skip` bytes); false when there is none. */
+  /**
+   * Moves to the next PSB at or after the current offset (past `skip` bytes); false when there is none. With
+   * `skip` > 0 (a resync after an error) the search starts, as libipt's, up to 15 bytes back: a PSB whose first
+   * bytes were misread as part of the packets before it is still found.
+   */
   syncForward(skip = 0): boolean {
-    const at = findPsb(this.bytes, this.pos + skip, this.bytes.length);
+    let at = findPsb(this.bytes, skip > 0 ? Math.max(0, this.pos - 15) : this.pos, this.bytes.length);
+    if (at >= this.pos && at < this.pos + skip) at = findPsb(this.bytes, this.pos + skip, this.bytes.length);
     this.inBlock = false;
     if (at < 0) {
       this.pos = this.bytes.length;

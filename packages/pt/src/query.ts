@@ -35,7 +35,7 @@ export enum Item {
 export const ITEM_NAMES = ['end', 'tnt', 'tip', 'pge', 'pgd', 'fup-async', 'fup-status', 'ovf', 'bad-packet'];
 
 /** Numbers in a saved state. */
-const STATE_SIZE = 28;
+const STATE_SIZE = 29;
 
 export class QueryDecoder {
   /** The current item (valid after peek()). */
@@ -53,6 +53,7 @@ export class QueryDecoder {
   private readonly lastIp = new LastIp();
   readonly time: TimeTracker;
   private pos: number;
+  private readonly begin: number;
   private readonly end: number;
   private inPsb = false;
   private afterOvf = false;
@@ -74,6 +75,7 @@ export class QueryDecoder {
     noSync = false,
   ) {
     this.time = new TimeTracker(timing);
+    this.begin = begin;
     this.end = end;
     this.pos = begin;
     if (!noSync) {
@@ -119,6 +121,7 @@ export class QueryDecoder {
     const t = new Float64Array(11);
     this.time.save(t);
     out.set(t, 17);
+    out[28] = this.packets;
     return out;
   }
 
@@ -139,6 +142,8 @@ export class QueryDecoder {
     this.offset = s[13];
     this.lastIp.restore(s, 14);
     this.time.restore(s.subarray(17, 28));
+    // packets read ahead and given back are not counted twice
+    this.packets = s[28];
   }
 
   private read(): void {
@@ -162,7 +167,9 @@ export class QueryDecoder {
         this.pos += decodePacket(this.bytes, at, this.end, p, this.inBlock, this.bipBytes);
       } catch (e) {
         if (!(e instanceof PtDecodeError)) throw e;
-        const next = findPsb(this.bytes, at + 1, this.end);
+        // as libipt, look up to 15 bytes back: a PSB whose first bytes were misread as part of the packets
+        // before it (it cannot have been decoded: the bad packet would then start past its end)
+        const next = findPsb(this.bytes, Math.max(this.begin, at - 15), this.end);
         this.pos = next < 0 ? this.end : next;
         this.lastIp.reset();
         this.inPsb = false;
