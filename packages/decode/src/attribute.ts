@@ -213,6 +213,20 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
     if (emitExit) out.push(EventKind.Exit, EventSource.Interpreter, id, -1, -1, tsc);
   };
 
+  /**
+   * A callee that returned is known to be `callee`: of the caller's states (each at the invoke that made the call),
+   * only those whose invoke can reach it remain. Methods with the same bytecode (constructor chains, say) are told
+   * apart this way.
+   */
+  const narrowCaller = (caller: Frame | undefined, callee: Method) => {
+    if (!caller || caller.lost || caller.search || caller.anyBci || caller.states.length < 2) return;
+    const keep = caller.states.filter((x) => x.bci >= 0 && universe.invokeTargets(x.m, x.bci)?.includes(callee));
+    if (keep.length === 0 || keep.length === caller.states.length) return;
+    caller.states = keep;
+    if (keep.length === 1) settle(keep[0]);
+    resolveEntry(caller);
+  };
+
   /** Advances frame f by opcode `op` explained by output event `ev`; false when no state allows it. */
   const step = (f: Frame, op: number, ev: number): boolean => {
     scratch.length = 0;
@@ -435,8 +449,10 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
     }
     if (isReturn(op)) {
       stack.pop();
+      const unique = !f.lost && f.states.length > 0 && f.states.every((x) => x.m === f.states[0].m);
       // the exit goes after the return bytecode; it is the last event of the frame
       endFrame(f, tsc, true);
+      if (unique) narrowCaller(stack[stack.length - 1], f.states[0].m);
     }
   }
   while (stack.length) endFrame(stack.pop()!, out.length ? out.tsc[out.length - 1] : 0, false);
