@@ -164,3 +164,27 @@ if (jdk17 && !haveEmulator) console.warn('SKIP compare e2e tests: no qemu-x86_64
   });
 });
 
+
+(jdk17 && haveEmulator ? describe : describe.skip)('jportal compare on a JIT-heavy emulated trace', () => {
+  test('compiled frames completed into bytecodes; interpreted code attributed; numbers as measured by bench/accuracy', () => {
+    const args = ['-cp', path.join(EXAMPLES, 'switches', 'classes'), 'Switches', '20000'];
+    const trace = tmpDir('cmp-jit-trace');
+    const truth = tmpDir('cmp-jit-oracle');
+    expect(runCli(['record', '--pt=emulate', '--deterministic', '--force', '--out', trace, '--', jdk17!.java, ...args], 600_000).status).toBe(0);
+    expect(runCli(['oracle', '--deterministic', '--force', '--out', truth, '--', jdk17!.java, ...args], 600_000).status).toBe(0);
+    const r = runCli(['compare', trace, truth, '--json']);
+    expect(r.status).toBe(0);
+    const main = JSON.parse(r.stdout).threads.find((t: { name: string }) => t.name === 'main').comparison;
+    console.log(`compare Switches 20000 (JIT), main: sequence ${(100 * main.sequence.accuracy).toFixed(2)}% of ${main.sequence.truthLength}, count error ${(100 * main.counts.relError).toFixed(2)}%, hot ${main.hot.shared}/10, calls ${(100 * main.calls.accuracy).toFixed(2)}%`);
+    // measured 80.6% / 28% error / 7 of 10 (compiled code gives PcDesc samples, not bytecodes: see the decode README)
+    expect(main.sequence.accuracy).toBeGreaterThanOrEqual(0.75);
+    expect(main.counts.relError).toBeLessThan(0.4);
+    expect(main.hot.shared).toBeGreaterThanOrEqual(6);
+    expect(main.calls.accuracy).toBeGreaterThanOrEqual(0.85);
+    const dec = runCli(['decode', trace, '--json', '--no-write', '--workers', '1']);
+    const a = JSON.parse(dec.stdout).threads.find((t: { name: string }) => t.name === 'main').attribution;
+    expect(a.withBci / a.interpreted).toBeGreaterThanOrEqual(0.95);
+    cleanup(trace);
+    cleanup(truth);
+  });
+});
