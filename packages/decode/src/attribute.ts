@@ -80,6 +80,8 @@ export class MethodUniverse {
   private readonly byNameDesc = new Map<string, Method[]>();
   private readonly classes = new Map<string, { cf: ClassFile; loader: number }[]>();
   private readonly byFirstOpcode: Method[][] = Array.from({ length: 256 }, () => []);
+  private readonly targetCache = new Map<number, Method[] | undefined>();
+  private readonly superCache = new Map<string, Set<string>>();
   /** the first method id not named by a METHOD record */
   readonly firstSynthetic: number;
 
@@ -130,6 +132,14 @@ export class MethodUniverse {
 
   /** The target(s) of the invoke at `bci` of `m`: exact for static/special, by name and descriptor otherwise. */
   invokeTargets(m: Method, bci: number): Method[] | undefined {
+    const key = m.id * 65536 + bci;
+    if (this.targetCache.has(key)) return this.targetCache.get(key);
+    const t = this.resolveInvoke(m, bci);
+    this.targetCache.set(key, t);
+    return t;
+  }
+
+  private resolveInvoke(m: Method, bci: number): Method[] | undefined {
     const code = m.code;
     if (!code || bci + 2 >= code.length) return undefined;
     const op = code[bci];
@@ -141,8 +151,24 @@ export class MethodUniverse {
       const d = this.declared(ref.className, nd, m.loader);
       if (d) return [d];
     }
-    // virtual: any override may run; signature-polymorphic MethodHandle calls go through adapters (no match)
-    return this.byNameDesc.get(nd);
+    // virtual: an override in a subtype of the named class, or what the class inherits (a superclass's or an
+    // interface's default); signature-polymorphic MethodHandle calls go through adapters (no match)
+    const all = this.byNameDesc.get(nd);
+    if (!all) return undefined;
+    const named = this.supertypes(ref.className);
+    const typed = all.filter((x) => named.has(x.cf.name) || this.supertypes(x.cf.name).has(ref.className));
+    return typed.length ? typed : all;
+  }
+
+  /** The class and all its superclasses and superinterfaces, by name (classes the trace has no bytes of end it). */
+  private supertypes(className: string): Set<string> {
+    let set = this.superCache.get(className);
+    if (set) return set;
+    set = new Set([className]);
+    this.superCache.set(className, set); // (a cycle in corrupt input ends here)
+    const cf = this.classes.get(className)?.[0].cf;
+    if (cf) for (const s of [cf.superName, ...cf.interfaces]) if (s) for (const x of this.supertypes(s)) set.add(x);
+    return set;
   }
 
   /** The method `nd` as the class (or a superclass) declares it, preferring the caller's loader. */
