@@ -222,6 +222,7 @@ jint start(JavaVM* vm, char* optionText) {
   cb.CompiledMethodUnload = onCompiledMethodUnload;
   cb.DynamicCodeGenerated = onDynamicCodeGenerated;
   cb.ClassFileLoadHook = onClassFileLoadHook;
+  cb.ClassPrepare = onClassPrepare;
   cb.ThreadStart = onThreadStart;
   cb.ThreadEnd = onThreadEnd;
   jvmti->SetEventCallbacks(&cb, sizeof cb);
@@ -231,6 +232,8 @@ jint start(JavaVM* vm, char* optionText) {
     if (jvmti->SetEventNotificationMode(JVMTI_ENABLE, e, nullptr) != JVMTI_ERROR_NONE) warnOnce("event", "agent", "cannot enable JVMTI event %d", (int)e);
   if (opts.classes && jvmti->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, nullptr) != JVMTI_ERROR_NONE)
     warnOnce("cflh", "classes", "cannot enable ClassFileLoadHook: no CLASS records");
+  if (opts.classes && jvmti->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_PREPARE, nullptr) != JVMTI_ERROR_NONE)
+    warnOnce("prepare", "classes", "cannot enable ClassPrepare: hidden classes are recorded only when compiled code inlines them");
   return JNI_OK;
 }
 

@@ -100,6 +100,7 @@ uint32_t loaderId(Agent& a, JNIEnv* jni, jobject loader);
 // Id of a method, writing its METHOD record first if it is new (and reconstructing its class if unseen).
 uint32_t methodId(Agent& a, jmethodID m);
 // threads.cpp
+void JNICALL onClassPrepare(jvmtiEnv*, JNIEnv*, jthread, jclass);
 void JNICALL onThreadStart(jvmtiEnv*, JNIEnv*, jthread);
 void JNICALL onThreadEnd(jvmtiEnv*, JNIEnv*, jthread);
 void recordExistingThreads(Agent& a, JNIEnv* jni);

@@ -218,6 +218,37 @@ void JNICALL onClassFileLoadHook(jvmtiEnv* jvmti, JNIEnv* jni, jclass redefined,
   CALLBACK_GUARD_END("ClassFileLoadHook")
 }
 
+// Hidden classes (LambdaForms, lambdas' proxies) never reach ClassFileLoadHook; interpreted code runs in them
+// all the same, so each is rebuilt from JVMTI once it is prepared (not only when compiled code inlines it).
+void JNICALL onClassPrepare(jvmtiEnv* j, JNIEnv* jni, jthread, jclass cls) {
+  CALLBACK_GUARD_BEGIN
+  Agent& a = *gAgent;
+  if (!a.opts.classes || !cls || !jni) return;
+  JvmtiPtr<char> csig(j);
+  if (j->GetClassSignature(cls, &csig.p, nullptr) != JVMTI_ERROR_NONE || !csig.p) return;
+  std::string className = internalName(csig.p);
+  // a hidden class's name carries its address ("java/lang/invoke/LambdaForm$MH.0x0000000800c01000")
+  if (className.empty() || className[0] == '[' || className.find(".0x") == std::string::npos) return;
+  jobject loader = nullptr;
+  j->GetClassLoader(cls, &loader);
+  LocalRef loaderRef{jni, loader};
+  uint32_t lid = loaderId(a, jni, loader);
+  {
+    std::lock_guard<std::mutex> lk(a.classMu);
+    if (a.classIds.count({lid, className}) || !a.reconstructing.insert({lid, className}).second) return;
+  }
+  std::vector<uint8_t> bytes;
+  if (!reconstructClass(a, jni, cls, className, &bytes)) {
+    warnOnce("reconstruct", "classes", "could not reconstruct some hidden classes (e.g. %s): their methods have no bytecode in the trace", className.c_str());
+    return;
+  }
+  std::lock_guard<std::mutex> lk(a.classMu);
+  uint32_t classId = a.nextClassId++;
+  a.classIds[{lid, className}] = classId;
+  writeClassRecord(a, classId, lid, 1, className, bytes.data(), bytes.size());
+  CALLBACK_GUARD_END("ClassPrepare")
+}
+
 namespace {
 // Writes a METHOD record (caller holds methodMu); if the ring drops it, it is kept to be sent again.
 void sendMethodLocked(Agent& a, uint32_t id, const Payload& p) {

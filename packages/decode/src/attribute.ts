@@ -340,8 +340,10 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
     } else {
       for (const m of candidates) if (m.code && m.code.length > 0) f.states.push({ m, bci: -1, prev: null, ev: -1 });
       if (f.states.length === 0) {
-        f.lost = true;
-        stats.lostFrames++;
+        // bytecodes follow, but the call site names no method with bytecode: a signature-polymorphic linker
+        // (MethodHandle.linkTo*, invokeBasic) that jumps to its target: found by search
+        f.search = true;
+        stats.searched++;
       }
     }
     return f;
