@@ -9,7 +9,7 @@ import { findJdks, Jdk } from '../lib/jdks';
 import { AGENT, cleanup, EXAMPLES, runWithAgent } from '../lib/run';
 import { validateTrace } from '@jportal/format';
 import { ClassIndex, readTrace, Trace } from '../lib/trace';
-import { INVOKE_OPCODES } from '../lib/classfile';
+import { INVOKE_OPCODES } from '@jportal/classfile';
 
 const { available, missing } = findJdks();
 for (const m of missing) console.warn(`SKIP agent tests on ${m}`);

@@ -1,7 +1,7 @@
 /** Reading a trace directory in the end-to-end tests, through @jportal/format. */
 import * as path from 'path';
 import { readMetaFile, ReadProblem, TraceRecord } from '@jportal/format';
-import { MethodCode, parseClass, ParsedClass } from './classfile';
+import { ClassFile, parseClass } from '@jportal/classfile';
 
 export class Trace {
   readonly records: TraceRecord<any>[];
@@ -44,33 +44,31 @@ export function readTrace(dir: string): Trace {
 /** Classes recorded in a trace, parsed lazily, found by (loader, name). */
 export class ClassIndex {
   private readonly raw = new Map<string, Uint8Array>();
-  private readonly parsed = new Map<string, ParsedClass>();
+  private readonly parsed = new Map<string, ClassFile>();
 
   constructor(trace: Trace) {
     for (const r of trace.byType('CLASS')) this.raw.set(`${r.payload.loader}:${r.payload.name}`, r.payload.bytes);
   }
 
-  private get(loader: number, name: string): ParsedClass | undefined {
+  private get(loader: number, name: string): ClassFile | undefined {
     const key = `${loader}:${name}`;
     let c = this.parsed.get(key);
     if (!c) {
       const bytes = this.raw.get(key);
       if (!bytes) return undefined;
-      c = parseClass(bytes);
+      c = parseClass(bytes, `CLASS ${name}`);
       this.parsed.set(key, c);
     }
     return c;
   }
 
-  byName(name: string): ParsedClass | undefined {
+  byName(name: string): ClassFile | undefined {
     for (const key of this.raw.keys()) if (key.endsWith(`:${name}`)) return this.get(Number(key.split(':')[0]), name);
     return undefined;
   }
 
   /** Bytecode of a METHOD record's method, from the recorded class bytes. */
   bytecode(m: { loader: number; class_name: string; name: string; signature: string }): Uint8Array | undefined {
-    const c = this.get(m.loader, m.class_name);
-    const mc: MethodCode | undefined = c?.methods.find((x) => x.name === m.name && x.descriptor === m.signature);
-    return mc?.code;
+    return this.get(m.loader, m.class_name)?.method(m.name, m.signature)?.code;
   }
 }

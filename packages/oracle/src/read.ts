@@ -21,7 +21,7 @@ const RECORD = 8;
 const HEADER = 16;
 
 /** Record kinds of the oracle's thread files. */
-export const enum OracleKind {
+export enum OracleKind {
   Bytecode = 0,
   Entry = 1,
   Exit = 2,
