@@ -13,73 +13,20 @@
  *   JPORTAL_FUZZ_CASE=<suite>:<seed> npx jest test/fuzz.test.ts
  * Other seeds: JPORTAL_FUZZ_SEED=<n>; more iterations: JPORTAL_FUZZ_SCALE=<factor>.
  */
-import * as fs from 'fs';
-import * as os from 'os';
-import * as path from 'path';
-import * as v8 from 'v8';
-import * as vm from 'vm';
 import { Packet, PacketDecoder, QueryDecoder, TimingConfig } from '@jportal/pt';
 import { BlockEnd, CodeImage, FlowDecoder, FlowSink, FlowStats, GAP_REASONS, SectionKind, splitAtPsb } from '../src';
+import { BASE_SEED, check, fuzz as fuzzWith, hash, heapAfterGc, Rng, setCase } from '../../pt/test/fuzz-harness';
 
 jest.setTimeout(120_000);
 
 // ---------------------------------------------------------------------------------------------------------------
 // seeded randomness and the case runner
 
-const BASE_SEED = Number(process.env.JPORTAL_FUZZ_SEED ?? 0x5eed) >>> 0;
-const SCALE = Number(process.env.JPORTAL_FUZZ_SCALE ?? 1);
-const ONLY = process.env.JPORTAL_FUZZ_CASE; // "suite:seed"
-/** Go on after a failing case and report every failing seed (up to 20) at the end of the suite. */
-const ALL = !!process.env.JPORTAL_FUZZ_ALL;
-
 // globals are slow to reach from test code (jest runs it in a vm context): hot paths use local copies
-const imul = Math.imul;
 const floor = Math.floor;
 const isInteger = Number.isInteger;
 const isFinite = Number.isFinite;
 const now = () => performance.now();
-
-class Rng {
-  constructor(private s: number) {}
-  /** mulberry32 */
-  u32(): number {
-    let t = (this.s = (this.s + 0x6d2b79f5) | 0);
-    t = imul(t ^ (t >>> 15), t | 1);
-    t ^= t + imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  }
-  int(n: number): number {
-    return n <= 1 ? 0 : this.u32() % n;
-  }
-  range(lo: number, hi: number): number {
-    return lo + this.int(hi - lo + 1);
-  }
-  bool(p = 0.5): boolean {
-    return this.u32() / 4294967296 < p;
-  }
-  pick<T>(a: readonly T[]): T {
-    return a[this.int(a.length)];
-  }
-  bytes(n: number): Uint8Array {
-    const b = new Uint8Array(n);
-    for (let i = 0; i < n; i++) b[i] = this.u32() & 0xff;
-    return b;
-  }
-}
-
-function hash(...xs: number[]): number {
-  let h = 0x811c9dc5;
-  for (const x of xs) {
-    h = imul(h ^ (x >>> 0), 0x01000193) >>> 0;
-    h = imul(h ^ (h >>> 13), 0x5bd1e995) >>> 0;
-  }
-  return h >>> 0;
-}
-const strHash = (s: string) => hash(...Array.from(s, (c) => c.charCodeAt(0)));
-const hex = (b: Uint8Array, max = 256) => Buffer.from(b.subarray(0, max)).toString('hex') + (b.length > max ? `... (${b.length} bytes)` : '');
-
-/** What the current case works on (shown when it fails; the input is also written to a file). */
-let current: { input?: Uint8Array; note?: string } = {};
 
 /**
  * Seeds that failed before a fix (each fails with just that fix undone; they run first, whatever the base seed):
@@ -94,51 +41,9 @@ const REGRESSIONS: Record<string, number[]> = {
   random: [4225849603],
 };
 
-function fuzz(suite: string, iterations: number, body: (r: Rng, i: number) => void): number {
-  const cases: number[] = [];
-  if (ONLY) {
-    const [s, seed] = ONLY.split(':');
-    if (s !== suite) return 0;
-    cases.push(Number(seed) >>> 0);
-  } else {
-    cases.push(...(REGRESSIONS[suite] ?? []));
-    for (let i = 0; i < Math.ceil(iterations * SCALE); i++) cases.push(hash(BASE_SEED, strHash(suite), i));
-  }
-  const failed: Error[] = [];
-  cases.forEach((seed, i) => {
-    if (failed.length >= 20) return;
-    current = {};
-    try {
-      body(new Rng(seed), i);
-    } catch (e) {
-      const err = e as Error;
-      let input = '';
-      if (current.input) {
-        const file = path.join(os.tmpdir(), `jportal-fuzz-${suite}-${seed}.bin`);
-        fs.writeFileSync(file, current.input);
-        input = `\ninput (${file}): ${hex(current.input)}`;
-      }
-      const note = current.note ? `\ncase: ${current.note}` : '';
-      err.message = `fuzz case failed: suite ${suite}, seed ${seed} (rerun: JPORTAL_FUZZ_CASE=${suite}:${seed})${note}${input}\n${err.message}`;
-      if (!ALL) throw err;
-      failed.push(err);
-    }
-  });
-  if (failed.length) throw new Error(`${failed.length} failing cases:\n\n${failed.map((e) => e.message.slice(0, 2000)).join('\n\n')}`);
-  return cases.length;
-}
+/** Runs a suite's cases (its regression seeds first): fuzz-harness.ts. */
+const fuzz = (suite: string, iterations: number, body: (r: Rng, i: number) => void): number => fuzzWith(suite, iterations, body, REGRESSIONS);
 
-function check(cond: boolean, what: () => string): void {
-  if (!cond) throw new Error(what());
-}
-
-v8.setFlagsFromString('--expose-gc');
-const gc = vm.runInNewContext('gc') as () => void;
-function heapAfterGc(): number {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // the code image
@@ -722,7 +627,7 @@ describe('fuzz: flow layer', () => {
       const jit = r.bool(0.3);
       const opts = { bytes: r.range(200, 6000), period: r.range(100, 1500), retcomp: r.bool(), jit, deep: r.bool(0.2), interrupts: r.pick([0, 0.001, 0.01]) };
       const s = simulate(r, opts);
-      current = { input: s.bytes, note: JSON.stringify(opts) };
+      setCase(s.bytes, JSON.stringify(opts));
       const img = jit ? JIT : IMG;
       const { rec, st } = decodeChecked(img, jit ? WALK_JIT : WALK, s.bytes, opts.retcomp);
       const got = rec.instructions();
@@ -745,7 +650,7 @@ describe('fuzz: flow layer', () => {
         b = r.bytes(len);
         if (len > 16 && r.bool(0.8)) b.set(PSB, r.int(len - 15));
       } else b = randomPackets(r, len);
-      current = { input: b };
+      setCase(b);
       const jit = r.bool(0.5);
       const { ms } = decodeChecked(jit ? JIT : IMG, jit ? WALK_JIT : WALK, b, r.bool());
       worst = Math.max(worst, ms);
@@ -764,7 +669,7 @@ describe('fuzz: flow layer', () => {
       const [img, walk] = opts.jit ? [JIT, WALK_JIT] : [IMG, WALK];
       const clean = decodeChecked(img, walk, s.bytes, opts.retcomp);
       const m = mutate(r, s.bytes);
-      current = { input: m.bytes, note: `${m.what}; ${JSON.stringify(opts)}` };
+      setCase(m.bytes, `${m.what}; ${JSON.stringify(opts)}`);
       const bad = decodeChecked(img, walk, m.bytes, opts.retcomp);
       worst = Math.max(worst, bad.ms);
       // before the damage: exactly the clean decode (nothing dropped, nothing added) — unless a call in
@@ -804,7 +709,7 @@ describe('fuzz: flow layer', () => {
     const s = simulate(r, { bytes: 400, period: 120, retcomp: true, jit: false, deep: false });
     const whole = decodeChecked(IMG, WALK, s.bytes, true).rec.instructions();
     for (let cut = 0; cut <= s.bytes.length; cut++) {
-      current = { input: s.bytes.subarray(0, cut), note: `truncated to ${cut}` };
+      setCase(s.bytes.subarray(0, cut), `truncated to ${cut}`);
       const part = decodeChecked(IMG, WALK, s.bytes.subarray(0, cut), true).rec.instructions();
       check(part.length <= whole.length && part.every((x, i) => x === whole[i]), () => `truncated to ${cut}: not a prefix of the whole decode`);
     }
@@ -818,7 +723,7 @@ describe('fuzz: flow layer', () => {
       const s = simulate(r, opts);
       const damaged = r.bool(0.3);
       const bytes = damaged ? mutate(r, s.bytes).bytes : s.bytes;
-      current = { input: bytes, note: JSON.stringify(opts) + (damaged ? ' damaged' : '') };
+      setCase(bytes, JSON.stringify(opts) + (damaged ? ' damaged' : ''));
       const whole = decodeChecked(IMG, WALK, bytes, opts.retcomp).rec.instructions();
       const joined: string[] = [];
       for (const p of splitAtPsb(bytes, r.range(100, 1500), TIMING)) {

@@ -15,75 +15,18 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import * as v8 from 'v8';
-import * as vm from 'vm';
 import { decodePacket, dumpPackets, findPsb, formatPacket, Item, Packet, PacketDecoder, PacketKind as K, PtDecodeError, QueryDecoder, TimeTracker } from '../src';
 import type { TimingConfig } from '../src';
+import { BASE_SEED, check, current, fuzz as fuzzWith, hash, heapAfterGc, hex, Rng, setCase } from './fuzz-harness';
 
 jest.setTimeout(120_000);
 
 // ---------------------------------------------------------------------------------------------------------------
 // seeded randomness and the case runner
 
-const BASE_SEED = Number(process.env.JPORTAL_FUZZ_SEED ?? 0x5eed) >>> 0;
-const SCALE = Number(process.env.JPORTAL_FUZZ_SCALE ?? 1);
-const ONLY = process.env.JPORTAL_FUZZ_CASE; // "suite:seed"
-/** Go on after a failing case and report every failing seed (up to 20) at the end of the suite. */
-const ALL = !!process.env.JPORTAL_FUZZ_ALL;
-
 // globals are slow to reach from test code (jest runs it in a vm context): hot paths use local copies
-const imul = Math.imul;
 const isInteger = Number.isInteger;
 const isFinite = Number.isFinite;
-
-class Rng {
-  constructor(private s: number) {}
-  /** mulberry32 */
-  u32(): number {
-    let t = (this.s = (this.s + 0x6d2b79f5) | 0);
-    t = imul(t ^ (t >>> 15), t | 1);
-    t ^= t + imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  }
-  int(n: number): number {
-    return n <= 1 ? 0 : this.u32() % n;
-  }
-  range(lo: number, hi: number): number {
-    return lo + this.int(hi - lo + 1);
-  }
-  bool(p = 0.5): boolean {
-    return this.u32() / 2 ** 32 < p;
-  }
-  pick<T>(a: readonly T[]): T {
-    return a[this.int(a.length)];
-  }
-  bytes(n: number): Uint8Array {
-    const b = new Uint8Array(n);
-    for (let i = 0; i < n; i++) b[i] = this.u32() & 0xff;
-    return b;
-  }
-  /** A random unsigned value of `bits` bits (bits <= 64) as a bigint. */
-  big(bits: number): bigint {
-    let v = 0n;
-    for (let i = 0; i < bits; i += 32) v = (v << 32n) | BigInt(this.u32());
-    return bits >= 64 ? v & ((1n << 64n) - 1n) : v & ((1n << BigInt(bits)) - 1n);
-  }
-}
-
-function hash(...xs: number[]): number {
-  let h = 0x811c9dc5;
-  for (const x of xs) {
-    h = Math.imul(h ^ (x >>> 0), 0x01000193) >>> 0;
-    h = Math.imul(h ^ (h >>> 13), 0x5bd1e995) >>> 0;
-  }
-  return h >>> 0;
-}
-const strHash = (s: string) => hash(...Array.from(s, (c) => c.charCodeAt(0)));
-
-const hex = (b: Uint8Array, max = 256) => Buffer.from(b.subarray(0, max)).toString('hex') + (b.length > max ? `... (${b.length} bytes)` : '');
-
-/** What the current case works on (shown when it fails). */
-let current: { input?: Uint8Array; note?: string } = {};
 
 /**
  * Seeds that failed before a fix (each fails with just that fix undone; they run first, whatever the base seed):
@@ -105,57 +48,9 @@ const REGRESSIONS: Record<string, number[]> = {
   'query-mutate': [1912900929],
 };
 
-/**
- * Runs `iterations` cases of a suite, each with its own seed derived from the base seed, the suite and the
- * index (after the suite's regression seeds). A failure names the seed and the input. Returns the number of
- * cases run.
- */
-function fuzz(suite: string, iterations: number, body: (r: Rng, i: number) => void): number {
-  const cases: number[] = [];
-  if (ONLY) {
-    const [s, seed] = ONLY.split(':');
-    if (s !== suite) return 0;
-    cases.push(Number(seed) >>> 0);
-  } else {
-    cases.push(...(REGRESSIONS[suite] ?? []));
-    for (let i = 0; i < Math.ceil(iterations * SCALE); i++) cases.push(hash(BASE_SEED, strHash(suite), i));
-  }
-  const failed: Error[] = [];
-  cases.forEach((seed, i) => {
-    if (failed.length >= 20) return;
-    current = {};
-    try {
-      body(new Rng(seed), i);
-    } catch (e) {
-      const err = e as Error;
-      let input = '';
-      if (current.input) {
-        const file = path.join(os.tmpdir(), `jportal-fuzz-${suite}-${seed}.bin`);
-        fs.writeFileSync(file, current.input);
-        input = `\ninput (${file}): ${hex(current.input)}`;
-      }
-      const note = current.note ? `\ncase: ${current.note}` : '';
-      err.message = `fuzz case failed: suite ${suite}, seed ${seed} (rerun: JPORTAL_FUZZ_CASE=${suite}:${seed})${note}${input}\n${err.message}`;
-      if (!ALL) throw err;
-      failed.push(err);
-    }
-  });
-  if (failed.length) throw new Error(`${failed.length} failing cases:\n\n${failed.map((e) => e.message.slice(0, 2000)).join('\n\n')}`);
-  return cases.length;
-}
+/** Runs a suite's cases (its regression seeds first): fuzz-harness.ts. */
+const fuzz = (suite: string, iterations: number, body: (r: Rng, i: number) => void): number => fuzzWith(suite, iterations, body, REGRESSIONS);
 
-/** Throws unless `cond`; cheaper than expect() in hot fuzz loops. */
-function check(cond: boolean, what: () => string): void {
-  if (!cond) throw new Error(what());
-}
-
-v8.setFlagsFromString('--expose-gc');
-const gc = vm.runInNewContext('gc') as () => void;
-function heapAfterGc(): number {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // valid streams
@@ -649,7 +544,7 @@ describe('fuzz: packet layer', () => {
       const full = walkPackets(s);
       const spans = packetSpans(s);
       for (let cut = 0; cut <= s.length; cut++) {
-        current = { input: s.subarray(0, cut), note: `truncated to ${cut}` };
+        setCase(s.subarray(0, cut), `truncated to ${cut}`);
         const w = walkPackets(s.subarray(0, cut));
         const whole = spans.filter((x) => x.end <= cut).length;
         const straddles = spans.some((x) => x.start < cut && x.end > cut);
@@ -669,7 +564,7 @@ describe('fuzz: packet layer', () => {
     const n = fuzz('mutate', 2500, (r) => {
       const clean = r.bool(0.3) ? { bytes: FIXTURE, lines: walkPackets(FIXTURE).lines } : buildStream(r, r.range(100, 2500), r.range(60, 300));
       const m = mutate(r, clean.bytes);
-      current = { input: m.bytes, note: m.what };
+      setCase(m.bytes, m.what);
       const w = walkPackets(m.bytes, 'm.pt');
       // packets that end before the first changed byte decode exactly as before
       const spans = packetSpans(clean.bytes);
@@ -689,7 +584,7 @@ describe('fuzz: packet layer', () => {
         // libipt 2.0 knows no BBP/BIP/BEP: no blocks in the built streams compared with it
         const clean = r.bool(0.3) ? FIXTURE : buildStream(r, r.range(100, 1500), r.range(60, 300), false).bytes;
         const m = r.bool(0.1) ? { bytes: randomInput(r), what: 'random', first: 0 } : mutate(r, clean);
-        current = { input: m.bytes, note: m.what };
+        setCase(m.bytes, m.what);
         fs.writeFileSync(f, m.bytes);
         const res = spawnSync(PTDUMP, [f], { encoding: 'utf8' });
         check(res.status === 0, () => `ptdump failed: ${res.stderr}`);
@@ -742,7 +637,7 @@ describe('fuzz: query layer and time', () => {
       const timing = r.pick(TIMINGS);
       const cleanItems = walkQuery(clean, timing);
       const m = mutate(r, clean);
-      current = { input: m.bytes, note: m.what };
+      setCase(m.bytes, m.what);
       const items = walkQuery(m.bytes, timing, 0, m.bytes.length, false, r.range(1, 60));
       const spans = packetSpans(clean);
       // the first packet touched by the damage; items from packets before it are unchanged
