@@ -139,12 +139,13 @@ maybe('PT emulator: the loss model', () => {
     }
   }
 
-  // the buffer drains at RATE bytes per second of emulated run time, so a loaded machine (slower emulation) loses
-  // less and an idle one more: the ranges only say the model is in the right region; the point is the equality
+  // the buffer fills with control-flow packets only (timing packets follow the host's speed) and drains per
+  // traced instruction, so the share depends on the program, buffer, rate and seed; measured on an idle and on a
+  // 3x-overloaded machine: 300 MB/s 10.1%, 150 MB/s 51.9-52.6%
   test.each([
     ['no loss with a buffer that never fills', '1000000000:1000000000000', 0, 0],
-    ['about 10% lost', '65536:400000000', 0.02, 0.3],
-    ['about 50% lost', '65536:150000000', 0.25, 0.75],
+    ['about 10% lost', '65536:300000000', 0.05, 0.2],
+    ['about 50% lost', '65536:150000000', 0.4, 0.65],
   ])('%s: the share the emulator reports equals the share libipt cannot reconstruct', (_name, loss, lo, hi) => {
     const r = lossRun('loss', loss as string, 3);
     expect(r.reported).toBeGreaterThanOrEqual(lo as number);
@@ -155,7 +156,8 @@ maybe('PT emulator: the loss model', () => {
   test('the same seed loses (nearly) the same share again', () => {
     const a = lossRun('seed-a', '65536:150000000', 11);
     const b = lossRun('seed-b', '65536:150000000', 11);
-    // runs of a real JVM vary slightly (field notes: ~0.02% of instructions with these flags)
+    // runs of a real JVM vary slightly (~0.1% of the main thread's instructions: safepoints), and where an
+    // overflow starts moves with them; six concurrent runs spread over 0.62 points
     expect(Math.abs(a.reported - b.reported)).toBeLessThan(0.01);
   });
 });

@@ -8,7 +8,8 @@
  *   psb_period=BYTES   PSB+ distance (default 4096)
  *   range=LO-HI        extra filter range (hex); code-cache ranges are found automatically
  *   loss=B:R           data-loss model: a per-thread buffer of B bytes drained at R bytes per second of
- *                      emulated run time (traced instructions at a nominal 1e9 per second), jittered
+ *                      emulated run time (traced instructions at a nominal 1e9 per second), jittered; it fills
+ *                      with control-flow packets only (timing packets follow the host's speed, see loss_step)
  *   seed=N             seed of the drain jitter (default 1): the same run loses the same data
  *   retcomp=1          return compression: a return to the address its call pushed is a TNT bit, not a TIP
  *   cpus=N             per-CPU mode: N emulated CPUs, one stream each (pt/cpu<k>.pt); each thread's stretch of
@@ -429,8 +430,12 @@ static double rand01(uint64_t *s) {
  * drained to half, then the stream resumes with OVF + FUP(cur), as a PT unit does after an overflow. */
 static void loss_step(thr *t, const insn_desc *cur) {
   uint64_t produced = t->enc.produced;
-  double added = (double)(produced - t->produced_seen);
-  t->produced_seen = produced;
+  /* the fill counts the bytes the program's control flow produces: timing packets follow the emulation's
+   * wall-clock speed (tens of times slower than hardware, and slower still on a loaded host), so counting
+   * them would make the lost share depend on the machine rather than on the buffer, rate and seed */
+  uint64_t flow = produced - t->enc.timing_produced;
+  double added = (double)(flow - t->produced_seen);
+  t->produced_seen = flow;
   if (t->jitter_left == 0) {
     t->jitter = 0.75 + 0.5 * rand01(&t->rng);
     t->jitter_left = 65536;
@@ -456,7 +461,7 @@ static void loss_step(thr *t, const insn_desc *cur) {
     t->loss_events++;
     pt_enc_resume_after_loss(&t->enc, cur->va);
     t->rs_n = 0;
-    t->produced_seen = t->enc.produced;
+    t->produced_seen = t->enc.produced - t->enc.timing_produced;
     if (t->log_fd >= 0) log_id(t, LOG_RESYNC);
     sideband("{\"type\":\"loss\",\"tid\":%d,\"offset\":%llu,\"lost_bytes\":%llu,\"lost_insns\":%llu,\"tsc_begin\":%llu,\"tsc_end\":%llu}", t->tid,
              (unsigned long long)t->loss_begin_offset, (unsigned long long)lostBytes, (unsigned long long)lostInsns,

@@ -60,6 +60,7 @@ static void emit_cyc(pt_encoder *e, uint64_t cycles) {
  * so a decoder sees the same time line. */
 static void timing_before_packet(pt_encoder *e, int cyc_eligible) {
   if (!e->now || !e->timing_started) return;
+  uint64_t before = e->produced;
   uint64_t tsc = e->now();
   uint64_t period = (tsc / e->ctc_ratio) >> e->mtc_freq;
   if (period - e->last_mtc > 255) {
@@ -82,6 +83,7 @@ static void timing_before_packet(pt_encoder *e, int cyc_eligible) {
     emit_cyc(e, tsc - e->last_cyc_tsc); /* core clock modeled as the TSC: CBR == nominal ratio */
     e->last_cyc_tsc = tsc;
   }
+  e->timing_produced += e->produced - before;
 }
 
 static void emit_tnt(pt_encoder *e, uint64_t bits, unsigned n) {

@@ -22,6 +22,9 @@ typedef struct pt_encoder {
   /* loss model: while `dropping`, packets are produced (counted) but not stored */
   int dropping;
   uint64_t produced, emitted;
+  /* of `produced`, the bytes of timing packets sent because wall-clock time passed (MTC, CYC, re-anchoring
+   * TSC): under emulation their rate per instruction follows the host's speed and load, not the program */
+  uint64_t timing_produced;
   uint64_t counts[16];     /* packets written, by enum pt_enc_kind */
 } pt_encoder;
 
