@@ -24,7 +24,7 @@ jdk_ok() {
   [ "${v:-0}" -ge 17 ] 2>/dev/null
 }
 jdk_ok || need+=(openjdk-17-jdk-headless)
-for p in g++ make cmake libipt-dev qemu-user; do have_pkg "$p" || need+=("$p"); done
+for p in g++ make cmake libipt-dev qemu-user python3; do have_pkg "$p" || need+=("$p"); done
 if [ ${#need[@]} -gt 0 ]; then
   say "installing Debian packages: ${need[*]}"
   SUDO=""
@@ -46,8 +46,10 @@ if ! npm ci --no-audit --no-fund >&2 2>/tmp/jportal-npm-ci.log; then
     exit 1
   fi
 fi
-say "building agent, examples and TypeScript packages"
+say "building agent, examples, the capture addon (node-gyp, native/capture) and TypeScript packages"
 npx turbo run build --output-logs=errors-only >&2
+say "jportal doctor (exit 3 = no real Intel PT here; --pt=emulate still works)"
+node packages/cli/dist/bin.js doctor >&2 || true
 
 [ $run_example = 1 ] || exit 0
 

@@ -2,6 +2,7 @@ import yargs from 'yargs';
 import * as os from 'os';
 import { runCompare } from './commands/compare';
 import { runDecode } from './commands/decode';
+import { runDoctor } from './commands/doctor';
 import { runInspect } from './commands/inspect';
 import { runOracle } from './commands/oracle';
 import { runRecord } from './commands/record';
@@ -27,7 +28,14 @@ export async function main(argv: string[]): Promise<number> {
           .option('snapshot', { type: 'boolean', describe: "also record every live nmethod's bytes at VM death" })
           .option('classes', { type: 'boolean', describe: 'record class bytes (default on; --no-classes to skip)' })
           .option('agent-log', { choices: ['quiet', 'info', 'debug'], describe: "the agent's stderr verbosity" })
-          .option('pt', { choices: ['auto', 'emulate', 'none'], default: 'auto', describe: 'Intel PT: emulate = run the JVM under qemu-x86_64 with the PT emulator' })
+          .option('pt', {
+            choices: ['auto', 'perf', 'emulate', 'none'],
+            default: 'auto',
+            describe: 'Intel PT: perf = real PT through perf_event_open; auto = perf when this machine has it, else metadata only; emulate = run the JVM under qemu-x86_64 with the PT emulator',
+          })
+          .option('aux-mb', { type: 'number', describe: 'perf: AUX (trace) buffer per CPU in MiB, a power of two (default 4)' })
+          .option('flight-recorder', { type: 'boolean', describe: 'perf: keep only the last AUX buffer of trace per CPU (snapshot mode)' })
+          .option('pt-filter', { type: 'string', describe: "perf: address filter 'filter START/SIZE@FILE' for a file-backed code cache" })
           .option('psb-period', { type: 'number', describe: 'emulator: bytes between PSB packets (default 4096)' })
           .option('loss', { type: 'string', describe: 'emulator loss model BUFFER:RATE: per-thread buffer bytes drained at RATE bytes/s of emulated run time' })
           .option('seed', { type: 'number', describe: 'emulator: seed of the loss model (same seed, same loss)' })
@@ -47,7 +55,10 @@ export async function main(argv: string[]): Promise<number> {
           agentLog: a['agent-log'],
           force: a.force,
           json: a.json,
-          pt: a.pt as 'auto' | 'emulate' | 'none',
+          pt: a.pt as 'auto' | 'perf' | 'emulate' | 'none',
+          auxMb: a['aux-mb'],
+          flightRecorder: a['flight-recorder'],
+          ptFilter: a['pt-filter'],
           psbPeriod: a['psb-period'],
           loss: a.loss,
           seed: a.seed,
@@ -118,14 +129,27 @@ export async function main(argv: string[]): Promise<number> {
           .positional('oracle', { type: 'string', demandOption: true, describe: 'oracle directory (jportal oracle)' })
           .option('thread', { type: 'string', array: true, describe: 'only threads with these names' })
           .option('min-accuracy', { type: 'number', describe: 'exit 1 when a thread\'s sequence accuracy is below this (0..1)' })
+          .option('diff', { type: 'string', describe: 'write a readable diff per thread (methods losing most, regions where the sequences part) into this directory' })
           .option('json', { type: 'boolean', describe: 'print a machine-readable report on stdout' }),
       async (a) => {
         const min = a['min-accuracy'];
         if (min !== undefined && !(min >= 0 && min <= 1)) throw new CliError('compare: --min-accuracy wants a number in 0..1', ExitCode.BadInput);
-        code = await runCompare({ trace: a.trace, oracle: a.oracle, thread: a.thread, minAccuracy: min, json: a.json });
+        code = await runCompare({ trace: a.trace, oracle: a.oracle, thread: a.thread, minAccuracy: min, json: a.json, diff: a.diff });
       },
     )
-    .demandCommand(1, 'name a command: record, inspect, decode, oracle or compare')
+    .command(
+      'doctor',
+      'what this machine can do: CPU, Intel PT, perf_event_paranoid, kernel, JDKs, emulator; exit 0 when real PT capture is possible, 3 when not',
+      (y) =>
+        y
+          .option('json', { type: 'boolean', describe: 'print the report as JSON' })
+          .option('sysfs', { type: 'string', hidden: true, describe: 'sysfs root (tests)' })
+          .option('proc', { type: 'string', hidden: true, describe: 'procfs root (tests)' }),
+      (a) => {
+        code = runDoctor({ json: a.json, sysfsRoot: a.sysfs, procRoot: a.proc });
+      },
+    )
+    .demandCommand(1, 'name a command: record, inspect, decode, oracle, compare or doctor')
     .strict()
     .help()
     .version(false)

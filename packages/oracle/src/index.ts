@@ -8,3 +8,5 @@ export * from './read';
 export * from './bridge';
 export { maskUnseen, hiddenEntries } from './unseen';
 export type { UnseenMask } from './unseen';
+export { formatDiff, missesByMethod } from './diff';
+export type { DiffOptions, MethodMisses } from './diff';

@@ -3,8 +3,9 @@
  * `jportal oracle` from a separate run of the same program, thread by thread (threads are paired by name).
  */
 import * as fs from 'fs';
+import * as path from 'path';
 import { decodeTrace, DecodeError } from '@jportal/decode';
-import { compareThread, decodedSequence, maskUnseen, MethodSpace, oracleSequence, readOracle, readOracleThread, ThreadComparison, UnseenMask } from '@jportal/oracle';
+import { compareThread, decodedSequence, formatDiff, maskUnseen, MethodSpace, oracleSequence, readOracle, readOracleThread, ThreadComparison, UnseenMask } from '@jportal/oracle';
 import { CliError, ExitCode } from '../exit';
 import { stderrLogger } from '../log';
 
@@ -16,6 +17,8 @@ export interface CompareCommandOptions {
   thread?: string[];
   /** exit 1 when a compared thread's sequence accuracy is below this (0..1) */
   minAccuracy?: number;
+  /** write a readable diff per thread (where decoded and truth part) into this directory */
+  diff?: string;
 }
 
 export interface ThreadReport {
@@ -65,7 +68,23 @@ export async function runCompare(o: CompareCommandOptions): Promise<number> {
     const { decoded: visible, ...unseen } = masked;
     // sequences are aligned as they are (extra decoded events cost nothing there); counts and hot methods are
     // taken over what both sides could see
-    const all = compareThread(truth, dec);
+    const all = compareThread(truth, dec, { pairs: o.diff !== undefined });
+    if (o.diff && all.sequence.pairs) {
+      fs.mkdirSync(o.diff, { recursive: true });
+      const ev = t.events;
+      const first = ev.length - dec.length; // decodedSequence drops the events before VMInit
+      const SOURCES = ['interpreted', 'compiled', 'inlined', 'other'];
+      const file = path.join(o.diff, `${ot.name.replace(/[^A-Za-z0-9._-]+/g, '_')}-${t.tid}.diff.txt`);
+      fs.writeFileSync(
+        file,
+        formatDiff(truth, dec, all.sequence.pairs, {
+          names: space.names,
+          decodedTag: (i) => `[${SOURCES[ev.source[first + i]] ?? '?'}${ev.source[first + i] !== 0 && ev.aux[first + i] === 1 ? ', inferred' : ''}]`,
+        }),
+      );
+      delete all.sequence.pairs;
+      log.info(`${ot.name}: diff written to ${file}`);
+    }
     const seen = compareThread(truth, visible);
     reports.push({ name: ot.name, traceTid: t.tid, oracleTid: ot.tid, comparison: { sequence: all.sequence, calls: all.calls, counts: seen.counts, hot: seen.hot }, unseen });
   }

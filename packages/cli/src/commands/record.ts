@@ -1,6 +1,7 @@
 import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
+import { CaptureError, CaptureStats, PerfSession, probePerfEnvironment } from '@jportal/capture';
 import { findExecutable, locateAgent, locateEmulatorPlugin } from '../agent-path';
 import { Collector } from '../collector';
 import { CliError, ExitCode } from '../exit';
@@ -19,8 +20,18 @@ export interface RecordOptions {
   force?: boolean;
   json?: boolean;
   quiet?: boolean;
-  /** 'emulate': run the JVM under qemu-x86_64 with the PT emulator plugin; 'none': metadata only. */
-  pt?: 'auto' | 'emulate' | 'none';
+  /**
+   * 'perf': real Intel PT through perf_event_open (exit 3 with the reason when it cannot run); 'auto': perf when
+   * this machine can, else metadata only with the reason logged; 'emulate': run the JVM under qemu-x86_64 with
+   * the PT emulator plugin; 'none': metadata only.
+   */
+  pt?: PtChoice;
+  /** perf: AUX area per CPU in MiB (power of two) */
+  auxMb?: number;
+  /** perf: flight-recorder mode (keep only the last AUX area's worth of trace per CPU) */
+  flightRecorder?: boolean;
+  /** perf: an address filter "filter START/SIZE@FILE" (a file-backed code cache) */
+  ptFilter?: string;
   psbPeriod?: number;
   /** Emulator loss model "BUFFER:RATE" (bytes, bytes per second of emulated run time), and its seed. */
   loss?: string;
@@ -43,6 +54,8 @@ export const DETERMINISTIC_JVM_FLAGS = [
   '-XX:ReservedCodeCacheSize=64m',
 ];
 
+export type PtChoice = 'auto' | 'perf' | 'emulate' | 'none';
+
 export interface RecordSummary {
   out: string;
   metaFile: string;
@@ -51,10 +64,54 @@ export interface RecordSummary {
   complete: boolean;
   javaExit: number | null;
   javaSignal: string | null;
-  pt: 'none' | 'emulated';
+  pt: 'none' | 'emulated' | 'perf';
   ptThreads: number;
   ptBytes: number;
+  /** perf capture: what the rings said (AUX records, truncations, lost sideband records) */
+  perf?: CaptureStats;
   note: string;
+}
+
+/** Which PT source this run uses; throws CliError (exit 3) when --pt=perf cannot run, naming the obstacle. */
+export function choosePtSource(choice: PtChoice, log: { info(m: string): void }, probe = () => probePerfEnvironment()): 'perf' | 'emulate' | 'none' {
+  if (choice === 'emulate' || choice === 'none') return choice;
+  const env = probe();
+  if (env.usable) return 'perf';
+  const why = env.obstacle?.message ?? 'unknown';
+  if (choice === 'perf') throw new CliError(`record --pt=perf: ${why}`, (env.obstacle ? new CaptureError(env.obstacle.kind, why).exitCode : ExitCode.Unsupported) as ExitCode);
+  log.info(`no real Intel PT capture: ${why}`);
+  return 'none';
+}
+
+/** --psb-period is in bytes (as for the emulator); the intel_pt term is n for 2^(n+11) bytes. */
+export function psbPeriodTerm(bytes: number | undefined): number | undefined {
+  if (bytes === undefined) return undefined;
+  const n = Math.log2(bytes) - 11;
+  if (!Number.isInteger(n) || n < 0) throw new CliError(`record --pt=perf: --psb-period must be 2^(n+11) bytes (2048, 4096, 8192, ...), got ${bytes}`, ExitCode.BadInput);
+  return n;
+}
+
+/** Waits until the launcher shell has stopped itself (state T in /proc/PID/stat), so events can be attached before exec. */
+async function waitStopped(pid: number, timeoutMs = 10_000): Promise<void> {
+  const t0 = Date.now();
+  for (;;) {
+    let state = '';
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    } catch {
+      throw new CliError(`record: the launcher (pid ${pid}) exited before tracing could start`, ExitCode.Failed);
+    }
+    if (state === 'T' || state === 't') return;
+    if (Date.now() - t0 > timeoutMs) throw new CliError(`record: the launcher (pid ${pid}) did not stop within ${timeoutMs} ms`, ExitCode.Failed);
+    await sleep(2);
+  }
+}
+
+/** The launch wrapped so the process stops before exec: perf events are attached to it, then SIGCONT lets it exec
+ * the JVM, which enables them (enable_on_exec) with the very first instruction of the JVM. */
+function stoppedLaunch(command: string, args: string[]): { command: string; args: string[] } {
+  return { command: '/bin/sh', args: ['-c', 'kill -STOP $$; exec "$@"', 'jportal-launch', command, ...args] };
 }
 
 /** How the JVM is started under the emulator: qemu-x86_64 -plugin PLUGIN,out=DIR /path/to/java ARGS. */
@@ -116,9 +173,12 @@ export async function runRecord(opts: RecordOptions): Promise<number> {
   const metaFile = path.join(out, 'meta.jpt');
   if (fs.existsSync(metaFile) && !opts.force)
     throw new CliError(`record: ${metaFile} already exists (use --force to overwrite)`, ExitCode.BadInput);
+  const source = choosePtSource(opts.pt ?? 'auto', log);
+  const emulate = source === 'emulate';
+  const perf = source === 'perf';
+  if (!perf && (opts.auxMb !== undefined || opts.flightRecorder || opts.ptFilter)) throw new CliError('record: --aux-mb, --flight-recorder and --pt-filter need real Intel PT (--pt=perf)', ExitCode.BadInput);
   fs.mkdirSync(out, { recursive: true });
 
-  const emulate = opts.pt === 'emulate';
   let command = opts.command;
   if (opts.deterministic) command = [command[0], ...DETERMINISTIC_JVM_FLAGS, ...command.slice(1)];
   if (!emulate && (opts.loss || opts.seed !== undefined)) throw new CliError('record: --loss and --seed need --pt=emulate', ExitCode.BadInput);
@@ -138,9 +198,11 @@ export async function runRecord(opts: RecordOptions): Promise<number> {
   );
   log.info(`recording ${opts.command.join(' ')} -> ${out}`);
   if (emulate) log.info('Intel PT: emulated (the JVM runs under qemu-x86_64 with the jportal PT plugin; expect it to be slower)');
-  else log.info('no Intel PT capture in this run: metadata only (real PT capture comes with a later release; --pt=emulate uses the emulator)');
+  else if (perf) log.info(`Intel PT: real, through perf (per-CPU ${opts.flightRecorder ? 'flight recorder' : 'full trace'}, user space only)`);
+  else log.info('no Intel PT capture in this run: metadata only (--pt=emulate uses the emulator)');
 
-  const child = spawn(launch.command, launch.args, {
+  const started = perf ? stoppedLaunch(launch.command, launch.args) : launch;
+  const child = spawn(started.command, started.args, {
     env: launch.env,
     stdio: ['inherit', opts.json ? 2 : 'inherit', 'inherit'],
   });
@@ -163,12 +225,36 @@ export async function runRecord(opts: RecordOptions): Promise<number> {
   process.on('SIGTERM', onSignal);
 
   const collector = new Collector(metaFile, child.pid ?? -1);
+  let session: PerfSession | undefined;
+  let pump: Promise<void> | undefined;
+  let perfStats: CaptureStats | undefined;
   try {
+    if (perf && child.pid !== undefined) {
+      try {
+        await waitStopped(child.pid);
+        session = PerfSession.open({
+          dir: out,
+          pid: child.pid,
+          mode: opts.flightRecorder ? 'snapshot' : 'full',
+          auxMb: opts.auxMb,
+          filter: opts.ptFilter,
+          pt: { noretcomp: !opts.retcomp, psbPeriod: psbPeriodTerm(opts.psbPeriod) },
+        });
+      } catch (e) {
+        child.kill('SIGKILL');
+        if (e instanceof CaptureError) throw new CliError(`record --pt=perf: ${e.message}`, e.exitCode);
+        throw e;
+      }
+      child.kill('SIGCONT');
+      pump = session.pump(() => !!exit || !!spawnError);
+    }
     while (!exit && !spawnError) {
       collector.tryAttach();
       const n = collector.drain();
       await sleep(n > 0 ? 1 : 20);
     }
+    if (pump) await pump;
+    if (session) perfStats = session.stop();
     if (spawnError) {
       const code = (spawnError as NodeJS.ErrnoException).code === 'ENOENT' ? ExitCode.Unsupported : ExitCode.Failed;
       throw new CliError(`record: cannot run ${opts.command[0]}: ${spawnError.message}`, code);
@@ -178,6 +264,11 @@ export async function runRecord(opts: RecordOptions): Promise<number> {
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    // whatever ended the run, a perf capture leaves a complete pt/ (thread ends and `end` written)
+    if (session && !perfStats) {
+      if (pump) await pump.catch(() => undefined);
+      perfStats = session.stop();
+    }
   }
 
   if (!collector.stats.ringPath) {
@@ -201,16 +292,22 @@ export async function runRecord(opts: RecordOptions): Promise<number> {
     complete: model.complete,
     javaExit,
     javaSignal,
-    pt: model.pt ? 'emulated' : 'none',
+    pt: model.pt ? (model.pt.source === 'perf-intel-pt' ? 'perf' : 'emulated') : 'none',
     ptThreads: model.pt?.threads.length ?? 0,
     ptBytes: model.pt?.threads.reduce((n, t) => n + t.bytes, 0) ?? 0,
+    perf: perfStats,
     note,
   };
   if (opts.json) process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
   else
     log.info(
       `wrote ${out} (${model.records} records, ${model.fileBytes} bytes, ${note}); ` +
-        (model.pt ? `PT: ${summary.ptThreads} emulated thread streams, ${summary.ptBytes} bytes` : 'metadata only, no PT data'),
+        (model.pt
+          ? summary.pt === 'perf'
+            ? `PT: ${summary.ptThreads} threads, ${summary.ptBytes} bytes in ${model.pt.cpus.length} CPU streams` +
+              (perfStats && (perfStats.truncated || perfStats.lostRecords) ? ` (${perfStats.truncated} truncated AUX chunks, ${perfStats.lostRecords} lost sideband records)` : '')
+            : `PT: ${summary.ptThreads} emulated thread streams, ${summary.ptBytes} bytes`
+          : 'metadata only, no PT data'),
     );
   if (javaSignal || (javaExit !== null && javaExit !== 0)) {
     log.warn(`the traced program exited with ${javaSignal ?? `status ${javaExit}`}`);
