@@ -139,6 +139,19 @@ export class MethodUniverse {
     return t;
   }
 
+  /**
+   * The one method the invoke at `bci` of `m` runs when that follows from the class hierarchy alone: its targets
+   * less those every other target overrides (declared in a supertype of another target's class); undefined when
+   * more than one is left.
+   */
+  mostSpecificTarget(m: Method, bci: number): Method | undefined {
+    const t = this.invokeTargets(m, bci);
+    if (!t || t.length === 0) return undefined;
+    if (t.length === 1) return t[0];
+    const left = t.filter((x) => !t.some((y) => y !== x && y.cf.name !== x.cf.name && this.supertypes(y.cf.name).has(x.cf.name)));
+    return left.length === 1 ? left[0] : undefined;
+  }
+
   private resolveInvoke(m: Method, bci: number): Method[] | undefined {
     const code = m.code;
     if (!code || bci + 2 >= code.length) return undefined;

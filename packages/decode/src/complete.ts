@@ -31,6 +31,13 @@ export interface CompletionStats {
   inserted: number;
   /** pairs of events with no short or no unique path between them (left as they are) */
   unfilled: number;
+  /** observed events dropped as echoes: a bytecode the frame had just passed, out of order in the machine code
+   * (C2 schedules a bytecode's instructions before or after those of its neighbours) */
+  echoes: number;
+  /** call sites advanced to when an inlined callee's frame began (its call-site bci is in the chain) */
+  callSites: number;
+  /** callees inserted where an invoke left no event at all (intrinsics, inlined code with no PcDesc) */
+  silentCallees: number;
 }
 
 interface CFrame {
@@ -38,16 +45,28 @@ interface CFrame {
   /** bci of the frame's last bytecode event; -1 before the first (the frame starts at bci 0), -2 unknown */
   last: number;
   source: EventSource;
+  /** the bcis this frame's last events were at (observed or inserted), newest at `recentAt - 1` */
+  recent: Int32Array;
+  recentAt: number;
+  /** output length when `last` was set: an invoke at `last` whose callee left no event has out.length equal */
+  outAtLast: number;
 }
+
+const RECENT = 16;
+/** How far ahead (bytecodes on the shortest path) a frame's next event may lie and still be a step forward. */
+const REACH = 64;
 
 const isReturn = (op: number) => op >= 0xac && op <= 0xb1;
 
 /** `aux` of a bytecode event this pass inserted (inferred from the control flow, not observed) */
 export const INFERRED = 1;
+/** `aux` of an entry or exit this pass inserted (of a callee that left no event): the call-site form is bci + 1,
+ * so this value, which no call site has, is negative */
+export const INFERRED_ENTRY = -1;
 
 export function completeCompiled(universe: MethodUniverse, input: EventStream): { events: EventStream; stats: CompletionStats } {
   const out = new EventStream();
-  const stats: CompletionStats = { compiledIn: 0, merged: 0, inserted: 0, unfilled: 0 };
+  const stats: CompletionStats = { compiledIn: 0, merged: 0, inserted: 0, unfilled: 0, echoes: 0, callSites: 0, silentCallees: 0 };
   const stack: CFrame[] = [];
   const cache = new Map<string, Int32Array | null>();
 
@@ -64,6 +83,12 @@ export function completeCompiled(universe: MethodUniverse, input: EventStream): 
     return result;
   };
 
+  const frame = (method: number, last: number, source: EventSource): CFrame => ({ method, last, source, recent: new Int32Array(RECENT).fill(-3), recentAt: 0, outAtLast: -1 });
+  const note = (f: CFrame, bci: number) => {
+    f.last = bci;
+    f.recent[f.recentAt++ % RECENT] = bci;
+    f.outAtLast = out.length;
+  };
   const fill = (f: CFrame, to: number, tsc: number) => {
     if (f.last === -2) return;
     const p = path(f.method, f.last, to);
@@ -72,8 +97,37 @@ export function completeCompiled(universe: MethodUniverse, input: EventStream): 
       return;
     }
     const code = universe.byId.get(f.method)!.code!;
-    for (let k = 0; k < p.length; k++) out.push(EventKind.Bytecode, f.source, f.method, p[k], code[p[k]], tsc, INFERRED);
+    // nothing happened since the frame's last event: the invokes on the path called methods that left no event
+    const silent = f.outAtLast === out.length;
+    for (let k = 0; k < p.length; k++) {
+      out.push(EventKind.Bytecode, f.source, f.method, p[k], code[p[k]], tsc, INFERRED);
+      note(f, p[k]);
+      if (silent) silentCallee(f, tsc);
+    }
     stats.inserted += p.length;
+  };
+  /** an event at `bci` the frame has just passed and cannot reach going forward: an echo of scheduling */
+  const isEcho = (f: CFrame, bci: number): boolean => {
+    if (f.last < 0 || !f.recent.includes(bci)) return false;
+    const code = universe.byId.get(f.method)?.code;
+    return !!code && distance(code, f.last, bci, REACH) < 0;
+  };
+  /** The frame stands at an invoke whose callee left no event: the callee's bytecodes, entry to return, when one
+   * method fits and its path is unique and short. */
+  const silentCallee = (f: CFrame, tsc: number) => {
+    if (f.last < 0 || f.outAtLast !== out.length) return;
+    const caller = universe.byId.get(f.method);
+    const op = caller?.code?.[f.last] ?? 0;
+    if (op < 0xb6 || op > 0xb9) return;
+    const callee = universe.mostSpecificTarget(caller!, f.last);
+    if (!callee || !callee.code || callee.native) return;
+    const p = path(callee.id, -1, -1);
+    if (!p) return;
+    out.push(EventKind.Entry, EventSource.Inlined, callee.id, -1, -1, tsc, INFERRED_ENTRY);
+    for (let k = 0; k < p.length; k++) out.push(EventKind.Bytecode, EventSource.Inlined, callee.id, p[k], callee.code![p[k]], tsc, INFERRED);
+    out.push(EventKind.Exit, EventSource.Inlined, callee.id, -1, -1, tsc, INFERRED_ENTRY);
+    stats.inserted += p.length;
+    stats.silentCallees++;
   };
 
   for (let i = 0; i < input.length; i++) {
@@ -84,12 +138,25 @@ export function completeCompiled(universe: MethodUniverse, input: EventStream): 
     const tsc = input.tsc[i];
     const compiled = source === EventSource.Compiled || source === EventSource.Inlined;
     if (compiled && kind === EventKind.Entry) {
-      stack.push({ method, last: -1, source });
+      const caller = stack[stack.length - 1];
+      const site = source === EventSource.Inlined ? input.aux[i] - 1 : -1;
+      const code = caller && universe.byId.get(caller.method)?.code;
+      const ahead = !!code && site >= 0 && site < code.length && (caller.last < 0 || distance(code, caller.last, site, REACH) >= 0);
+      if (caller && ahead && caller.last !== site) {
+        // an inlined callee begins: its caller has reached the call site (the callee's code may come first in
+        // the machine code, before any event of the caller's own bytecodes up to the call)
+        fill(caller, site, tsc);
+        out.push(EventKind.Bytecode, caller.source, caller.method, site, code[site], tsc, INFERRED);
+        note(caller, site);
+        stats.callSites++;
+      }
+      stack.push(frame(method, -1, source));
     } else if (compiled && kind === EventKind.OsrEntry) {
-      stack.push({ method, last: bci >= 0 ? bci : -2, source: EventSource.Compiled });
+      stack.push(frame(method, bci >= 0 ? bci : -2, EventSource.Compiled));
     } else if (compiled && kind === EventKind.Exit) {
       const f = stack[stack.length - 1];
       if (f && f.method === method) {
+        silentCallee(f, tsc);
         fill(f, -1, tsc);
         stack.pop();
       } else stack.length = 0; // out of step (an exception unwound frames): start afresh
@@ -100,25 +167,30 @@ export function completeCompiled(universe: MethodUniverse, input: EventStream): 
         // a frame we did not see enter (the stream's start, a gap, unwinding): from here on
         while (stack.length && stack[stack.length - 1].method !== method) stack.pop();
         f = stack[stack.length - 1];
-        if (!f) stack.push((f = { method, last: -2, source }));
+        if (!f) stack.push((f = frame(method, -2, source)));
       }
       if (f.last === bci) {
         stats.merged++;
         continue;
       }
+      if (isEcho(f, bci)) {
+        stats.echoes++;
+        continue;
+      }
+      silentCallee(f, tsc);
       fill(f, bci, tsc);
-      f.last = bci;
       f.source = source;
+      out.push(kind, source, method, bci, input.opcode[i], tsc, input.aux[i]);
+      const code = universe.byId.get(method)?.code;
+      if (code && bci < code.length) out.opcode[out.length - 1] = code[bci];
+      note(f, bci);
+      continue;
     } else if (kind === EventKind.Gap || kind === EventKind.Exception || kind === EventKind.Deopt) {
       // what ran in between is unknown: no path is drawn across it
       for (const f of stack) f.last = -2;
       if (kind !== EventKind.Exception) stack.length = 0;
     }
     out.push(kind, source, method, bci, input.opcode[i], tsc, input.aux[i]);
-    if (compiled && kind === EventKind.Bytecode && method >= 0 && bci >= 0) {
-      const code = universe.byId.get(method)?.code;
-      if (code && bci < code.length) out.opcode[out.length - 1] = code[bci];
-    }
   }
   return { events: out, stats };
 }
@@ -174,4 +246,24 @@ function shortest(code: Uint8Array, from: number, to: number): Int32Array | null
   }
   if (from === -1 && to !== 0 && bcis[bcis.length - 1] !== 0) bcis.push(0);
   return Int32Array.from(bcis.reverse());
+}
+
+/** Length of a shortest path from `from` to `to` over successors (1 for a direct successor), or -1 when `to` is
+ * not within `limit` steps. */
+function distance(code: Uint8Array, from: number, to: number, limit: number): number {
+  const seen = new Set<number>([from]);
+  let frontier = [from];
+  for (let d = 1; d <= limit && frontier.length; d++) {
+    const next: number[] = [];
+    for (const b of frontier)
+      for (const s of successors(code, b)) {
+        if (s === to) return d;
+        if (!seen.has(s)) {
+          seen.add(s);
+          next.push(s);
+        }
+      }
+    frontier = next;
+  }
+  return -1;
 }

@@ -227,12 +227,15 @@ export class JavaEventBuilder implements FlowSink {
         chain.unshift(m);
         bcis.unshift(nm.frames[(f0 + k) * 2 + 1]);
         if (common > 0 || k < depth - 1) {
-          this.events.push(EventKind.Entry, EventSource.Inlined, m, -1, -1, tsc);
+          // aux: the caller's call-site bci + 1 (the caller is the next frame out)
+          this.events.push(EventKind.Entry, EventSource.Inlined, m, -1, -1, tsc, nm.frames[(f0 + k + 1) * 2 + 1] + 1);
           this.stats.entries++;
         }
       }
       // caller bcis move with the chain
       for (let k = 0; k < depth; k++) bcis[k] = nm.frames[(f0 + k) * 2 + 1];
+      // bci -1 (HotSpot's InvocationEntryBci): code of the frame's entry, before its first bytecode
+      if (nm.frames[f0 * 2 + 1] < 0) continue;
       this.events.push(EventKind.Bytecode, depth > 1 ? EventSource.Inlined : EventSource.Compiled, nm.frames[f0 * 2], nm.frames[f0 * 2 + 1], -1, tsc);
       this.stats.bytecodes++;
       this.stats.compiled++;
