@@ -1,6 +1,7 @@
 import yargs from 'yargs';
 import * as os from 'os';
 import { runCompare } from './commands/compare';
+import { runAccuracy } from './commands/accuracy';
 import { runDecode } from './commands/decode';
 import { runDoctor } from './commands/doctor';
 import { runInspect } from './commands/inspect';
@@ -138,6 +139,32 @@ export async function main(argv: string[]): Promise<number> {
       },
     )
     .command(
+      'accuracy',
+      "how right the decoded paths are as PT loses data: records under the emulator at each loss setting and the oracle once, then the paper's table per thread (PMD, PDC, PD, DA, PR, RA, overall, hot methods)",
+      (y) =>
+        y
+          .usage('$0 accuracy [--loss 0,10,25,50] [--md FILE] -- java ARGS...')
+          .option('loss', { type: 'string', default: '0,10,25,50', describe: 'comma-separated loss settings: presets 0, 10, 25, 50 (calibrated on examples/switches) or BUFFER:RATE' })
+          .option('seed', { type: 'number', default: 1, describe: 'seed of the emulator loss model' })
+          .option('out', { alias: 'o', type: 'string', describe: 'keep the traces and the oracle in this directory (default: a temporary one, removed)' })
+          .option('thread', { type: 'string', array: true, describe: 'only threads with these names' })
+          .option('min-bytecodes', { type: 'number', default: 1000, describe: 'leave out threads whose truth has fewer bytecodes' })
+          .option('md', { type: 'string', describe: 'also write the table as markdown to this file (e.g. docs/accuracy.md)' })
+          .option('json', { type: 'boolean', describe: 'print the rows as JSON on stdout' }),
+      async (a) => {
+        code = await runAccuracy({
+          command: ((a['--'] as unknown[] | undefined) ?? []).map(String),
+          loss: a.loss.split(',').filter(Boolean),
+          seed: a.seed,
+          out: a.out,
+          thread: a.thread,
+          minBytecodes: a['min-bytecodes'],
+          md: a.md,
+          json: a.json,
+        });
+      },
+    )
+    .command(
       'doctor',
       'what this machine can do: CPU, Intel PT, perf_event_paranoid, kernel, JDKs, emulator; exit 0 when real PT capture is possible, 3 when not',
       (y) =>
@@ -149,7 +176,7 @@ export async function main(argv: string[]): Promise<number> {
         code = runDoctor({ json: a.json, sysfsRoot: a.sysfs, procRoot: a.proc });
       },
     )
-    .demandCommand(1, 'name a command: record, inspect, decode, oracle, compare or doctor')
+    .demandCommand(1, 'name a command: record, inspect, decode, oracle, compare, accuracy or doctor')
     .strict()
     .help()
     .version(false)

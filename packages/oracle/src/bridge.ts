@@ -6,6 +6,7 @@
 import { parseClass, ClassFile } from '@jportal/classfile';
 import type { DecodedThread, JvmModel } from '@jportal/decode';
 import { OracleDir, OracleEvents, OracleKind } from './read';
+import { Origin } from './compare';
 import type { EventSeq } from './compare';
 
 /** Interns methods by "class.name descriptor" so that two runs' ids meet. */
@@ -52,7 +53,9 @@ export function decodedSequence(model: JvmModel, t: DecodedThread, space: Method
   let first = 0;
   if (opts.fromTsc) while (first < e.length && !(e.tsc[first] >= opts.fromTsc)) first++;
   const n = e.length - first;
-  const seq: EventSeq = { length: n, kind: e.kind.slice(first, e.length), method: new Int32Array(n), bci: e.bci.slice(first, e.length), opcode: e.opcode.slice(first, e.length) };
+  const seq: EventSeq = { length: n, kind: e.kind.slice(first, e.length), method: new Int32Array(n), bci: e.bci.slice(first, e.length), opcode: e.opcode.slice(first, e.length), origin: new Uint8Array(n) };
+  // compiled events completion inserted carry aux = 1 (packages/decode/src/complete.ts)
+  for (let i = 0; i < n; i++) if (e.kind[first + i] === 0 && e.source[first + i] !== 0 && e.aux[first + i] === 1) seq.origin![i] = Origin.Inferred;
   const ids = new Map<number, number>();
   const code = new Map<number, Uint8Array | null>();
   const classes = new Map<string, ClassFile | null>();

@@ -20,7 +20,12 @@ export interface EventSeq {
   bci: Int32Array;
   /** Java opcode 0..201; -1 = unknown */
   opcode: Int16Array;
+  /** decoded side only: where each event comes from (Origin); absent = all observed */
+  origin?: Uint8Array;
 }
+
+/** Where a decoded event comes from. */
+export const Origin = { Observed: 0, Inferred: 1, Recovered: 2 } as const;
 
 export type SequenceOptions = AlignOptions;
 
@@ -289,5 +294,56 @@ export function compareThread(truth: EventSeq, decoded: EventSeq, opts: Sequence
     calls: callSequenceAccuracy(truth, decoded, opts),
     counts: countError(truth, decoded),
     hot: hotMethodOverlap(truth, decoded, opts.k),
+  };
+}
+
+/**
+ * The paper's table rows for one thread, on bytecode events (truth length T):
+ * PD = decoded (observed or inferred) events / T; DA = those of them aligned to the truth / them; PR = recovered
+ * events / T; RA = those of them aligned / them; overall = all aligned / T.
+ */
+export interface LossAccuracy {
+  truthLength: number;
+  decoded: number;
+  decodedMatched: number;
+  recovered: number;
+  recoveredMatched: number;
+  pd: number;
+  da: number;
+  pr: number;
+  /** NaN when nothing was recovered */
+  ra: number;
+  overall: number;
+}
+
+export function lossAccuracy(truth: EventSeq, decoded: EventSeq, opts: SequenceOptions = {}): LossAccuracy {
+  const s = sequenceAccuracy(truth, decoded, { ...opts, pairs: true });
+  const origin = decoded.origin;
+  let dec = 0;
+  let rec = 0;
+  for (let i = 0; i < decoded.length; i++) {
+    if (decoded.kind[i] !== EventKind.Bytecode) continue;
+    if (origin && origin[i] === Origin.Recovered) rec++;
+    else dec++;
+  }
+  let decM = 0;
+  let recM = 0;
+  const pd = s.pairs!.decoded;
+  for (let k = 0; k < pd.length; k++) {
+    if (origin && origin[pd[k]] === Origin.Recovered) recM++;
+    else decM++;
+  }
+  const t = s.truthLength;
+  return {
+    truthLength: t,
+    decoded: dec,
+    decodedMatched: decM,
+    recovered: rec,
+    recoveredMatched: recM,
+    pd: t ? dec / t : 0,
+    da: dec ? decM / dec : 1,
+    pr: t ? rec / t : 0,
+    ra: rec ? recM / rec : NaN,
+    overall: s.accuracy,
   };
 }

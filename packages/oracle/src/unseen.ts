@@ -67,8 +67,10 @@ export function maskUnseen(truth: EventSeq, decoded: EventSeq, hasCode: (method:
   let n = 0;
   for (let i = 0; i < keep.length; i++) n += keep[i];
   const out: EventSeq = { length: n, kind: new Uint8Array(n), method: new Int32Array(n), bci: new Int32Array(n), opcode: new Int16Array(n) };
+  if (decoded.origin) out.origin = new Uint8Array(n);
   for (let i = 0, o = 0; i < decoded.length; i++) {
     if (!keep[i]) continue;
+    if (out.origin) out.origin[o] = decoded.origin![i];
     out.kind[o] = decoded.kind[i];
     out.method[o] = decoded.method[i];
     out.bci[o] = decoded.bci[i];

@@ -5,7 +5,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { decodeTrace, DecodeError } from '@jportal/decode';
-import { compareThread, decodedSequence, formatDiff, maskUnseen, MethodSpace, oracleSequence, readOracle, readOracleThread, ThreadComparison, UnseenMask } from '@jportal/oracle';
+import { compareThread, formatDiff, MethodSpace, readOracle, ThreadComparison, UnseenMask } from '@jportal/oracle';
+import { threadPairs } from '../thread-pairs';
 import { CliError, ExitCode } from '../exit';
 import { stderrLogger } from '../log';
 
@@ -43,29 +44,10 @@ export async function runCompare(o: CompareCommandOptions): Promise<number> {
     throw e;
   }
   const space = new MethodSpace();
-  const withCode = new Set<number>();
-  for (const m of oracle.methods) if (m.codeLength > 0) withCode.add(space.id(m.className, m.name, m.signature));
-  // pair threads by name, in order of appearance when a name repeats
-  const byName = new Map<string, typeof decoded.threads>();
-  for (const t of decoded.threads) {
-    const list = byName.get(t.name) ?? [];
-    list.push(t);
-    byName.set(t.name, list);
-  }
   const reports: ThreadReport[] = [];
   const unmatched: string[] = [];
-  for (const ot of oracle.threads) {
-    if (o.thread && !o.thread.includes(ot.name)) continue;
-    const t = byName.get(ot.name)?.shift();
-    if (!t) {
-      unmatched.push(ot.name);
-      continue;
-    }
-    const truth = oracleSequence(oracle, readOracleThread(oracle, ot), space);
-    // the oracle sees the live phase only: the start-up code before VMInit is left out of the decoded side
-    const dec = decodedSequence(decoded.model, t, space, { fromTsc: decoded.model.vmStartTsc });
-    const masked = maskUnseen(truth, dec, (m) => withCode.has(m));
-    const { decoded: visible, ...unseen } = masked;
+  for (const pair of threadPairs(decoded, oracle, space, o.thread, unmatched)) {
+    const { truth, all: dec, visible, unseen, decoded: t, oracle: ot } = pair;
     // sequences are aligned as they are (extra decoded events cost nothing there); counts and hot methods are
     // taken over what both sides could see
     const all = compareThread(truth, dec, { pairs: o.diff !== undefined });
