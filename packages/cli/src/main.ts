@@ -150,6 +150,7 @@ export async function main(argv: string[]): Promise<number> {
           .option('thread', { type: 'string', array: true, describe: 'only threads with these names' })
           .option('min-bytecodes', { type: 'number', default: 1000, describe: 'leave out threads whose truth has fewer bytecodes' })
           .option('md', { type: 'string', describe: 'also write the table as markdown to this file (e.g. docs/accuracy.md)' })
+          .option('recover', { type: 'boolean', default: true, describe: 'fill gaps with recovered events (--no-recover: decoded events only)' })
           .option('json', { type: 'boolean', describe: 'print the rows as JSON on stdout' }),
       async (a) => {
         code = await runAccuracy({
@@ -161,6 +162,7 @@ export async function main(argv: string[]): Promise<number> {
           minBytecodes: a['min-bytecodes'],
           md: a.md,
           json: a.json,
+          recover: a.recover,
         });
       },
     )

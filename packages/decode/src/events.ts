@@ -30,6 +30,8 @@ export const enum EventSource {
   /** an inlined frame of compiled code */
   Inlined = 2,
   Other = 3,
+  /** copied into a gap by recovery (@jportal/recover): reconstructed, not decoded */
+  Recovered = 4,
 }
 
 export class EventStream {

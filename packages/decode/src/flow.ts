@@ -540,7 +540,9 @@ export class FlowDecoder {
   private fail(r: Step, offset: number): void {
     this.stats.droppedBlocks += this.npending;
     this.npending = 0;
-    this.startGap(r === Step.NoCode ? GapReason.NoCode : r === Step.Runaway ? GapReason.Runaway : GapReason.Mismatch, offset);
+    // the walk stopped because the packets it needed were lost: the next item is the PT unit's OVF
+    const lost = this.q.peek() === Item.Ovf;
+    this.startGap(lost ? GapReason.Overflow : r === Step.NoCode ? GapReason.NoCode : r === Step.Runaway ? GapReason.Runaway : GapReason.Mismatch, offset);
     this.ip = -1;
     this.sp = 0;
   }

@@ -55,7 +55,12 @@ export function decodedSequence(model: JvmModel, t: DecodedThread, space: Method
   const n = e.length - first;
   const seq: EventSeq = { length: n, kind: e.kind.slice(first, e.length), method: new Int32Array(n), bci: e.bci.slice(first, e.length), opcode: e.opcode.slice(first, e.length), origin: new Uint8Array(n) };
   // compiled events completion inserted carry aux = 1 (packages/decode/src/complete.ts)
-  for (let i = 0; i < n; i++) if (e.kind[first + i] === 0 && e.source[first + i] !== 0 && e.aux[first + i] === 1) seq.origin![i] = Origin.Inferred;
+  // events recovery copied into gaps have source 4 (@jportal/recover)
+  for (let i = 0; i < n; i++) {
+    const src = e.source[first + i];
+    if (src === 4) seq.origin![i] = Origin.Recovered;
+    else if (e.kind[first + i] === 0 && src !== 0 && e.aux[first + i] === 1) seq.origin![i] = Origin.Inferred;
+  }
   const ids = new Map<number, number>();
   const code = new Map<number, Uint8Array | null>();
   const classes = new Map<string, ClassFile | null>();

@@ -6,7 +6,8 @@
  * - PMD: share of the thread's traced instructions the PT unit lost (the emulator's own account); PDC = 1 - PMD;
  * - PD: decoded bytecode events (observed or inferred) over the truth's bytecodes; DA: the share of them that
  *   align with the truth;
- * - PR: recovered events over the truth's bytecodes; RA: the share of them that align (no recovery yet: PR 0);
+ * - PR: events recovery copied into gaps (@jportal/recover) over the truth's bytecodes; RA: the share of them that
+ *   align;
  * - overall: truth bytecodes aligned with any decoded event; top-10 hot methods shared.
  *
  * Alignment is `jportal compare`'s (sequence accuracy); the decoded side leaves out the activations the oracle
@@ -20,6 +21,7 @@ import { decodeTrace, DecodeError } from '@jportal/decode';
 import { hotMethodOverlap, lossAccuracy, LossAccuracy, MethodSpace, readOracle, sequenceAccuracy } from '@jportal/oracle';
 import { CliError, ExitCode } from '../exit';
 import { stderrLogger } from '../log';
+import { recoverGaps } from '@jportal/recover';
 import { threadPairs } from '../thread-pairs';
 
 /**
@@ -47,6 +49,8 @@ export interface AccuracyOptions {
   /** write the table as markdown here */
   md?: string;
   json?: boolean;
+  /** fill gaps with @jportal/recover (default true) */
+  recover?: boolean;
 }
 
 export interface AccuracyRow extends Omit<LossAccuracy, 'overall'> {
@@ -130,6 +134,12 @@ export async function runAccuracy(o: AccuracyOptions): Promise<number> {
         if (e instanceof DecodeError) throw new CliError(`accuracy: ${e.message}`, e.exitCode as 2 | 3);
         throw e;
       }
+      if (o.recover !== false)
+        for (const t of decoded.threads) {
+          const r = recoverGaps(t.events);
+          t.events = r.events;
+          if (r.stats.gaps) log.info(`accuracy: loss ${loss}, ${t.name}: ${r.stats.recovered} of ${r.stats.gaps} gaps recovered (${r.stats.bytecodes} bytecodes; ${r.stats.noContext} without context, ${r.stats.noCandidate} without a fitting stretch, ${r.stats.ambiguous} ambiguous)`);
+        }
       const lost = lostShareByTid(trace);
       const space = new MethodSpace();
       const unmatched: string[] = [];
@@ -157,7 +167,7 @@ export async function runAccuracy(o: AccuracyOptions): Promise<number> {
   } finally {
     if (!o.out) fs.rmSync(work, { recursive: true, force: true });
   }
-  const command = `jportal accuracy --loss ${o.loss.join(',')} --seed ${o.seed} -- ${o.command.join(' ')}`;
+  const command = `jportal accuracy --loss ${o.loss.join(',')} --seed ${o.seed}${o.recover === false ? ' --no-recover' : ''} -- ${o.command.join(' ')}`;
   const md = accuracyMarkdown(rows, command);
   if (o.md) fs.writeFileSync(o.md, md);
   if (o.json) process.stdout.write(JSON.stringify({ command, rows }, (_k, v) => (typeof v === 'number' && Number.isNaN(v) ? null : v), 2) + '\n');

@@ -1,0 +1,130 @@
+import { EventStream } from '@jportal/decode';
+import { recoverGaps, RECOVERED_SOURCE } from '@jportal/recover';
+
+const BYTECODE = 0;
+const ENTRY = 1;
+const EXIT = 2;
+const GAP = 3;
+
+/** A program's run as (method, bci) steps: `iterations` of a loop body that calls a helper, each step 10 ticks. */
+function run(iterations: number, body = (i: number) => [[1, 0], [1, 2], [1, 5], ['call', 2], [2, 0], [2, 1], ['ret', 2], [1, 8], [1, 9 + (i % 1)]]) {
+  const steps: (number | string)[][] = [];
+  for (let i = 0; i < iterations; i++) steps.push(...body(i));
+  return steps;
+}
+
+/** Events of the steps, with the steps in [lo, hi) replaced by one gap (time bounds of the lost steps). */
+function stream(steps: (number | string)[][], holes: [number, number][] = []): EventStream {
+  const s = new EventStream();
+  let t = 0;
+  for (let i = 0; i < steps.length; i++) {
+    t += 10;
+    const hole = holes.find(([lo, hi]) => i >= lo && i < hi);
+    if (hole) {
+      if (i === hole[0]) s.push(GAP, 3, -1, 0, -1, t, t + 10 * (hole[1] - hole[0]));
+      continue;
+    }
+    const [a, b] = steps[i];
+    if (a === 'call') s.push(ENTRY, 1, b as number, -1, -1, t);
+    else if (a === 'ret') s.push(EXIT, 1, b as number, -1, -1, t);
+    else s.push(BYTECODE, 1, a as number, b as number, 10, t);
+  }
+  return s;
+}
+
+const bytecodes = (s: EventStream) => {
+  const out: string[] = [];
+  for (let i = 0; i < s.length; i++) if (s.kind[i] === BYTECODE) out.push(`${s.method[i]}@${s.bci[i]}`);
+  return out;
+};
+const calls = (s: EventStream) => {
+  const out: string[] = [];
+  for (let i = 0; i < s.length; i++) if (s.kind[i] === ENTRY || s.kind[i] === EXIT) out.push(`${s.kind[i] === ENTRY ? '>' : '<'}${s.method[i]}`);
+  return out;
+};
+
+describe('recovery of gaps from matching context', () => {
+  test('a hole in a repeating loop is filled with exactly what ran there, calls included, marked recovered', () => {
+    const steps = run(50);
+    const whole = stream(steps);
+    const holed = stream(steps, [[200, 230]]);
+    const { events, stats, fills } = recoverGaps(holed, { context: 4 });
+    expect(stats).toMatchObject({ gaps: 1, recovered: 1, noContext: 0, noCandidate: 0 });
+    expect(bytecodes(events)).toEqual(bytecodes(whole));
+    expect(calls(events)).toEqual(calls(whole));
+    // what was copied is marked, lies inside the gap's time span, and the gap event is kept
+    let recovered = 0;
+    for (let i = 0; i < events.length; i++) {
+      if (events.source[i] !== RECOVERED_SOURCE) continue;
+      recovered++;
+      expect(events.tsc[i]).toBeGreaterThan(2000);
+      expect(events.tsc[i]).toBeLessThan(2010 + 300);
+    }
+    expect(recovered).toBe(30);
+    expect(events.kind.subarray(0, events.length).filter((k) => k === GAP).length).toBe(1);
+    // candidates near the end cannot run as long as the gap and end early: most agree all the same
+    expect(fills[0].agreeing).toBeGreaterThan(fills[0].fitting / 2);
+    // a decoder gap (reason 3: the packets did not fit the code) is left alone unless asked for
+    for (let i = 0; i < holed.length; i++) if (holed.kind[i] === GAP) holed.bci[i] = 3;
+    expect(recoverGaps(holed, { context: 4 }).stats.gaps).toBe(0);
+    expect(recoverGaps(holed, { context: 4, reasons: [3] }).stats.recovered).toBe(1);
+  });
+
+  test('two continuations seen: the more frequent one is taken and the gap counted as ambiguous', () => {
+    // every third iteration takes another branch at the end of the body
+    const body = (i: number) => (i % 3 === 0 ? [[1, 0], [1, 2], [1, 20], [1, 21]] : [[1, 0], [1, 2], [1, 5], [1, 6]]);
+    const steps = run(60, body);
+    const holed = stream(steps, [[4 * 31 + 2, 4 * 31 + 4]]); // iteration 31 (31 % 3 = 1: the frequent branch)
+    const { events, stats } = recoverGaps(holed, { context: 2 });
+    expect(stats.recovered).toBe(1);
+    expect(stats.ambiguous).toBe(1);
+    expect(bytecodes(events)).toEqual(bytecodes(stream(steps)));
+  });
+
+  test('a fill longer in time than the gap allows is not used; no context at the start is no recovery', () => {
+    // each iteration: a straight stretch of 20 bytecodes in method 3 between two bytecodes of method 1
+    const body = () => [[1, 0], [1, 2], ...Array.from({ length: 20 }, (_, k) => [3, k]), [1, 8]];
+    const steps = run(30, body);
+    const holed = stream(steps, [[23 * 10 + 2, 23 * 10 + 22]]); // iteration 10's stretch
+    // time passed far faster than the stretch takes: shift everything after the gap back
+    let after = false;
+    for (let i = 0; i < holed.length; i++) {
+      if (holed.kind[i] === GAP) after = true;
+      else if (after) holed.tsc[i] -= 190;
+    }
+    const r = recoverGaps(holed, { context: 2, timeFactor: 2 });
+    expect(r.stats).toMatchObject({ gaps: 1, recovered: 0, noCandidate: 1 });
+    expect(bytecodes(r.events)).toEqual(bytecodes(holed));
+    // with the true time it is recovered
+    expect(recoverGaps(stream(steps, [[23 * 10 + 2, 23 * 10 + 22]]), { context: 2 }).stats.recovered).toBe(1);
+    const start = recoverGaps(stream(steps, [[0, 5]]), { context: 4 });
+    expect(start.stats).toMatchObject({ gaps: 1, recovered: 0, noContext: 1 });
+  });
+
+  test('a gap longer than any complete stretch in a loop is whole iterations, as many as its time takes', () => {
+    // 40 iterations of 6 bytecodes (10 ticks each); a gap hides 100 steps: longer than the stretches between it
+    // and the other gaps, which cut the loop into short segments
+    const steps = run(40, () => [[1, 0], [1, 2], [1, 5], [1, 6], [1, 8], [1, 9]]);
+    const holes: [number, number][] = [[30, 130], [150, 160], [175, 185], [200, 210], [225, 235]];
+    const r = recoverGaps(stream(steps, holes), { context: 3 });
+    const big = r.fills.find((f) => f.bytecodes >= 90)!;
+    expect(big).toBeDefined();
+    expect(r.stats.periodic).toBeGreaterThan(0);
+    // the recovered sequence around the big gap is exactly what ran (the loop repeats with no variation)
+    const whole = bytecodes(stream(steps));
+    expect(bytecodes(r.events).slice(0, 150)).toEqual(whole.slice(0, 150));
+  });
+
+  test('linear in the trace: 40x the events take far less than 40x squared the time', () => {
+    const small = stream(run(500), [[1000, 1040], [3000, 3020]]);
+    const big = stream(run(20000), Array.from({ length: 80 }, (_, k) => [1000 + k * 2000, 1040 + k * 2000] as [number, number]));
+    const t0 = process.hrtime.bigint();
+    recoverGaps(small);
+    const t1 = process.hrtime.bigint();
+    const r = recoverGaps(big);
+    const t2 = process.hrtime.bigint();
+    expect(r.stats.recovered).toBe(80);
+    // not a timing assertion on the machine's speed: the big run must not be quadratic (40^2 = 1600x)
+    expect(Number(t2 - t1)).toBeLessThan(Number(t1 - t0) * 400);
+  });
+});
