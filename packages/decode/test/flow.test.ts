@@ -86,6 +86,20 @@ describe('flow layer on a hand-made code image', () => {
     expect(st.gaps).toBe(0);
   });
 
+  test('an OVF where the code needs a packet is lost data (an overflow gap), not a mismatch', () => {
+    const img = image();
+    const rec = new Recorder(img);
+    // the je at 0x1003 needs a TNT bit, but the PT unit overflowed: OVF, then FUP at the resume point
+    const OVF = [0x02, 0xf3];
+    const stream = Uint8Array.from([...PSB, ...PSBEND, ...ip8(PGE, 0x1000), ...OVF, ...ip8(FUP, 0x1010), ...ip8(TIP, 0x100a), ...PGD_NOIP]);
+    const st = new FlowDecoder(img, rec).decode(stream, { retcomp: false, timing: TIMING });
+    expect(st.gaps).toBe(1);
+    expect(rec.events.filter((e) => e.startsWith('gap overflow')).length).toBe(1);
+    // the unfinished walk up to the lost branch is dropped (and counted); the flow resumes at the FUP
+    expect(st.droppedBlocks).toBe(1);
+    expect(rec.insns.map((a) => a.toString(16))).toEqual(['1010', '1012', '100a']);
+  });
+
   test('packets that do not fit the code become a gap, and decoding resumes at the next full IP', () => {
     const img = image();
     const rec = new Recorder(img);
