@@ -48,9 +48,12 @@ Columns, per thread (the JPortal paper's Table 3 rows, on bytecode events):
   usually a larger share than the instructions lost.
 - **PD**: decoded bytecode events (observed, or inferred between observed ones in compiled frames) over the
   truth's bytecodes; **DA**: the share of them aligned with the truth.
-- **PR**: recovered events over the truth's bytecodes; **RA**: the share of them aligned with the truth. Recovery
-  (issue 6) does not exist yet: PR is 0.
+- **PR**: events recovery (@jportal/recover) copied into gaps of lost data, over the truth's bytecodes; **RA**: the
+  share of them aligned with the truth.
 - **overall**: the truth's bytecodes aligned with any decoded event (\`jportal compare\`'s sequence accuracy);
+  **(bound)**: what no alignment can exceed (per method and bci, the smaller of the two counts). Where overall
+  is far below it, the comparison's windowed alignment lost its way (it does at about half the data lost: the
+  examples are loops, so no gram is unique to anchor on) and overall understates the decode;
   **top-10 hot**: hot methods shared with the truth.
 
 `;

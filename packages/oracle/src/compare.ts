@@ -314,6 +314,11 @@ export interface LossAccuracy {
   /** NaN when nothing was recovered */
   ra: number;
   overall: number;
+  /**
+   * An upper bound of any alignment's matches over T: per (method, bci), the smaller of the two counts, summed.
+   * When `overall` is far below it, the (windowed) alignment failed rather than the decoder.
+   */
+  bound: number;
 }
 
 export function lossAccuracy(truth: EventSeq, decoded: EventSeq, opts: SequenceOptions = {}): LossAccuracy {
@@ -345,5 +350,16 @@ export function lossAccuracy(truth: EventSeq, decoded: EventSeq, opts: SequenceO
     pr: t ? rec / t : 0,
     ra: rec ? recM / rec : NaN,
     overall: s.accuracy,
+    bound: t ? bagOverlap(truth, decoded) / t : 1,
   };
+}
+
+/** Sum over (method, bci) of the smaller count of bytecode events on the two sides. */
+function bagOverlap(truth: EventSeq, decoded: EventSeq): number {
+  const t = new PairTable(); // v0: truth count, v1: decoded count
+  for (let i = 0; i < truth.length; i++) if (truth.kind[i] === EventKind.Bytecode && truth.method[i] >= 0 && truth.bci[i] >= 0) t.v0[t.slot(truth.method[i], truth.bci[i])]++;
+  for (let i = 0; i < decoded.length; i++) if (decoded.kind[i] === EventKind.Bytecode && decoded.method[i] >= 0 && decoded.bci[i] >= 0) t.v1[t.slot(decoded.method[i], decoded.bci[i])]++;
+  let sum = 0;
+  for (let s = 0; s < t.capacity; s++) if (t.used[s]) sum += Math.min(t.v0[s], t.v1[s]);
+  return sum;
 }

@@ -1,4 +1,4 @@
-import { compareThread, countError, hotMethodOverlap } from '../src';
+import { compareThread, countError, hotMethodOverlap, lossAccuracy, Origin } from '../src';
 import { Ev, seqOf } from './gen';
 
 const at = (method: number, bci: number, times: number, opcode = 1): Ev[] => Array.from({ length: times }, () => ({ method, bci, opcode }));
@@ -86,5 +86,24 @@ describe('compareThread', () => {
     expect(c.counts).toMatchObject({ truthTotal: 4, attributedDecoded: 1, absError: 3, coverage: 0.25 });
     expect(c.hot).toMatchObject({ shared: 1, identical: false });
     expect(c.hot.truth[0]).toEqual({ method: 1, count: 3 });
+  });
+});
+
+describe('lossAccuracy', () => {
+  test('decoded, inferred and recovered events: PD, DA, PR, RA, overall and the bag bound', () => {
+    const truth = seqOf([...at(1, 0, 1, 10), ...at(1, 1, 1, 11), ...at(1, 2, 1, 12), ...at(1, 3, 1, 13)]);
+    const decoded = seqOf([...at(1, 0, 1, 10), ...at(9, 9, 1, 99), ...at(1, 2, 1, 12), ...at(1, 3, 1, 13)]);
+    decoded.origin = Uint8Array.from([Origin.Observed, Origin.Observed, Origin.Recovered, Origin.Inferred]);
+    const r = lossAccuracy(truth, decoded);
+    expect(r).toMatchObject({ truthLength: 4, decoded: 3, decodedMatched: 2, recovered: 1, recoveredMatched: 1 });
+    expect(r.pd).toBeCloseTo(3 / 4);
+    expect(r.da).toBeCloseTo(2 / 3);
+    expect(r.pr).toBeCloseTo(1 / 4);
+    expect(r.ra).toBe(1);
+    expect(r.overall).toBeCloseTo(3 / 4);
+    expect(r.bound).toBeCloseTo(3 / 4); // (1,1) never decoded, (9,9) never ran
+    // nothing recovered: RA is undefined (NaN), not 0 or 1
+    decoded.origin = undefined;
+    expect(Number.isNaN(lossAccuracy(truth, decoded).ra)).toBe(true);
   });
 });

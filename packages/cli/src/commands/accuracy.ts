@@ -8,7 +8,9 @@
  *   align with the truth;
  * - PR: events recovery copied into gaps (@jportal/recover) over the truth's bytecodes; RA: the share of them that
  *   align;
- * - overall: truth bytecodes aligned with any decoded event; top-10 hot methods shared.
+ * - overall: truth bytecodes aligned with any decoded event; (bound): what no alignment can exceed (per (method,
+ *   bci) the smaller count), so an overall far below it is the alignment failing, not the decoder; top-10 hot
+ *   methods shared.
  *
  * Alignment is `jportal compare`'s (sequence accuracy); the decoded side leaves out the activations the oracle
  * cannot see (VM upcalls) for PD/DA/PR/RA and hot methods, as compare does for counts.
@@ -96,9 +98,9 @@ export function accuracyMarkdown(rows: AccuracyRow[], command: string): string {
   const lines = [
     `Made by \`${command}\` on ${new Date().toISOString().slice(0, 10)} (${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.cpus().length} cores).`,
     '',
-    '| loss | thread | PMD | PDC | PD | DA | PR | RA | overall | top-10 hot |',
-    '|---|---|---|---|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.loss} | ${r.thread} | ${pct(r.pmd)} | ${pct(r.pdc)} | ${pct(r.pd)} | ${pct(r.da)} | ${pct(r.pr)} | ${pct(r.ra)} | ${pct(r.overall)} | ${r.hotShared}/${r.hotOf} |`),
+    '| loss | thread | PMD | PDC | PD | DA | PR | RA | overall | (bound) | top-10 hot |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.loss} | ${r.thread} | ${pct(r.pmd)} | ${pct(r.pdc)} | ${pct(r.pd)} | ${pct(r.da)} | ${pct(r.pr)} | ${pct(r.ra)} | ${pct(r.overall)} | ${pct(r.bound)} | ${r.hotShared}/${r.hotOf} |`),
   ];
   return lines.join('\n') + '\n';
 }
@@ -156,6 +158,7 @@ export async function runAccuracy(o: AccuracyOptions): Promise<number> {
           pmd,
           pdc: 1 - pmd,
           overall: sequenceAccuracy(p.truth, p.all).accuracy,
+          bound: la.bound,
           hotShared: hot.shared,
           hotOf: Math.max(hot.truth.length, hot.decoded.length),
         });
