@@ -51,7 +51,8 @@ Columns, per thread (the JPortal paper's Table 3 rows, on bytecode events):
 - **PR**: events recovery (@jportal/recover) copied into gaps of lost data, over the truth's bytecodes; **RA**: the
   share of them aligned with the truth.
 - **overall**: the truth's bytecodes aligned with any decoded event (\`jportal compare\`'s sequence accuracy);
-  **(bound)**: what no alignment can exceed (per method and bci, the smaller of the two counts). Where overall
+  **(bound)**: what no alignment can exceed (per method and bci the smaller of the two counts, plus decoded
+  events without a method, which match on the opcode alone). Where overall
   is far below it, the comparison's windowed alignment lost its way (it does at about half the data lost: the
   examples are loops, so no gram is unique to anchor on) and overall understates the decode;
   **top-10 hot**: hot methods shared with the truth.

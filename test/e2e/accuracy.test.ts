@@ -24,6 +24,7 @@ interface Row {
   pr: number;
   ra: number | null;
   overall: number;
+  bound: number;
   hotShared: number;
   hotOf: number;
 }
@@ -48,6 +49,8 @@ maybe('jportal accuracy', () => {
         expect(x.da).toBeGreaterThan(0.5);
         expect(x.da).toBeLessThanOrEqual(1);
         expect(x.overall).toBeLessThanOrEqual(1);
+        // no alignment matches more than the bound (per (method, bci) the smaller count, plus wildcards)
+        expect(x.overall).toBeLessThanOrEqual(x.bound + 1e-9);
       }
       // recovery fills only what the PT unit lost: nothing without loss
       expect(none.pr).toBe(0);

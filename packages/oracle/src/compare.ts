@@ -314,10 +314,7 @@ export interface LossAccuracy {
   /** NaN when nothing was recovered */
   ra: number;
   overall: number;
-  /**
-   * An upper bound of any alignment's matches over T: per (method, bci), the smaller of the two counts, summed.
-   * When `overall` is far below it, the (windowed) alignment failed rather than the decoder.
-   */
+  /** alignmentBound over T: what no alignment of these two sequences can exceed */
   bound: number;
 }
 
@@ -350,16 +347,30 @@ export function lossAccuracy(truth: EventSeq, decoded: EventSeq, opts: SequenceO
     pr: t ? rec / t : 0,
     ra: rec ? recM / rec : NaN,
     overall: s.accuracy,
-    bound: t ? bagOverlap(truth, decoded) / t : 1,
+    bound: t ? alignmentBound(truth, decoded) / t : 1,
   };
 }
 
-/** Sum over (method, bci) of the smaller count of bytecode events on the two sides. */
-function bagOverlap(truth: EventSeq, decoded: EventSeq): number {
+/**
+ * An upper bound of the bytecode events any alignment of the two sequences can match: per (method, bci) the
+ * smaller of the two counts, plus the decoded events without method or bci (they match on the opcode alone), at
+ * most the truth's length.
+ */
+export function alignmentBound(truth: EventSeq, decoded: EventSeq): number {
   const t = new PairTable(); // v0: truth count, v1: decoded count
-  for (let i = 0; i < truth.length; i++) if (truth.kind[i] === EventKind.Bytecode && truth.method[i] >= 0 && truth.bci[i] >= 0) t.v0[t.slot(truth.method[i], truth.bci[i])]++;
-  for (let i = 0; i < decoded.length; i++) if (decoded.kind[i] === EventKind.Bytecode && decoded.method[i] >= 0 && decoded.bci[i] >= 0) t.v1[t.slot(decoded.method[i], decoded.bci[i])]++;
+  let total = 0;
+  let wild = 0;
+  for (let i = 0; i < truth.length; i++) {
+    if (truth.kind[i] !== EventKind.Bytecode) continue;
+    total++;
+    if (truth.method[i] >= 0 && truth.bci[i] >= 0) t.v0[t.slot(truth.method[i], truth.bci[i])]++;
+  }
+  for (let i = 0; i < decoded.length; i++) {
+    if (decoded.kind[i] !== EventKind.Bytecode) continue;
+    if (decoded.method[i] >= 0 && decoded.bci[i] >= 0) t.v1[t.slot(decoded.method[i], decoded.bci[i])]++;
+    else wild++;
+  }
   let sum = 0;
   for (let s = 0; s < t.capacity; s++) if (t.used[s]) sum += Math.min(t.v0[s], t.v1[s]);
-  return sum;
+  return Math.min(total, sum + wild);
 }

@@ -20,7 +20,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { decodeTrace, DecodeError } from '@jportal/decode';
-import { hotMethodOverlap, lossAccuracy, LossAccuracy, MethodSpace, readOracle, sequenceAccuracy } from '@jportal/oracle';
+import { alignmentBound, hotMethodOverlap, lossAccuracy, LossAccuracy, MethodSpace, readOracle, sequenceAccuracy } from '@jportal/oracle';
 import { CliError, ExitCode } from '../exit';
 import { stderrLogger } from '../log';
 import { recoverGaps } from '@jportal/recover';
@@ -158,7 +158,8 @@ export async function runAccuracy(o: AccuracyOptions): Promise<number> {
           pmd,
           pdc: 1 - pmd,
           overall: sequenceAccuracy(p.truth, p.all).accuracy,
-          bound: la.bound,
+          // the bound of the same alignment `overall` is (all decoded events, wildcards included)
+          bound: p.truth.length ? alignmentBound(p.truth, p.all) / la.truthLength : 1,
           hotShared: hot.shared,
           hotOf: Math.max(hot.truth.length, hot.decoded.length),
         });
