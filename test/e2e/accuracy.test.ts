@@ -55,9 +55,15 @@ maybe('jportal accuracy', () => {
       // recovery fills only what the PT unit lost: nothing without loss
       expect(none.pr).toBe(0);
       expect(none.ra).toBeNull();
-      if (half.pr > 0) expect(half.ra).toBeGreaterThan(0);
+      // with recovered events RA is defined (a share), without it is null; at this loss the comparison's alignment
+      // is unreliable (see the bound), so its value is not asserted
+      if (half.pr > 0) {
+        expect(half.ra).not.toBeNull();
+        expect(half.ra!).toBeGreaterThanOrEqual(0);
+        expect(half.ra!).toBeLessThanOrEqual(1);
+      } else expect(half.ra).toBeNull();
       const text = fs.readFileSync(md, 'utf8');
-      expect(text).toContain('| loss | thread | PMD | PDC | PD | DA | PR | RA | overall | top-10 hot |');
+      expect(text).toContain('| loss | thread | PMD | PDC | PD | DA | PR | RA | overall | (bound) | top-10 hot |');
       expect(text).toContain('jportal accuracy --loss 0,50 --seed 3');
       // --out keeps what it measured
       expect(fs.existsSync(path.join(dir, 'work', 'oracle', 'oracle.json'))).toBe(true);
