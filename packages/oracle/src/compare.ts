@@ -236,21 +236,35 @@ export function callSequenceAccuracy(truth: EventSeq, decoded: EventSeq, opts: S
   return accuracyOf(new CallMatcher(select(truth, EventKind.Entry, EventKind.Exit), select(decoded, EventKind.Entry, EventKind.Exit)), opts);
 }
 
-/** Execution counts per (method, bci) of bytecode events, truth against decoded (decoded events with both known). */
-export function countError(truth: EventSeq, decoded: EventSeq): CountError {
-  const t = new PairTable(); // v0: truth count, v1: decoded count
+/**
+ * Bytecode events counted per (method, bci): v0 the truth's, v1 the decoded side's (events with both known);
+ * the truth's total, and the decoded events with and without method and bci.
+ */
+function bytecodeCounts(truth: EventSeq, decoded: EventSeq): { t: PairTable; truthTotal: number; attributed: number; unattributed: number } {
+  const t = new PairTable();
   let truthTotal = 0;
   let attributed = 0;
+  let unattributed = 0;
   for (let i = 0; i < truth.length; i++) {
     if (truth.kind[i] !== EventKind.Bytecode) continue;
     truthTotal++;
     if (truth.method[i] >= 0 && truth.bci[i] >= 0) t.v0[t.slot(truth.method[i], truth.bci[i])]++;
   }
   for (let i = 0; i < decoded.length; i++) {
-    if (decoded.kind[i] !== EventKind.Bytecode || decoded.method[i] < 0 || decoded.bci[i] < 0) continue;
+    if (decoded.kind[i] !== EventKind.Bytecode) continue;
+    if (decoded.method[i] < 0 || decoded.bci[i] < 0) {
+      unattributed++;
+      continue;
+    }
     attributed++;
     t.v1[t.slot(decoded.method[i], decoded.bci[i])]++;
   }
+  return { t, truthTotal, attributed, unattributed };
+}
+
+/** Execution counts per (method, bci) of bytecode events, truth against decoded (decoded events with both known). */
+export function countError(truth: EventSeq, decoded: EventSeq): CountError {
+  const { t, truthTotal, attributed } = bytecodeCounts(truth, decoded);
   let absError = 0;
   let covered = 0;
   for (let s = 0; s < t.capacity; s++) {
@@ -357,20 +371,8 @@ export function lossAccuracy(truth: EventSeq, decoded: EventSeq, opts: SequenceO
  * most the truth's length.
  */
 export function alignmentBound(truth: EventSeq, decoded: EventSeq): number {
-  const t = new PairTable(); // v0: truth count, v1: decoded count
-  let total = 0;
-  let wild = 0;
-  for (let i = 0; i < truth.length; i++) {
-    if (truth.kind[i] !== EventKind.Bytecode) continue;
-    total++;
-    if (truth.method[i] >= 0 && truth.bci[i] >= 0) t.v0[t.slot(truth.method[i], truth.bci[i])]++;
-  }
-  for (let i = 0; i < decoded.length; i++) {
-    if (decoded.kind[i] !== EventKind.Bytecode) continue;
-    if (decoded.method[i] >= 0 && decoded.bci[i] >= 0) t.v1[t.slot(decoded.method[i], decoded.bci[i])]++;
-    else wild++;
-  }
+  const { t, truthTotal, unattributed } = bytecodeCounts(truth, decoded);
   let sum = 0;
   for (let s = 0; s < t.capacity; s++) if (t.used[s]) sum += Math.min(t.v0[s], t.v1[s]);
-  return Math.min(total, sum + wild);
+  return Math.min(truthTotal, sum + unattributed);
 }
