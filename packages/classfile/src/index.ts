@@ -1,4 +1,4 @@
 /** @jportal/classfile: Java class files as the decoder and the reconstruction need them. */
-export { parseClass, ClassFormatError } from './parse';
+export { parseClass, ClassFormatError, lineOf } from './parse';
 export type { ClassFile, MethodInfo, MethodRef, ExceptionHandler } from './parse';
 export { instructionLength, forEachInstruction, successors, INVOKE_OPCODES, OPCODE_NAMES, opcodeName } from './bytecode';

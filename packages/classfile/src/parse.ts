@@ -30,6 +30,11 @@ export interface MethodInfo {
   maxStack: number;
   maxLocals: number;
   handlers: ExceptionHandler[];
+  /**
+   * The LineNumberTable(s) of the Code attribute, as pairs: lineNumbers[2k] = start bci, lineNumbers[2k+1] =
+   * source line, sorted by start bci; empty when the class was compiled without line numbers (javac -g:none).
+   */
+  lineNumbers: Uint32Array;
 }
 
 export interface ClassFile {
@@ -40,6 +45,8 @@ export interface ClassFile {
   superName?: string;
   interfaces: string[];
   methods: MethodInfo[];
+  /** the SourceFile attribute (e.g. "Main.java"), if present */
+  sourceFile?: string;
   /** the method named `name` with `descriptor`, if the class declares it */
   method(name: string, descriptor: string): MethodInfo | undefined;
   /**
@@ -163,7 +170,7 @@ export function parseClass(bytes: Uint8Array, file?: string): ClassFile {
     const mName = str(u2('method'), at);
     at = p;
     const desc = str(u2('method'), at);
-    const m: MethodInfo = { access: acc, name: mName, descriptor: desc, maxStack: 0, maxLocals: 0, handlers: [] };
+    const m: MethodInfo = { access: acc, name: mName, descriptor: desc, maxStack: 0, maxLocals: 0, handlers: [], lineNumbers: NO_LINES };
     const nAttr = u2('method attributes');
     for (let a = 0; a < nAttr; a++) {
       at = p;
@@ -187,13 +194,42 @@ export function parseClass(bytes: Uint8Array, file?: string): ClassFile {
           const ct = u2('exception table');
           m.handlers.push({ startPc, endPc, handlerPc, catchType: ct === 0 ? undefined : className(ct, at) });
         }
+        const lines: number[] = [];
+        const nCodeAttr = u2('Code attributes');
+        for (let ca = 0; ca < nCodeAttr; ca++) {
+          at = p;
+          const can = str(u2('Code attribute'), at);
+          const clen = u4('Code attribute length');
+          need(clen, `Code attribute ${can}`);
+          const cend = p + clen;
+          if (can === 'LineNumberTable') {
+            const nL = u2('LineNumberTable');
+            for (let l = 0; l < nL; l++) lines.push(u2('LineNumberTable'), u2('LineNumberTable'));
+            if (p > cend) throw new ClassFormatError(cend, `LineNumberTable of ${mName} overruns its length`, file);
+          }
+          p = cend;
+        }
+        if (lines.length) m.lineNumbers = sortedLinePairs(lines);
         if (p > end) throw new ClassFormatError(end, `Code attribute of ${mName} overruns its length`, file);
       }
       p = end;
     }
     methods.push(m);
   }
-  skipAttributes();
+  let sourceFile: string | undefined;
+  const nClassAttr = u2('class attributes');
+  for (let a = 0; a < nClassAttr; a++) {
+    at = p;
+    const an = str(u2('class attribute'), at);
+    const len = u4('class attribute length');
+    need(len, `class attribute ${an}`);
+    const end = p + len;
+    if (an === 'SourceFile' && len >= 2) {
+      at = p;
+      sourceFile = str(u2('SourceFile'), at);
+    }
+    p = end;
+  }
   if (p !== bytes.length) throw new ClassFormatError(p, `${bytes.length - p} bytes after the end of the class`, file);
   const byKey = new Map<string, MethodInfo>();
   for (const m of methods) byKey.set(m.name + m.descriptor, m);
@@ -213,5 +249,34 @@ export function parseClass(bytes: Uint8Array, file?: string): ClassFile {
     refs.set(index, r);
     return r;
   };
-  return { major, minor, access, name, superName, interfaces, methods, method: (n, d) => byKey.get(n + d), methodRef };
+  return { major, minor, access, name, superName, interfaces, methods, sourceFile, method: (n, d) => byKey.get(n + d), methodRef };
+}
+
+const NO_LINES = new Uint32Array(0);
+
+/** (start bci, line) pairs sorted by start bci (javac emits them in source order, not bci order). */
+function sortedLinePairs(flat: number[]): Uint32Array {
+  const idx = Array.from({ length: flat.length / 2 }, (_, i) => i).sort((a, b) => flat[2 * a] - flat[2 * b] || a - b);
+  const out = new Uint32Array(flat.length);
+  idx.forEach((k, i) => {
+    out[2 * i] = flat[2 * k];
+    out[2 * i + 1] = flat[2 * k + 1];
+  });
+  return out;
+}
+
+/** The source line of `bci` by a method's LineNumberTable (the entry with the greatest start <= bci); -1 if none. */
+export function lineOf(m: MethodInfo, bci: number): number {
+  const t = m.lineNumbers;
+  let lo = 0;
+  let hi = t.length / 2 - 1;
+  let best = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (t[2 * mid] <= bci) {
+      best = t[2 * mid + 1];
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  return best;
 }

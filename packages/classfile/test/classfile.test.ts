@@ -6,7 +6,7 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { ClassFormatError, forEachInstruction, opcodeName, parseClass, successors } from '../src';
+import { ClassFormatError, forEachInstruction, lineOf, opcodeName, parseClass, successors } from '../src';
 
 const SOURCE = `
 import java.util.*;
@@ -131,6 +131,41 @@ if (!haveJdk) console.warn('SKIP javap comparison: no javac/javap on PATH (insta
     expect(cf.methodRef(1_000_000)).toBeUndefined();
     const abs = parseClass(new Uint8Array(fs.readFileSync(path.join(dir, 'Abs.class'))));
     expect(abs.interfaces).toEqual(['java/lang/Runnable']);
+  });
+
+  test('line numbers and source file equal javap -l\'s LineNumberTable', () => {
+    const r = spawnSync('javap', ['-l', '-p', '-cp', dir, 'Sample'], { encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    // "  static int table(int);" ... "    LineNumberTable:" "      line 4: 0"
+    const theirs = new Map<string, [number, number][]>();
+    let method = '';
+    for (const line of r.stdout.split('\n')) {
+      if (/^  static \{\};$/.test(line)) method = '<clinit>';
+      else if (/^  \S.*\(.*\).*;$/.test(line)) method = /([\w$]+)\(/.exec(line)![1].replace(/^Sample$/, '<init>');
+      const ln = /^\s+line (\d+): (\d+)$/.exec(line);
+      if (ln) theirs.set(method, [...(theirs.get(method) ?? []), [Number(ln[2]), Number(ln[1])]]);
+    }
+    const cf = parseClass(new Uint8Array(fs.readFileSync(path.join(dir, 'Sample.class'))));
+    expect(cf.sourceFile).toBe('Sample.java');
+    let checked = 0;
+    for (const m of cf.methods) {
+      const want = theirs.get(m.name);
+      if (!m.code || !want || m.name.startsWith('lambda$')) continue;
+      const ours: [number, number][] = [];
+      for (let i = 0; i < m.lineNumbers.length; i += 2) ours.push([m.lineNumbers[i], m.lineNumbers[i + 1]]);
+      expect(ours).toEqual([...want].sort((a, b) => a[0] - b[0]));
+      for (const [bci, line] of want) expect(lineOf(m, bci)).toBe(line);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(8);
+    // the source lines javac gives: table() is on line 4 of SOURCE (which starts with a newline)
+    expect(lineOf(cf.method('table', '(I)I')!, 0)).toBe(4);
+    const none = spawnSync('javac', ['-g:none', '-d', path.join(dir, 'nolines'), path.join(dir, 'Sample.java')], { encoding: 'utf8' });
+    expect(none.status).toBe(0);
+    const bare = parseClass(new Uint8Array(fs.readFileSync(path.join(dir, 'nolines', 'Sample.class'))));
+    expect(bare.sourceFile).toBeUndefined();
+    expect(bare.method('table', '(I)I')!.lineNumbers.length).toBe(0);
+    expect(lineOf(bare.method('table', '(I)I')!, 0)).toBe(-1);
   });
 
   test('a truncated or corrupt class file is a ClassFormatError naming the offset', () => {
