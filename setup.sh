@@ -24,7 +24,9 @@ jdk_ok() {
   [ "${v:-0}" -ge 17 ] 2>/dev/null
 }
 jdk_ok || need+=(openjdk-17-jdk-headless)
-for p in g++ make cmake libipt-dev qemu-user python3; do have_pkg "$p" || need+=("$p"); done
+# libjacoco-java: JaCoCo's agent, CLI and report.dtd (the coverage cross-check); libxml2-utils: xmllint (DTD
+# validation); chromium: headless rendering of report.html in the tests
+for p in g++ make cmake libipt-dev qemu-user python3 libjacoco-java libxml2-utils chromium; do have_pkg "$p" || need+=("$p"); done
 if [ ${#need[@]} -gt 0 ]; then
   say "installing Debian packages: ${need[*]}"
   SUDO=""

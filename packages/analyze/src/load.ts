@@ -1,0 +1,199 @@
+/**
+ * Builds an Analysis: from a trace directory (decode every thread, then fill PT-loss gaps with @jportal/recover),
+ * or from a ground-truth directory (@jportal/oracle), with class files from the trace's CLASS records and
+ * an optional classpath (directories, jars).
+ */
+import { ClassFile, parseClass } from '@jportal/classfile';
+import { decodeTrace, decodeTraceParallel, DecodedThread, JvmModel } from '@jportal/decode';
+import { loadClasspath } from '@jportal/icfg';
+import { OracleKind, readOracle, readOracleThread } from '@jportal/oracle';
+import { recoverGaps, RecoveryStats } from '@jportal/recover';
+import { Analysis, AnalysisMethod, Kind, Origin, ThreadEvents, Tier } from './model';
+
+export interface TraceLoadOptions {
+  /** OS tids to analyze (default all) */
+  tids?: number[];
+  /** worker threads for decoding (default 1) */
+  workers?: number;
+  /** fill gaps PT lost with @jportal/recover (default true) */
+  recover?: boolean;
+  /** extra class files: directories and jars (classes the trace has no bytes of, e.g. with agent classes=0) */
+  classpath?: string[];
+  /** leave out events before the JVM's live phase (VMInit), as ground truth cannot see them (default false) */
+  fromVmStart?: boolean;
+  /** progress callback per decoded thread */
+  onThread?: (name: string, done: number, total: number) => void;
+}
+
+export interface TraceAnalysis extends Analysis {
+  /** per thread (same order): what recovery did; undefined when it did not run */
+  recovery: (RecoveryStats | undefined)[];
+  /** the decoder's model of the JVM (code image, methods, classes) */
+  model: JvmModel;
+  decoded: DecodedThread[];
+}
+
+/** Class files by internal name, first from the classpath given, then the trace's recorded bytes. */
+class ClassIndex {
+  private readonly parsed = new Map<string, ClassFile | null>();
+  private readonly fromPath = new Map<string, ClassFile>();
+  constructor(
+    private readonly recorded: Map<string, Uint8Array> | undefined,
+    classpath: string[] | undefined,
+    private readonly problems: string[],
+  ) {
+    if (classpath?.length) {
+      const r = loadClasspath(classpath);
+      for (const c of r.classes) if (!this.fromPath.has(c.cf.name)) this.fromPath.set(c.cf.name, c.cf);
+      for (const e of r.errors) problems.push(e.message);
+    }
+  }
+
+  get(className: string, loader = -1): ClassFile | undefined {
+    const key = `${loader}:${className}`;
+    let cf = this.parsed.get(key);
+    if (cf !== undefined) return cf ?? undefined;
+    cf = this.fromPath.get(className) ?? null;
+    if (!cf && this.recorded) {
+      let bytes = loader >= 0 ? this.recorded.get(key) : undefined;
+      if (!bytes) for (const [k, b] of this.recorded) if (k.endsWith(`:${className}`)) { bytes = b; break; }
+      if (bytes)
+        try {
+          cf = parseClass(bytes, className);
+        } catch (e) {
+          this.problems.push(`class ${className}: ${(e as Error).message}`);
+        }
+    }
+    this.parsed.set(key, cf);
+    return cf ?? undefined;
+  }
+}
+
+function methodOf(classes: ClassIndex, className: string, name: string, signature: string, loader?: number): AnalysisMethod {
+  const classFile = classes.get(className, loader);
+  return { className, name, signature, classFile, info: classFile?.method(name, signature) };
+}
+
+function emptyThread(name: string, tid: number, javaTid: number, n: number): ThreadEvents {
+  return {
+    name, tid, javaTid, length: n,
+    kind: new Uint8Array(n), method: new Int32Array(n), bci: new Int32Array(n), opcode: new Int16Array(n),
+    tsc: new Float64Array(n), endTsc: new Float64Array(n).fill(NaN), origin: new Uint8Array(n), tier: new Uint8Array(n),
+  };
+}
+
+export async function loadTraceAnalysis(dir: string, opts: TraceLoadOptions = {}): Promise<TraceAnalysis> {
+  const decoded =
+    (opts.workers ?? 1) > 1
+      ? await decodeTraceParallel(dir, { tids: opts.tids, workers: opts.workers })
+      : decodeTrace(dir, { tids: opts.tids, onThread: (t, done, total) => opts.onThread?.(t.name, done, total) });
+  const { model } = decoded;
+  const problems = [...model.problems];
+  const classes = new ClassIndex(model.classes, opts.classpath, problems);
+  const methods: AnalysisMethod[] = [];
+  const index = new Map<number, number>();
+  const byKey = new Map<string, number>();
+  const idOf = (m: number): number => {
+    if (m < 0) return -1;
+    let i = index.get(m);
+    if (i === undefined) {
+      const info = model.methods.get(m);
+      if (!info) i = -1;
+      else {
+        const key = `${info.className}.${info.name}${info.signature}`;
+        i = byKey.get(key);
+        if (i === undefined) {
+          i = methods.length;
+          methods.push(methodOf(classes, info.className, info.name, info.signature, info.loader));
+          byKey.set(key, i);
+        }
+      }
+      index.set(m, i);
+    }
+    return i;
+  };
+  const recovery: (RecoveryStats | undefined)[] = [];
+  const threads: ThreadEvents[] = [];
+  for (const t of decoded.threads) {
+    let events = t.events;
+    if (opts.recover !== false) {
+      const r = recoverGaps(events);
+      events = r.events;
+      recovery.push(r.stats);
+    } else recovery.push(undefined);
+    let first = 0;
+    if (opts.fromVmStart && model.vmStartTsc) while (first < events.length && !(events.tsc[first] >= model.vmStartTsc)) first++;
+    const n = events.length - first;
+    const out = emptyThread(t.name, t.tid, t.javaTid, n);
+    for (let i = 0; i < n; i++) {
+      const j = first + i;
+      const kind = events.kind[j];
+      out.kind[i] = kind;
+      out.method[i] = idOf(events.method[j]);
+      out.bci[i] = events.bci[j];
+      out.tsc[i] = events.tsc[j];
+      const src = events.source[j];
+      out.tier[i] = src <= 3 ? src : Tier.Unknown;
+      if (src === 4) out.origin[i] = Origin.Recovered;
+      else if (kind === Kind.Bytecode && src !== 0 && events.aux[j] === 1) out.origin[i] = Origin.Inferred;
+      if (kind === Kind.Gap) out.endTsc[i] = events.aux[j];
+      let op = events.opcode[j];
+      if (kind === Kind.Bytecode && op < 0 && out.method[i] >= 0 && out.bci[i] >= 0) {
+        const code = methods[out.method[i]].info?.code;
+        if (code && out.bci[i] < code.length) op = code[out.bci[i]];
+      }
+      out.opcode[i] = op;
+    }
+    threads.push(out);
+  }
+  // recovered events take their tier from the stretch they were copied from; keep what recover wrote
+  return { source: { kind: 'trace', dir }, methods, threads, tscPerNs: model.tscPerNs, problems, recovery, model, decoded: decoded.threads };
+}
+
+export interface OracleLoadOptions {
+  /** class files: directories and jars (the oracle directory holds no class bytes) */
+  classpath?: string[];
+  /** class bytes recorded by a trace of the same program ("loader:name" -> bytes, JvmModel.classes) */
+  recordedClasses?: Map<string, Uint8Array>;
+}
+
+/** Ground truth as an Analysis: kinds mapped onto the decoder's (throw -> exception, catch dropped), no time. */
+export function loadOracleAnalysis(dir: string, opts: OracleLoadOptions = {}): Analysis {
+  const o = readOracle(dir);
+  const problems: string[] = [];
+  const classes = new ClassIndex(opts.recordedClasses, opts.classpath, problems);
+  const methods: AnalysisMethod[] = [];
+  const byKey = new Map<string, number>();
+  const map = new Int32Array(o.methods.length).fill(-1);
+  for (const m of o.methods) {
+    const key = `${m.className}.${m.name}${m.signature}`;
+    let i = byKey.get(key);
+    if (i === undefined) {
+      i = methods.length;
+      methods.push(methodOf(classes, m.className, m.name, m.signature));
+      byKey.set(key, i);
+    }
+    map[m.id] = i;
+  }
+  const threads: ThreadEvents[] = [];
+  for (const t of o.threads) {
+    const ev = readOracleThread(o, t);
+    let n = 0;
+    for (let i = 0; i < ev.length; i++) if (ev.kind[i] !== OracleKind.Catch) n++;
+    const out = emptyThread(t.name, t.tid, t.tid, n);
+    out.tsc.fill(NaN);
+    out.tier.fill(Tier.Unknown);
+    let k = 0;
+    for (let i = 0; i < ev.length; i++) {
+      const kind = ev.kind[i];
+      if (kind === OracleKind.Catch) continue;
+      out.kind[k] = kind === OracleKind.Bytecode ? Kind.Bytecode : kind === OracleKind.Entry ? Kind.Entry : kind === OracleKind.Throw ? Kind.Exception : Kind.Exit;
+      out.method[k] = ev.method[i] < map.length ? map[ev.method[i]] : -1;
+      out.bci[k] = ev.bci[i];
+      out.opcode[k] = ev.opcode[i];
+      k++;
+    }
+    threads.push(out);
+  }
+  return { source: { kind: 'oracle', dir }, methods, threads, tscPerNs: 0, problems };
+}

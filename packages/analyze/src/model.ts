@@ -1,0 +1,88 @@
+/**
+ * What every profile is computed from: per-thread event columns whose method ids index one method table, with
+ * the class-file facts (bytecode, line numbers, source file) profiles need. Built from a decoded trace
+ * (`loadTraceAnalysis`) or from ground truth (`loadOracleAnalysis`), so the same profile code runs on both and
+ * tests can compare them.
+ */
+import type { ClassFile, MethodInfo as ClassMethod } from '@jportal/classfile';
+
+/** Event kinds (the numbers of @jportal/decode's EventKind and docs/decoded-format.md). */
+export const enum Kind {
+  Bytecode = 0,
+  Entry = 1,
+  Exit = 2,
+  Gap = 3,
+  Deopt = 4,
+  Exception = 5,
+  OsrEntry = 6,
+}
+
+/** How an event is known. */
+export const enum Origin {
+  /** decoded from PT (or recorded by the oracle) */
+  Observed = 0,
+  /** added by the completion of compiled frames (a bytecode between two observed PcDescs) */
+  Inferred = 1,
+  /** copied into a gap by recovery (@jportal/recover) */
+  Recovered = 2,
+}
+
+/** Which code ran the event (pprof label "tier"). */
+export const enum Tier {
+  Interpreted = 0,
+  Compiled = 1,
+  Inlined = 2,
+  Other = 3,
+  Unknown = 4,
+}
+
+export const TIER_NAMES = ['interpreted', 'compiled', 'inlined', 'other', 'unknown'];
+export const ORIGIN_NAMES = ['observed', 'inferred', 'recovered'];
+
+export interface AnalysisMethod {
+  /** internal class name, e.g. java/lang/String */
+  className: string;
+  name: string;
+  /** JVM descriptor, e.g. (I)V */
+  signature: string;
+  /** the parsed class, when its bytes were recorded or found on the classpath */
+  classFile?: ClassFile;
+  /** the method in that class (bytecode, handlers, line numbers) */
+  info?: ClassMethod;
+}
+
+/** One Java thread's events, column-wise (one element per event). */
+export interface ThreadEvents {
+  name: string;
+  /** OS tid (trace) or the oracle's thread id; -1 unknown */
+  tid: number;
+  javaTid: number;
+  length: number;
+  kind: Uint8Array;
+  /** index into Analysis.methods; -1 unknown */
+  method: Int32Array;
+  /** bytecode index; for a gap the gap reason; -1 unknown */
+  bci: Int32Array;
+  /** the Java opcode of a bytecode event; -1 unknown */
+  opcode: Int16Array;
+  /** PT time (TSC ticks); NaN where unknown (ground truth has no time) */
+  tsc: Float64Array;
+  /** for a gap: the TSC where data resumes; NaN otherwise */
+  endTsc: Float64Array;
+  origin: Uint8Array;
+  tier: Uint8Array;
+}
+
+export interface Analysis {
+  /** where it came from: a trace directory or an oracle directory */
+  source: { kind: 'trace' | 'oracle'; dir: string };
+  methods: AnalysisMethod[];
+  threads: ThreadEvents[];
+  /** TSC ticks per nanosecond; 0 when unknown (no time: the oracle) */
+  tscPerNs: number;
+  /** problems met while loading (classes that did not parse, ...), one line each */
+  problems: string[];
+}
+
+export const methodLabel = (m: AnalysisMethod): string => `${m.className.replace(/\//g, '.')}.${m.name}`;
+export const methodKeyOf = (m: AnalysisMethod): string => `${m.className}.${m.name}${m.signature}`;

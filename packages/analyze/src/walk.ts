@@ -1,0 +1,138 @@
+/**
+ * The call stack of a thread, replayed from its events: every profile that needs context (calling-context trees,
+ * inclusive counts, timelines, flame graphs, latency) walks a thread through this one set of rules.
+ *
+ * - `entry` pushes its method (-1 when the interpreter's entry was not attributed); `exit` pops its method.
+ * - An `exit` of a method below the top pops the frames above it too (their exits were not seen: an exception
+ *   unwound them, or data was lost). An `exit` of a method not on the stack is counted and ignored (the frame
+ *   began before the trace did).
+ * - A `bytecode` (or `osr-entry`) of a method that is not on top: if the method is on the stack, the frames above
+ *   it are popped; otherwise it is pushed as an implicit frame (its entry was not seen). Bytecodes of unknown
+ *   method (-1) belong to the top frame.
+ * - Gaps leave the stack as it is (recovery, when it ran, put the lost events back).
+ */
+import { Kind, ThreadEvents } from './model';
+
+export interface StackVisitor {
+  /** a frame was pushed: `stack[0..depth]` is the new context, `stack[depth]` = method */
+  enter?(w: StackWalker, i: number, implicit: boolean): void;
+  /** the top frame is about to be popped (`stack[w.depth]`); `implicit` when no exit event of its own */
+  exit?(w: StackWalker, i: number, implicit: boolean): void;
+  /** a bytecode event ran in the top frame */
+  bytecode?(w: StackWalker, i: number): void;
+  /** a gap (lost or undecodable data); the stack is kept */
+  gap?(w: StackWalker, i: number): void;
+  /** an exception event */
+  exception?(w: StackWalker, i: number): void;
+}
+
+export interface WalkStats {
+  /** exits of methods that were not on the stack */
+  unmatchedExits: number;
+  /** frames pushed without an entry event */
+  implicitEntries: number;
+  /** frames popped without an exit event */
+  implicitExits: number;
+  /** the deepest stack seen */
+  maxDepth: number;
+  /** frames still open at the end of the thread */
+  openAtEnd: number;
+}
+
+export class StackWalker {
+  /** methods of the open frames, outermost first; valid up to `depth` */
+  stack = new Int32Array(256);
+  /** index of the top frame; -1 when the stack is empty */
+  depth = -1;
+  /** index of the event that opened each frame */
+  openedAt = new Int32Array(256);
+  readonly stats: WalkStats = { unmatchedExits: 0, implicitEntries: 0, implicitExits: 0, maxDepth: 0, openAtEnd: 0 };
+
+  constructor(readonly t: ThreadEvents) {}
+
+  get top(): number {
+    return this.depth >= 0 ? this.stack[this.depth] : -1;
+  }
+
+  private push(method: number, i: number, implicit: boolean, v: StackVisitor): void {
+    if (++this.depth === this.stack.length) {
+      const s = new Int32Array(this.stack.length * 2);
+      s.set(this.stack);
+      this.stack = s;
+      const o = new Int32Array(this.openedAt.length * 2);
+      o.set(this.openedAt);
+      this.openedAt = o;
+    }
+    this.stack[this.depth] = method;
+    this.openedAt[this.depth] = i;
+    if (this.depth + 1 > this.stats.maxDepth) this.stats.maxDepth = this.depth + 1;
+    if (implicit) this.stats.implicitEntries++;
+    v.enter?.(this, i, implicit);
+  }
+
+  private pop(i: number, implicit: boolean, v: StackVisitor): void {
+    if (implicit) this.stats.implicitExits++;
+    v.exit?.(this, i, implicit);
+    this.depth--;
+  }
+
+  /** the position of `method` in the stack, searching from the top; -1 if absent */
+  find(method: number): number {
+    for (let d = this.depth; d >= 0; d--) if (this.stack[d] === method) return d;
+    return -1;
+  }
+
+  /** makes `method` the top frame: pops to it when it is open, pushes it otherwise */
+  private ensureTop(method: number, i: number, v: StackVisitor): void {
+    if (method < 0 || this.top === method) return;
+    const d = this.find(method);
+    if (d >= 0) while (this.depth > d) this.pop(i, true, v);
+    else this.push(method, i, true, v);
+  }
+
+  /** Replays every event; at the end, frames still open are closed (implicit exits at index `length`). */
+  walk(v: StackVisitor): WalkStats {
+    const t = this.t;
+    for (let i = 0; i < t.length; i++) {
+      const m = t.method[i];
+      switch (t.kind[i]) {
+        case Kind.Entry:
+          this.push(m, i, false, v);
+          break;
+        case Kind.Exit: {
+          const d = m < 0 ? this.depth : this.find(m);
+          if (d < 0) {
+            this.stats.unmatchedExits++;
+            break;
+          }
+          while (this.depth > d) this.pop(i, true, v);
+          this.pop(i, false, v);
+          break;
+        }
+        case Kind.Bytecode:
+          this.ensureTop(m, i, v);
+          if (this.depth >= 0) v.bytecode?.(this, i);
+          break;
+        case Kind.OsrEntry:
+          this.ensureTop(m, i, v);
+          break;
+        case Kind.Gap:
+          v.gap?.(this, i);
+          break;
+        case Kind.Exception:
+          v.exception?.(this, i);
+          break;
+        default:
+          break;
+      }
+    }
+    this.stats.openAtEnd = this.depth + 1;
+    while (this.depth >= 0) this.pop(t.length, true, v);
+    return this.stats;
+  }
+}
+
+/** Walks one thread's stack with `v` (see the rules above). */
+export function walkStacks(t: ThreadEvents, v: StackVisitor): WalkStats {
+  return new StackWalker(t).walk(v);
+}
