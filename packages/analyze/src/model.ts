@@ -86,3 +86,11 @@ export interface Analysis {
 
 export const methodLabel = (m: AnalysisMethod): string => `${m.className.replace(/\//g, '.')}.${m.name}`;
 export const methodKeyOf = (m: AnalysisMethod): string => `${m.className}.${m.name}${m.signature}`;
+
+/** What each report part (coverage, profile, cct, timeline, ...) returns: the files it wrote and a summary. */
+export interface PartResult {
+  /** files written, relative to the report directory */
+  files: string[];
+  /** a JSON-able summary (numbers the CLI prints and report.html shows) */
+  summary: Record<string, unknown>;
+}
