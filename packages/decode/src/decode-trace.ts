@@ -5,6 +5,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { FlowDecoder, FlowOptions, FlowStats } from './flow';
+import { invokeCallees } from './callees';
 import { splitAtPsb } from './split';
 import { EventStream } from './events';
 import { JavaDecodeStats, JavaEventBuilder } from './java';
@@ -73,7 +74,7 @@ export function decodeTrace(dir: string, opts: DecodeOptions = {}): DecodedTrace
   const cpuBytes = new Map<number, Uint8Array>();
   for (const t of todo) {
     const java = new JavaEventBuilder(model);
-    const flow = new FlowDecoder(model.image, java);
+    const flow = new FlowDecoder(model.image, java, opts.attribute === false ? undefined : invokeCallees(model.image, universeOf(model)));
     const t0 = Date.now();
     const flowOpts = { retcomp: sb.returnCompression, timing: sb.timing };
     if (t.file) {
@@ -151,10 +152,15 @@ function decodeFile(file: string, flow: FlowDecoder, flowOpts: FlowOptions, wind
 const universes = new WeakMap<JvmModel, MethodUniverse>();
 
 /** Attributes a decoded thread's interpreted events in place (unless opts.attribute is false). */
-export function attribute(model: JvmModel, t: DecodedThread, opts: { attribute?: boolean }): void {
-  if (opts.attribute === false) return;
+function universeOf(model: JvmModel): MethodUniverse {
   let u = universes.get(model);
   if (!u) universes.set(model, (u = new MethodUniverse(model)));
+  return u;
+}
+
+export function attribute(model: JvmModel, t: DecodedThread, opts: { attribute?: boolean }): void {
+  if (opts.attribute === false) return;
+  const u = universeOf(model);
   const r = attributeInterpreted(u, t.events);
   const c = completeCompiled(u, r.events);
   t.events = c.events;

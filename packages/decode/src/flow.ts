@@ -51,6 +51,14 @@ export interface FlowSink {
   gap(reason: GapReason, fromOffset: number, toOffset: number, tscBegin: number, tscEnd: number): void;
 }
 
+/**
+ * Entry points a call out of compiled code may have gone to, by the invoke it stands for: the recorded bytes show
+ * an inline cache as the agent copied it (often later, megamorphic: a call to a vtable stub), while earlier the
+ * same call site was monomorphic (a direct call to a callee's entry) or unresolved.
+ * `nmethod`: index into CodeImage.nmethods of the caller; `ret`: the call's return address; `tsc`: the time.
+ */
+export type CallCandidates = (nmethod: number, ret: number, tsc: number) => readonly number[];
+
 export interface FlowOptions {
   retcomp: boolean;
   timing: TimingConfig;
@@ -95,6 +103,8 @@ export interface FlowStats {
 
 /** Items a speculative walk must fit before a path is believed. */
 const LOOKAHEAD_ITEMS = 32;
+/** fits() within fits(): at most this many read-aheads nest. */
+const MAX_SPECULATION_DEPTH = 2;
 /** Blocks walked for one item before the walk is declared runaway (a spin loop has no packets). */
 const WALK_LIMIT = 1 << 20;
 /** The same for a speculative walk: a wrong guess must fail fast. */
@@ -136,10 +146,17 @@ export class FlowDecoder {
   private readonly stubCache = new Map<number, number[]>();
   /** Call blocks whose recorded target was seen to fit (not read ahead again). */
   private readonly confirmed = new Set<number>();
+  /** Call block -> the alternative target that last fitted there (tried first next time). */
+  private readonly preferred = new Map<number, number>();
 
+  /**
+   * `callees`, when given, names where a call out of compiled code may have gone by what the code calls: the
+   * entry points of compiled methods the invoke at the call's return address can reach (see CallCandidates).
+   */
   constructor(
     private readonly image: CodeImage,
     private readonly sink: FlowSink,
+    private readonly callees?: CallCandidates,
   ) {}
 
   /** Decodes a stream (or the part [begin, end) of it). */
@@ -322,17 +339,20 @@ export class FlowDecoder {
         case BlockEnd.Call: {
           let target = B.target[b];
           const s = image.sections[sec];
-          if (kind === BlockEnd.Jump && s.skipAt === ip && k !== Item.Pgd) {
-            // a not-entrant entry that was not yet patched when this ran: the original first instruction
+          if (kind === BlockEnd.Jump && s.skipAt === B.last[b] && k !== Item.Pgd) {
+            // a not-entrant entry that was not yet patched when this ran: the original first instruction (the
+            // block may begin before the entry: the unverified entry falls through into it)
             this.emit(b);
             ip = s.skipTo!;
             continue;
           }
-          if (kind === BlockEnd.Call && s.kind === SectionKind.Nmethod && !this.speculating && !this.confirmed.has(b) && this.mayBeStale(s, target, q.tsc)) {
+          // (inside a read-ahead too, one level deep: the callee tried may itself hold call sites copied late)
+          if (kind === BlockEnd.Call && s.kind === SectionKind.Nmethod && this.specDepth < MAX_SPECULATION_DEPTH && !this.confirmed.has(b) && this.mayBeStale(s, target, q.tsc)) {
             const chosen = this.chooseCallTarget(sec, b, target, retcomp);
             // call sites only move forward (unresolved -> resolved -> newer code): once the recorded target fits,
-            // it fits from then on
-            if (chosen === target) this.confirmed.add(b);
+            // it fits from then on — when the read-ahead proved it, not when tracing merely stopped (a call that
+            // went into the runtime to be resolved fits any target that can leave the traced range)
+            if (chosen === target && this.lastFitStrong && !this.speculating) this.confirmed.add(b);
             target = chosen;
           }
           this.emit(b);
@@ -459,16 +479,39 @@ export class FlowDecoder {
         }
       }
     }
+    const pref = this.preferred.get(b);
+    if (pref !== undefined && pref !== target && this.fits(pref, ret, retcomp)) {
+      this.stats.alternatives++;
+      return pref;
+    }
     if (this.fits(target, ret, retcomp)) return target;
     for (const alt of this.alternatives(sec)) {
-      if (alt === target) continue;
+      if (alt === target || alt === pref) continue;
       if (this.fits(alt, ret, retcomp)) {
         this.stats.alternatives++;
+        this.preferred.set(b, alt);
         return alt;
+      }
+    }
+    // what the invoke can call: a monomorphic inline cache went straight to a compiled callee's entry
+    const nmIndex = image.sections[sec].nmethod;
+    if (this.callees && nmIndex >= 0) {
+      for (const alt of this.callees(nmIndex, ret, tsc)) {
+        if (alt === target || alt === pref) continue;
+        if (this.fits(alt, ret, retcomp)) {
+          this.stats.alternatives++;
+          this.preferred.set(b, alt);
+          return alt;
+        }
       }
     }
     return target;
   }
+
+  /** Whether the last fits() that succeeded consumed its whole read-ahead budget (not ended by tracing stopping). */
+  private lastFitStrong = false;
+  /** How many fits() are running (a read-ahead may choose a call target by reading ahead itself). */
+  private specDepth = 0;
 
   /** Reads ahead from a call to `target` (returning to `ret`): do the next items fit? State is restored. */
   private fits(target: number, ret: number, retcomp: boolean): boolean {
@@ -478,6 +521,9 @@ export class FlowDecoder {
     const sp0 = this.sp;
     const stackCopy = this.stack.slice(0, Math.min(this.sp, 256));
     const npending0 = this.npending;
+    const outerSpeculating = this.speculating;
+    const outerBudget = this.budget;
+    this.specDepth++;
     this.speculating = true;
     this.budget = LOOKAHEAD_ITEMS;
     this.stats.speculations++;
@@ -497,7 +543,10 @@ export class FlowDecoder {
         if (this.ip < 0) break; // tracing stopped consistently
       }
     }
-    this.speculating = false;
+    this.lastFitStrong = ok && this.budget <= 0;
+    this.specDepth--;
+    this.speculating = outerSpeculating;
+    this.budget = outerBudget;
     q.restore(saved);
     this.ip = ip0;
     this.sp = sp0;

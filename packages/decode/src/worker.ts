@@ -3,6 +3,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { parentPort, workerData } from 'worker_threads';
 import { FlowDecoder } from './flow';
+import { MethodUniverse } from './attribute';
+import { invokeCallees } from './callees';
 import { JavaEventBuilder } from './java';
 import { loadTrace } from './load';
 import type { PartResult, PartTask } from './parallel';
@@ -10,6 +12,8 @@ import type { PartResult, PartTask } from './parallel';
 const { dir, patchLead } = workerData as { dir: string; patchLead?: number };
 const model = loadTrace(dir, patchLead === undefined ? {} : { patchLead });
 const files = new Map<string, Uint8Array>();
+// what call sites in compiled code can reach (the class files, parsed once per worker)
+const callees = invokeCallees(model.image, new MethodUniverse(model));
 
 parentPort!.on('message', (t: PartTask) => {
   try {
@@ -17,7 +21,7 @@ parentPort!.on('message', (t: PartTask) => {
     if (!bytes) files.set(t.file, (bytes = new Uint8Array(fs.readFileSync(path.join(dir, t.file)))));
     const t0 = Date.now();
     const java = new JavaEventBuilder(model);
-    const flow = new FlowDecoder(model.image, java);
+    const flow = new FlowDecoder(model.image, java, callees);
     const sb = model.sideband!;
     flow.decode(bytes, { retcomp: sb.returnCompression, timing: sb.timing, begin: t.begin, end: t.end, endIp: t.endIp, noSync: t.noSync, lookahead: t.lookahead, file: t.file });
     const columns: Record<string, ArrayBuffer> = {};
