@@ -485,6 +485,9 @@ export class FlowDecoder {
       return pref;
     }
     if (this.fits(target, ret, retcomp)) return target;
+    // inside a read-ahead only what this call site was seen to take (a full search nested in every candidate of
+    // the outer search costs more than the few gaps it saves)
+    if (this.speculating) return target;
     for (const alt of this.alternatives(sec)) {
       if (alt === target || alt === pref) continue;
       if (this.fits(alt, ret, retcomp)) {
