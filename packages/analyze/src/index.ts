@@ -5,3 +5,29 @@ export { loadTraceAnalysis, loadOracleAnalysis } from './load';
 export type { TraceLoadOptions, TraceAnalysis, OracleLoadOptions } from './load';
 export { walkStacks, StackWalker } from './walk';
 export type { StackVisitor, WalkStats } from './walk';
+// coverage (issue 7)
+export { computeCoverage, writeCoverage, reportCounters as coverageCounters, formatLcov, formatJacocoXml, javaSpans, classSourceMap, Hit as CoverageHit } from './coverage';
+export type { Coverage, CoverageOptions, ClassCoverage, MethodCoverage, BranchCoverage, WriteCoverageOptions, ReportCounters as CoverageReport, LineCounts as CoverageLine } from './coverage';
+// calling-context tree, context ids, Ball-Larus paths (issue 7)
+export { Cct, buildCct, writeCct, formatCct, addThreadToCct, matchMethods, contextKeyOf } from './cct';
+export type { CctOptions, CctResult, WriteCctOptions } from './cct';
+export { ContextNumbering, buildContextNumbering, numberGraph, contextIds, writeContexts, readContextIds, ROOT as CONTEXT_ROOT, EdgeKind as ContextEdgeKind, EDGE_KIND_NAMES as CONTEXT_EDGE_KIND_NAMES } from './contexts';
+export type { ContextEdge, ContextFrame } from './contexts';
+export { PathNumbering, profilePaths, writePaths, pathTotal, blockRange } from './ball-larus';
+export type { BlPath, MethodPaths } from './ball-larus';
+// timelines, collapsed stacks, report.html (issue 7)
+export { writeTimeline, ChunkWriter, threadIds } from './timeline';
+export type { TimelineOptions } from './timeline';
+export { sliceAnalysis, chooseClock, eventTimes, gapName, SliceKind } from './timeslices';
+export type { Clock, ClockKind, Slices, SliceSet, ThreadSlices, CollectStats } from './timeslices';
+export { writeCollapsed, buildStackTree, childrenOf } from './collapsed';
+export type { StackTree, CollapsedResult } from './collapsed';
+export { writeReport, reportSummary, hotMethods, flameData, coverageData } from './report';
+export type { ReportOptions } from './report';
+// hot methods, pprof profile, latency histograms (docs/profiles.md)
+export { computeHotMethods, writeHotMethods, TIER_CLASS_NAMES, tierClassOf, IntervalClock, formatNs } from './hot';
+export type { HotMethods, ThreadHot, MethodHot } from './hot';
+export { buildPprof, writePprof, readPprof } from './pprof';
+export type { PprofSummary } from './pprof';
+export { computeLatency, writeLatency, timeResolution, bucketIndex, bucketBounds, percentile } from './latency';
+export type { Latency, LatencyOptions, LatencyKind, Histogram, Bucket, TimeResolution } from './latency';

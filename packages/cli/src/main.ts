@@ -2,6 +2,7 @@ import yargs from 'yargs';
 import * as os from 'os';
 import { runCompare } from './commands/compare';
 import { runAccuracy } from './commands/accuracy';
+import { ANALYZE_PARTS, runAnalyze } from './commands/analyze';
 import { runDecode } from './commands/decode';
 import { runDoctor } from './commands/doctor';
 import { runInspect } from './commands/inspect';
@@ -167,6 +168,36 @@ export async function main(argv: string[]): Promise<number> {
       },
     )
     .command(
+      'analyze <dir>',
+      'profiles from a trace: coverage (lcov, JaCoCo XML, HTML), hot methods (table, pprof), calling-context tree, path profiles, timelines (Chrome trace, speedscope), flame-graph stacks, latency histograms, report.html',
+      (y) =>
+        y
+          .positional('dir', { type: 'string', demandOption: true, describe: 'trace directory' })
+          .option('out', { alias: 'o', type: 'string', describe: 'report directory (default DIR/report)' })
+          .option('classpath', { type: 'string', array: true, describe: 'class directories or jars for classes the trace has no bytes of (agent classes=0)' })
+          .option('sources', { type: 'string', array: true, describe: 'Java source roots: coverage as HTML source pages' })
+          .option('extent', { type: 'string', describe: "calling-context tree of only this method's dynamic extent (Class.method or pkg.Class.method(desc))" })
+          .option('recover', { type: 'boolean', default: true, describe: 'fill gaps PT lost from matching context (--no-recover: leave them)' })
+          .option('workers', { type: 'number', describe: 'decoder worker threads (default 1)' })
+          .option('tid', { type: 'number', array: true, describe: 'only these OS threads' })
+          .option('only', { type: 'string', array: true, describe: `only these parts: ${ANALYZE_PARTS.join(', ')} (report.html always)` })
+          .option('json', { type: 'boolean', describe: 'print a machine-readable summary on stdout' }),
+      async (a) => {
+        code = await runAnalyze({
+          dir: a.dir as string,
+          out: a.out,
+          classpath: a.classpath?.map(String),
+          sources: a.sources?.map(String),
+          extent: a.extent,
+          recover: a.recover,
+          workers: a.workers,
+          tid: a.tid,
+          only: a.only?.map(String),
+          json: a.json,
+        });
+      },
+    )
+    .command(
       'doctor',
       'what this machine can do: CPU, Intel PT, perf_event_paranoid, kernel, JDKs, emulator; exit 0 when real PT capture is possible, 3 when not',
       (y) =>
@@ -178,7 +209,7 @@ export async function main(argv: string[]): Promise<number> {
         code = runDoctor({ json: a.json, sysfsRoot: a.sysfs, procRoot: a.proc });
       },
     )
-    .demandCommand(1, 'name a command: record, inspect, decode, oracle, compare, accuracy or doctor')
+    .demandCommand(1, 'name a command: record, inspect, decode, analyze, oracle, compare, accuracy or doctor')
     .strict()
     .help()
     .version(false)

@@ -1,0 +1,454 @@
+/**
+ * Stable numeric calling-context ids: PCCE (Sumner et al., "Precise calling context encoding", ICSE 2010) over
+ * the observed call graph. Nodes are methods (by method key, so two analyses of one program share them), edges
+ * are observed calls (caller, call-site bci, callee). Back edges of a DFS from the root (recursion) and edges
+ * whose addend would overflow become "push" edges: the context restarts there (PCCE pushes the id and starts
+ * anew), which the numbering models with a root edge into the callee. Every remaining acyclic context from the
+ * root to a method n then has a unique local id in [0, numCC(n)), and base(n) + local id is unique over all
+ * methods: the global context id an event carries. Definitions, the rules for gaps and the files: docs/contexts.md.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { Analysis, methodKeyOf, PartResult, ThreadEvents } from './model';
+import { StackWalker, walkStacks } from './walk';
+
+/** the root (thread start, or restart after a push edge) as a caller */
+export const ROOT = -1;
+const SITES = 65537;
+const ID_LIMIT = 2 ** 31 - 1;
+
+export const enum EdgeKind {
+  /** an acyclic call edge: adds its addend */
+  Call = 0,
+  /** a back edge of the DFS (recursion): pushes, the callee's context restarts */
+  Back = 1,
+  /** an edge whose addend would overflow the id range: pushes like a back edge */
+  Overflow = 2,
+  /** from the root into a method: where threads start, and where contexts restart after a push */
+  Root = 3,
+}
+export const EDGE_KIND_NAMES = ['call', 'back', 'overflow', 'root'];
+
+export interface ContextEdge {
+  /** node index, or ROOT */
+  caller: number;
+  callSite: number;
+  callee: number;
+  kind: EdgeKind;
+  /** added to the caller's local id (Call and Root edges); 0 for push edges */
+  addend: number;
+}
+
+export interface ContextFrame {
+  /** method key (Class.nameDesc), '?' for an unattributed method */
+  method: string;
+  /** the call-site bci in the caller; -1 for the outermost frame of a context */
+  callSite: number;
+}
+
+export class ContextNumbering {
+  /** node keys (method keys), sorted: node index = position */
+  readonly keys: string[];
+  readonly numCC: Float64Array;
+  /** first global id of each node's contexts */
+  readonly base: Float64Array;
+  /** total global ids */
+  readonly total: number;
+  readonly edges: ContextEdge[];
+  private readonly nodeByKey = new Map<string, number>();
+  private readonly edgeByKey = new Map<number, number>();
+  /** incoming Call/Root edges of each node, by addend */
+  private readonly incoming: number[][];
+
+  constructor(keys: string[], edges: ContextEdge[], numCC: Float64Array) {
+    this.keys = keys;
+    this.edges = edges;
+    this.numCC = numCC;
+    keys.forEach((k, i) => this.nodeByKey.set(k, i));
+    this.base = new Float64Array(keys.length + 1);
+    for (let n = 0; n < keys.length; n++) this.base[n + 1] = this.base[n] + numCC[n];
+    this.total = this.base[keys.length];
+    this.incoming = keys.map(() => []);
+    edges.forEach((e, i) => {
+      this.edgeByKey.set(this.edgeKey(e.caller, e.callSite, e.callee), i);
+      if (e.kind === EdgeKind.Call || e.kind === EdgeKind.Root) this.incoming[e.callee].push(i);
+    });
+    for (const list of this.incoming) list.sort((x, y) => edges[x].addend - edges[y].addend);
+  }
+
+  edgeKey(caller: number, callSite: number, callee: number): number {
+    return ((caller + 1) * SITES + callSite + 1) * (this.keys.length + 1) + callee;
+  }
+
+  /** the edge index of (caller, callSite, callee), -1 if not in the numbering */
+  edge(caller: number, callSite: number, callee: number): number {
+    return this.edgeByKey.get(this.edgeKey(caller, callSite, callee)) ?? -1;
+  }
+
+  node(key: string): number {
+    return this.nodeByKey.get(key) ?? -1;
+  }
+
+  /** node index of every method of `a` (-1: not in the numbering) */
+  nodesOf(a: Analysis): Int32Array {
+    return Int32Array.from(a.methods, (m) => this.node(methodKeyOf(m)));
+  }
+
+  /** the frames (outermost first) of global id `id`; undefined when out of range */
+  decode(id: number): ContextFrame[] | undefined {
+    if (!(id >= 0 && id < this.total)) return undefined;
+    let lo = 0;
+    let hi = this.keys.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.base[mid] <= id) lo = mid;
+      else hi = mid - 1;
+    }
+    let n = lo;
+    let local = id - this.base[n];
+    const out: ContextFrame[] = [];
+    for (;;) {
+      const inc = this.incoming[n];
+      let pick = -1;
+      for (const e of inc) {
+        if (this.edges[e].addend <= local) pick = e;
+        else break;
+      }
+      if (pick < 0) return undefined;
+      const e = this.edges[pick];
+      local -= e.addend;
+      out.push({ method: this.keys[n], callSite: e.caller === ROOT ? -1 : e.callSite });
+      if (e.caller === ROOT) break;
+      n = e.caller;
+    }
+    return out.reverse();
+  }
+}
+
+/** Observed edges of one analysis: [caller key or '', callSite, callee key] per distinct edge. */
+function observedEdges(a: Analysis): { caller: string; callSite: number; callee: string }[] {
+  const keyOf = a.methods.map(methodKeyOf);
+  const mk = (m: number) => (m >= 0 ? keyOf[m] : '?');
+  const seen = new Set<number>();
+  const out: { caller: string; callSite: number; callee: string }[] = [];
+  const M = a.methods.length + 2;
+  for (const t of a.threads) {
+    const last = new CallSites();
+    walkStacks(t, {
+      enter(w: StackWalker) {
+        const d = w.depth;
+        last.enter(d);
+        const caller = d > 0 ? w.stack[d - 1] : -2;
+        const site = d > 0 ? last.at(d - 1) : -1;
+        const callee = w.stack[d];
+        const k = ((caller + 2) * SITES + site + 1) * M + callee + 1;
+        if (seen.has(k)) return;
+        seen.add(k);
+        out.push({ caller: caller === -2 ? '' : mk(caller), callSite: site, callee: mk(callee) });
+      },
+      bytecode(w: StackWalker, i: number) {
+        last.set(w.depth, t.bci[i]);
+      },
+    });
+  }
+  return out;
+}
+
+/** the last bytecode bci of each open frame (the call site of the frame above it) */
+class CallSites {
+  bci = new Int32Array(256);
+  enter(d: number): void {
+    if (d >= this.bci.length) {
+      const b = new Int32Array(this.bci.length * 2);
+      b.set(this.bci);
+      this.bci = b;
+    }
+    this.bci[d] = -1;
+  }
+  set(d: number, bci: number): void {
+    this.bci[d] = bci;
+  }
+  at(d: number): number {
+    return this.bci[d];
+  }
+}
+
+/**
+ * The numbering of the union of the analyses' observed call graphs. Canonical: nodes sorted by method key, edges
+ * by (caller, call site, callee), so the ids depend only on the set of observed edges, not on event order.
+ */
+export function buildContextNumbering(analyses: Analysis | Analysis[]): ContextNumbering {
+  const list = Array.isArray(analyses) ? analyses : [analyses];
+  const raw = list.flatMap(observedEdges);
+  const keySet = new Set<string>();
+  for (const e of raw) {
+    if (e.caller) keySet.add(e.caller);
+    keySet.add(e.callee);
+  }
+  const keys = [...keySet].sort();
+  const nodeOf = new Map(keys.map((k, i) => [k, i] as const));
+  const uniq = new Map<string, { caller: number; callSite: number; callee: number }>();
+  for (const e of raw) {
+    const caller = e.caller ? nodeOf.get(e.caller)! : ROOT;
+    const callee = nodeOf.get(e.callee)!;
+    uniq.set(`${caller},${e.callSite},${callee}`, { caller, callSite: caller === ROOT ? -1 : e.callSite, callee });
+  }
+  const sorted = [...uniq.values()].sort((x, y) => x.caller - y.caller || x.callSite - y.callSite || x.callee - y.callee);
+  return numberGraph(keys, sorted);
+}
+
+/** PCCE over nodes 0..n-1 and sorted edges (ROOT edges included): back edges, root edges, numCC, addends. */
+export function numberGraph(keys: string[], sortedEdges: { caller: number; callSite: number; callee: number }[]): ContextNumbering {
+  const n = keys.length;
+  const edges: ContextEdge[] = sortedEdges.map((e) => ({ ...e, kind: e.caller === ROOT ? EdgeKind.Root : EdgeKind.Call, addend: 0 }));
+  // out-edges in canonical order; DFS from the root marks back edges
+  const outStart = new Int32Array(n + 2);
+  const slot = (c: number) => c + 1;
+  for (const e of edges) outStart[slot(e.caller) + 1]++;
+  for (let i = 0; i <= n; i++) outStart[i + 1] += outStart[i];
+  const outList = new Int32Array(edges.length);
+  const fill = outStart.slice();
+  edges.forEach((e, i) => (outList[fill[slot(e.caller)]++] = i));
+  const state = new Uint8Array(n + 1); // 0 new, 1 on stack, 2 done
+  const hasRoot = new Uint8Array(n);
+  for (const e of edges) if (e.caller === ROOT) hasRoot[e.callee] = 1;
+  const dfs = (start: number) => {
+    const nodeStack = [start];
+    const pos = [outStart[start]];
+    state[start] = 1;
+    while (nodeStack.length) {
+      const top = nodeStack.length - 1;
+      const v = nodeStack[top];
+      if (pos[top] === outStart[v + 1]) {
+        state[v] = 2;
+        nodeStack.pop();
+        pos.pop();
+        continue;
+      }
+      const e = edges[outList[pos[top]++]];
+      const w = slot(e.callee);
+      if (state[w] === 1) e.kind = EdgeKind.Back;
+      else if (state[w] === 0) {
+        state[w] = 1;
+        nodeStack.push(w);
+        pos.push(outStart[w]);
+      }
+    }
+  };
+  dfs(0);
+  for (let v = 0; v < n; v++)
+    if (!state[v + 1]) {
+      hasRoot[v] = 1; // unreachable from the root (not from observed walks): a root of its own
+      dfs(v + 1);
+    }
+  for (const e of edges) if (e.kind === EdgeKind.Back) hasRoot[e.callee] = 1;
+  // incoming Call edges per node (canonical order), topological order by Kahn
+  const inList: number[][] = keys.map(() => []);
+  const indeg = new Int32Array(n);
+  edges.forEach((e, i) => {
+    if (e.kind === EdgeKind.Call) {
+      inList[e.callee].push(i);
+      indeg[e.callee]++;
+    }
+  });
+  const order: number[] = [];
+  for (let v = 0; v < n; v++) if (indeg[v] === 0) order.push(v);
+  for (let k = 0; k < order.length; k++) {
+    const v = order[k];
+    for (let p = outStart[slot(v)]; p < outStart[slot(v) + 1]; p++) {
+      const e = edges[outList[p]];
+      if (e.kind === EdgeKind.Call && --indeg[e.callee] === 0) order.push(e.callee);
+    }
+  }
+  if (order.length !== n) throw new Error('context numbering: call graph still cyclic after removing back edges');
+  const cap = Math.max(2, Math.floor(ID_LIMIT / Math.max(1, n)));
+  const rootEdge = new Int32Array(n).fill(-1);
+  edges.forEach((e, i) => {
+    if (e.caller === ROOT) rootEdge[e.callee] = i;
+  });
+  const numCC = new Float64Array(n);
+  const added: ContextEdge[] = [];
+  for (const v of order) {
+    let total = hasRoot[v] ? 1 : 0;
+    let overflow = false;
+    for (const i of inList[v]) {
+      const e = edges[i];
+      const c = numCC[e.caller];
+      if (total + c > cap - 1) {
+        e.kind = EdgeKind.Overflow;
+        overflow = true;
+        continue;
+      }
+      e.addend = total;
+      total += c;
+    }
+    if (overflow && !hasRoot[v]) {
+      hasRoot[v] = 1;
+      for (const i of inList[v]) if (edges[i].kind === EdgeKind.Call) edges[i].addend += 1;
+      total += 1;
+    }
+    if (hasRoot[v]) {
+      if (rootEdge[v] >= 0) edges[rootEdge[v]].addend = 0;
+      else added.push({ caller: ROOT, callSite: -1, callee: v, kind: EdgeKind.Root, addend: 0 });
+    }
+    numCC[v] = total;
+  }
+  // root edges first (addend 0): the Call edges' addends started at 1 where a root edge exists
+  return new ContextNumbering(keys, [...edges, ...added], numCC);
+}
+
+/**
+ * Per event of `t`, the global id of its context (the innermost segment after the last push edge), -1 where
+ * there is none. Which context an event has: an entry, the new frame's; an exit, the frame it leaves; a
+ * bytecode, gap, exception and every other event, the top frame's after the walker applied the event
+ * (a gap keeps the stack: its context is where data was lost). Contexts through an edge the numbering does not
+ * know (or a caller whose context is unknown) are -1.
+ */
+export function contextIds(a: Analysis, t: ThreadEvents, numbering: ContextNumbering = buildContextNumbering(a)): Int32Array {
+  const nodes = numbering.nodesOf(a);
+  const ids = new Int32Array(t.length).fill(-1);
+  let local = new Float64Array(256);
+  let nodeAt = new Int32Array(256);
+  const sites = new CallSites();
+  let next = 0;
+  let depth = -1;
+  const cur = () => (depth >= 0 && local[depth] >= 0 ? numbering.base[nodeAt[depth]] + local[depth] : -1);
+  const fillTo = (i: number) => {
+    if (next >= i) return;
+    const id = cur();
+    for (let k = next; k < i; k++) ids[k] = id;
+    next = i;
+  };
+  const mark = (i: number) => {
+    fillTo(i);
+    if (i < t.length) ids[i] = cur();
+    next = i + 1;
+  };
+  walkStacks(t, {
+    enter(w: StackWalker, i: number) {
+      fillTo(i);
+      const d = w.depth;
+      sites.enter(d);
+      if (d >= local.length) {
+        const l = new Float64Array(local.length * 2);
+        l.set(local);
+        local = l;
+        const na = new Int32Array(nodeAt.length * 2);
+        na.set(nodeAt);
+        nodeAt = na;
+      }
+      depth = d;
+      const m = w.stack[d];
+      const v = m >= 0 ? nodes[m] : numbering.node('?');
+      nodeAt[d] = v;
+      local[d] = -1;
+      if (v < 0) {
+        mark(i);
+        return;
+      }
+      if (d === 0) {
+        const e = numbering.edge(ROOT, -1, v);
+        if (e >= 0) local[d] = numbering.edges[e].addend;
+      } else {
+        const c = nodeAt[d - 1];
+        const e = c >= 0 ? numbering.edge(c, sites.at(d - 1), v) : -1;
+        if (e >= 0) {
+          const edge = numbering.edges[e];
+          if (edge.kind === EdgeKind.Call) local[d] = local[d - 1] >= 0 ? local[d - 1] + edge.addend : -1;
+          else {
+            const r = numbering.edge(ROOT, -1, v);
+            local[d] = r >= 0 ? numbering.edges[r].addend : -1;
+          }
+        }
+      }
+      mark(i);
+    },
+    exit(w: StackWalker, i: number, implicit: boolean) {
+      if (implicit || i >= t.length) fillTo(i);
+      else mark(i);
+      depth = w.depth - 1;
+    },
+    bytecode(w: StackWalker, i: number) {
+      sites.set(w.depth, t.bci[i]);
+      mark(i);
+    },
+    gap(_w: StackWalker, i: number) {
+      mark(i);
+    },
+    exception(_w: StackWalker, i: number) {
+      mark(i);
+    },
+  });
+  fillTo(t.length);
+  return ids;
+}
+
+const MAGIC = 'JPCTXIDS';
+
+/** Writes contexts.json (the numbering) and contexts/<tid>.ctx (per-event ids) into `outDir`. */
+export function writeContexts(a: Analysis, outDir: string, opts: { numbering?: ContextNumbering } = {}): PartResult {
+  const numbering = opts.numbering ?? buildContextNumbering(a);
+  fs.mkdirSync(path.join(outDir, 'contexts'), { recursive: true });
+  const files = ['contexts.json'];
+  const threads: { tid: number; name: string; file: string; events: number; withContext: number; distinct: number }[] = [];
+  const used = new Set<string>();
+  a.threads.forEach((t, k) => {
+    const ids = contextIds(a, t, numbering);
+    let name = `contexts/${t.tid}.ctx`;
+    if (used.has(name)) name = `contexts/${t.tid}-${k}.ctx`;
+    used.add(name);
+    const header = Buffer.from(JSON.stringify({ format: 'jportal-context-ids', version: 1, tid: t.tid, name: t.name, count: t.length }));
+    const pre = 16 + header.length;
+    const pad = (4 - (pre % 4)) % 4;
+    const buf = Buffer.alloc(pre + pad + 4 * ids.length);
+    buf.write(MAGIC, 0, 'latin1');
+    buf.writeUInt32LE(1, 8);
+    buf.writeUInt32LE(header.length, 12);
+    header.copy(buf, 16);
+    Buffer.from(ids.buffer, ids.byteOffset, ids.byteLength).copy(buf, pre + pad);
+    fs.writeFileSync(path.join(outDir, name), buf);
+    files.push(name);
+    let withContext = 0;
+    const distinct = new Set<number>();
+    for (let i = 0; i < ids.length; i++)
+      if (ids[i] >= 0) {
+        withContext++;
+        distinct.add(ids[i]);
+      }
+    threads.push({ tid: t.tid, name: t.name, file: name, events: t.length, withContext, distinct: distinct.size });
+  });
+  const json = {
+    format: 'jportal-contexts',
+    version: 1,
+    total: numbering.total,
+    nodes: numbering.keys.map((key, i) => ({ method: key, numCC: numbering.numCC[i], base: numbering.base[i] })),
+    edges: numbering.edges.map((e) => ({ caller: e.caller, callSite: e.callSite, callee: e.callee, kind: EDGE_KIND_NAMES[e.kind], addend: e.addend })),
+    threads,
+  };
+  fs.writeFileSync(path.join(outDir, 'contexts.json'), JSON.stringify(json));
+  const count = (k: EdgeKind) => numbering.edges.filter((e) => e.kind === k).length;
+  return {
+    files,
+    summary: {
+      methods: numbering.keys.length,
+      edges: numbering.edges.length,
+      backEdges: count(EdgeKind.Back),
+      overflowEdges: count(EdgeKind.Overflow),
+      contexts: numbering.total,
+      threads: threads.map(({ tid, withContext, events, distinct }) => ({ tid, events, withContext, distinct })),
+    },
+  };
+}
+
+/** Reads a contexts/<tid>.ctx file: its header and the ids. */
+export function readContextIds(file: string): { header: { tid: number; name: string; count: number }; ids: Int32Array } {
+  const buf = fs.readFileSync(file);
+  if (buf.toString('latin1', 0, 8) !== MAGIC) throw new Error(`${file}: not a context-id file`);
+  const h = buf.readUInt32LE(12);
+  const header = JSON.parse(buf.toString('utf8', 16, 16 + h));
+  const pre = 16 + h;
+  const start = pre + ((4 - (pre % 4)) % 4);
+  const ids = new Int32Array(header.count);
+  for (let i = 0; i < ids.length; i++) ids[i] = buf.readInt32LE(start + 4 * i);
+  return { header, ids };
+}

@@ -1,0 +1,337 @@
+/**
+ * Hot methods: per method, bytecodes executed (exclusive: in its own frames; inclusive: while it is on the stack,
+ * recursion counted once), calls (frames opened, with or without an entry event), and PT time (exclusive and
+ * inclusive), split by tier; per thread and in total. Definitions in docs/profiles.md.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { Analysis, AnalysisMethod, Kind, Origin, PartResult, ThreadEvents, TIER_NAMES } from './model';
+import { StackWalker, walkStacks, WalkStats } from './walk';
+
+/** Tier classes of the split: the five tiers of model.ts, then events recovery copied into gaps. */
+export const TIER_CLASS_NAMES = [...TIER_NAMES, 'recovered'];
+export const TIER_CLASSES = TIER_CLASS_NAMES.length;
+export const RECOVERED_CLASS = TIER_CLASSES - 1;
+
+/** The tier class of event `i`: `recovered` for events recovery copied into a gap, else the event's tier. */
+export function tierClassOf(t: ThreadEvents, i: number): number {
+  return t.origin[i] === Origin.Recovered ? RECOVERED_CLASS : Math.min(t.tier[i], RECOVERED_CLASS - 1);
+}
+
+/** The row of the unknown method (-1) in per-method arrays of `methods + 1` rows. */
+export const unknownRow = (a: Analysis): number => a.methods.length;
+
+/** Method label with descriptor, e.g. java.lang.String.hashCode()I; "(unknown)" for the unknown row. */
+export function methodDisplay(a: Analysis, row: number): string {
+  const m: AnalysisMethod | undefined = a.methods[row];
+  return m ? `${m.className.replace(/\//g, '.')}.${m.name}${m.signature}` : '(unknown)';
+}
+
+/**
+ * Attributes the time between events: the interval [tsc[j], tsc[j+1]) belongs to whatever was active after event
+ * j ran. `advance(i, ...)` hands out the intervals of every event before `i` not handed out yet; call it before
+ * the stack changes at event i, so that all of them belong to the current top frame (events without a visitor
+ * callback do not change the stack). Intervals that start at a gap are lost time; intervals with a NaN end are
+ * skipped; negative ones (never seen in a decoded thread) are counted and skipped.
+ */
+export class IntervalClock {
+  private pending = 0;
+  negative = 0;
+  constructor(private readonly t: ThreadEvents) {}
+
+  /**
+   * Calls `interval(j, ticks)` for each non-gap interval of events [pending, i) (ticks may be 0), `lost(ticks)` for
+   * each interval starting at a gap, and `event(j)` for every event handed out (with or without time).
+   */
+  advance(i: number, interval: (j: number, ticks: number) => void, lost: (ticks: number) => void, event?: (j: number) => void): void {
+    const t = this.t;
+    const last = t.length - 1;
+    for (let j = this.pending; j < i; j++) {
+      event?.(j);
+      if (j >= last) continue;
+      const dt = t.tsc[j + 1] - t.tsc[j];
+      if (!(dt >= 0)) {
+        if (dt < 0) this.negative++;
+        continue;
+      }
+      if (t.kind[j] === Kind.Gap) lost(dt);
+      else interval(j, dt);
+    }
+    if (i > this.pending) this.pending = i;
+  }
+}
+
+export interface MethodHot {
+  /** index into Analysis.methods; -1 the unknown method */
+  method: number;
+  label: string;
+  exclBytecodes: number;
+  inclBytecodes: number;
+  /** frames opened (entry events and implicit frames) */
+  calls: number;
+  /** of which without an entry event */
+  implicitCalls: number;
+  exclNs: number;
+  inclNs: number;
+  /** exclusive bytecodes per tier class (TIER_CLASS_NAMES) */
+  bytecodesByTier: number[];
+  /** exclusive time per tier class, ns */
+  nsByTier: number[];
+}
+
+export interface ThreadHot {
+  name: string;
+  tid: number;
+  /** bytecode events of the thread */
+  bytecodes: number;
+  /** of which ran with no frame on the stack (unknown method, empty stack): in no method's counts */
+  bytecodesNoFrame: number;
+  /** time attributed to frames, ns */
+  timeNs: number;
+  /** time in intervals that start at a gap (PT data lost or undecodable), ns */
+  lostNs: number;
+  /** time with an empty stack, ns */
+  noFrameNs: number;
+  walk: WalkStats;
+  /** methods with a bytecode, call or time, by exclusive bytecodes descending (then inclusive, then label) */
+  methods: MethodHot[];
+}
+
+export interface HotMethods {
+  /** whether the events have time (false for ground truth) */
+  hasTime: boolean;
+  tscPerNs: number;
+  threads: ThreadHot[];
+  /** the threads summed (inclusive counts add up: a method's frames in different threads are disjoint) */
+  total: ThreadHot;
+}
+
+/** Per-method sums of one thread (rows: methods, then the unknown method). */
+class HotAccumulator {
+  readonly excl: Float64Array;
+  readonly incl: Float64Array;
+  readonly calls: Float64Array;
+  readonly implicitCalls: Float64Array;
+  readonly exclTicks: Float64Array;
+  readonly inclTicks: Float64Array;
+  readonly tierBytecodes: Float64Array;
+  readonly tierTicks: Float64Array;
+  bytecodes = 0;
+  bytecodesNoFrame = 0;
+  ticks = 0;
+  lostTicks = 0;
+  noFrameTicks = 0;
+  constructor(readonly rows: number) {
+    this.excl = new Float64Array(rows);
+    this.incl = new Float64Array(rows);
+    this.calls = new Float64Array(rows);
+    this.implicitCalls = new Float64Array(rows);
+    this.exclTicks = new Float64Array(rows);
+    this.inclTicks = new Float64Array(rows);
+    this.tierBytecodes = new Float64Array(rows * TIER_CLASSES);
+    this.tierTicks = new Float64Array(rows * TIER_CLASSES);
+  }
+
+  add(o: HotAccumulator): void {
+    for (const k of ['excl', 'incl', 'calls', 'implicitCalls', 'exclTicks', 'inclTicks', 'tierBytecodes', 'tierTicks'] as const) {
+      const dst = this[k];
+      const src = o[k];
+      for (let r = 0; r < dst.length; r++) dst[r] += src[r];
+    }
+    this.bytecodes += o.bytecodes;
+    this.bytecodesNoFrame += o.bytecodesNoFrame;
+    this.ticks += o.ticks;
+    this.lostTicks += o.lostTicks;
+    this.noFrameTicks += o.noFrameTicks;
+  }
+}
+
+/** Walks one thread and fills `acc`. */
+function accumulateThread(a: Analysis, t: ThreadEvents, acc: HotAccumulator): WalkStats {
+  const unknown = unknownRow(a);
+  const rowOf = (m: number) => (m < 0 ? unknown : m);
+  const onStack = new Int32Array(acc.rows);
+  const bytecodesAtFirst = new Float64Array(acc.rows);
+  const ticksAtFirst = new Float64Array(acc.rows);
+  const clock = new IntervalClock(t);
+  let top = -1; // row the pending intervals belong to; -1: no frame
+  let framed = 0; // bytecodes counted in a frame so far
+  const interval = (j: number, dt: number) => {
+    if (top < 0) {
+      acc.noFrameTicks += dt;
+      return;
+    }
+    acc.exclTicks[top] += dt;
+    acc.tierTicks[top * TIER_CLASSES + tierClassOf(t, j)] += dt;
+    acc.ticks += dt;
+  };
+  const lost = (dt: number) => {
+    acc.lostTicks += dt;
+  };
+  const event = (j: number) => {
+    if (top < 0 && t.kind[j] === Kind.Bytecode) acc.bytecodesNoFrame++;
+  };
+  const flush = (i: number, row: number) => {
+    top = row;
+    clock.advance(i, interval, lost, event);
+  };
+  const topRow = (w: StackWalker) => (w.depth >= 0 ? rowOf(w.top) : -1);
+  const stats = walkStacks(t, {
+    enter(w, i, implicit) {
+      flush(i, w.depth > 0 ? rowOf(w.stack[w.depth - 1]) : -1);
+      const m = rowOf(w.top);
+      acc.calls[m]++;
+      if (implicit) acc.implicitCalls[m]++;
+      if (onStack[m]++ === 0) {
+        bytecodesAtFirst[m] = framed;
+        ticksAtFirst[m] = acc.ticks;
+      }
+    },
+    exit(w, i) {
+      flush(i, topRow(w));
+      const m = rowOf(w.top);
+      if (--onStack[m] === 0) {
+        acc.incl[m] += framed - bytecodesAtFirst[m];
+        acc.inclTicks[m] += acc.ticks - ticksAtFirst[m];
+      }
+    },
+    bytecode(w, i) {
+      flush(i, topRow(w));
+      const m = rowOf(w.top);
+      acc.excl[m]++;
+      acc.tierBytecodes[m * TIER_CLASSES + tierClassOf(t, i)]++;
+      framed++;
+    },
+    gap(w, i) {
+      flush(i, topRow(w));
+    },
+  });
+  flush(t.length, -1);
+  acc.bytecodes += framed + acc.bytecodesNoFrame;
+  return stats;
+}
+
+function threadHot(a: Analysis, name: string, tid: number, acc: HotAccumulator, walk: WalkStats): ThreadHot {
+  const ns = (ticks: number) => (a.tscPerNs > 0 ? ticks / a.tscPerNs : 0);
+  const methods: MethodHot[] = [];
+  for (let r = 0; r < acc.rows; r++) {
+    if (!acc.excl[r] && !acc.calls[r] && !acc.exclTicks[r] && !acc.incl[r]) continue;
+    const tier = (arr: Float64Array, f: (x: number) => number) => Array.from(arr.subarray(r * TIER_CLASSES, (r + 1) * TIER_CLASSES), f);
+    methods.push({
+      method: r < a.methods.length ? r : -1,
+      label: methodDisplay(a, r),
+      exclBytecodes: acc.excl[r],
+      inclBytecodes: acc.incl[r],
+      calls: acc.calls[r],
+      implicitCalls: acc.implicitCalls[r],
+      exclNs: ns(acc.exclTicks[r]),
+      inclNs: ns(acc.inclTicks[r]),
+      bytecodesByTier: tier(acc.tierBytecodes, (x) => x),
+      nsByTier: tier(acc.tierTicks, ns),
+    });
+  }
+  methods.sort((x, y) => y.exclBytecodes - x.exclBytecodes || y.inclBytecodes - x.inclBytecodes || (x.label < y.label ? -1 : x.label > y.label ? 1 : 0));
+  return {
+    name, tid, bytecodes: acc.bytecodes, bytecodesNoFrame: acc.bytecodesNoFrame,
+    timeNs: ns(acc.ticks), lostNs: ns(acc.lostTicks), noFrameNs: ns(acc.noFrameTicks), walk, methods,
+  };
+}
+
+/** Hot methods of every thread and of all threads together. */
+export function computeHotMethods(a: Analysis): HotMethods {
+  const rows = a.methods.length + 1;
+  const total = new HotAccumulator(rows);
+  const totalWalk: WalkStats = { unmatchedExits: 0, implicitEntries: 0, implicitExits: 0, maxDepth: 0, openAtEnd: 0 };
+  const threads: ThreadHot[] = [];
+  let hasTime = false;
+  for (const t of a.threads) {
+    const acc = new HotAccumulator(rows);
+    const walk = accumulateThread(a, t, acc);
+    for (let i = 0; i < t.length && !hasTime; i++) hasTime = !Number.isNaN(t.tsc[i]);
+    total.add(acc);
+    totalWalk.unmatchedExits += walk.unmatchedExits;
+    totalWalk.implicitEntries += walk.implicitEntries;
+    totalWalk.implicitExits += walk.implicitExits;
+    totalWalk.maxDepth = Math.max(totalWalk.maxDepth, walk.maxDepth);
+    totalWalk.openAtEnd += walk.openAtEnd;
+    threads.push(threadHot(a, t.name, t.tid, acc, walk));
+  }
+  return { hasTime: hasTime && a.tscPerNs > 0, tscPerNs: a.tscPerNs, threads, total: threadHot(a, '(all threads)', -1, total, totalWalk) };
+}
+
+// ---- the readable table ----
+
+/** A count with thousands separators. */
+const count = (x: number): string => Math.round(x).toLocaleString('en-US');
+const percent = (x: number, of: number): string => (of > 0 ? (x > 0 && x < of / 1000 ? '<0.1%' : `${((100 * x) / of).toFixed(1)}%`) : '-');
+
+/** `s` cut to `max` characters in the middle (long descriptors), marked with "..". */
+export const clip = (s: string, max: number): string => (s.length <= max ? s : `${s.slice(0, max - 20)}..${s.slice(s.length - 18)}`);
+
+/** A duration in ns, in the unit that keeps 3 significant digits (ns, us, ms, s). */
+export function formatNs(ns: number): string {
+  if (!Number.isFinite(ns)) return '-';
+  if (ns < 1000) return `${ns.toFixed(ns < 10 ? 1 : 0)} ns`;
+  if (ns < 1e6) return `${(ns / 1e3).toPrecision(3)} us`;
+  if (ns < 1e9) return `${(ns / 1e6).toPrecision(3)} ms`;
+  return `${(ns / 1e9).toPrecision(3)} s`;
+}
+
+/** Columns padded to their widest cell; `right` marks right-aligned columns. */
+export function alignTable(rows: string[][], right: boolean[]): string {
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  return rows.map((r) => r.map((cell, c) => (right[c] ? cell.padStart(widths[c]) : cell.padEnd(widths[c]))).join('  ').trimEnd()).join('\n');
+}
+
+/** The tier split of a method's exclusive bytecodes, e.g. "int 62% cmp 30% inl 8%" (classes with a share only). */
+function tierSplit(m: MethodHot): string {
+  const short = ['int', 'cmp', 'inl', 'oth', 'unk', 'rec'];
+  const parts: string[] = [];
+  for (let c = 0; c < TIER_CLASSES; c++) if (m.bytecodesByTier[c] > 0) parts.push(`${short[c]} ${percent(m.bytecodesByTier[c], m.exclBytecodes)}`);
+  return parts.join(' ');
+}
+
+function threadTable(h: ThreadHot, top: number, hasTime: boolean): string {
+  const head = ['#', 'method', 'excl', 'excl%', 'incl', 'incl%', 'calls'];
+  if (hasTime) head.push('time excl', 'time incl', 'time%');
+  head.push('tier split (excl bytecodes)');
+  const rows = [head];
+  h.methods.slice(0, top).forEach((m, k) => {
+    const r = [`${k + 1}`, clip(m.label, 100), count(m.exclBytecodes), percent(m.exclBytecodes, h.bytecodes), count(m.inclBytecodes), percent(m.inclBytecodes, h.bytecodes), count(m.calls)];
+    if (hasTime) r.push(formatNs(m.exclNs), formatNs(m.inclNs), percent(m.exclNs, h.timeNs));
+    r.push(tierSplit(m));
+    rows.push(r);
+  });
+  const right = head.map((c) => c !== 'method' && !c.startsWith('tier'));
+  const time = hasTime ? `, time in frames ${formatNs(h.timeNs)}, lost in gaps ${formatNs(h.lostNs)}` : ', no time (ground truth)';
+  const noFrame = h.bytecodesNoFrame ? ` (${count(h.bytecodesNoFrame)} outside any frame)` : '';
+  return `${h.name}${h.tid >= 0 ? ` (tid ${h.tid})` : ''}: ${count(h.bytecodes)} bytecodes${noFrame}, ${count(h.methods.length)} methods${time}\n${alignTable(rows, right)}`;
+}
+
+/** hot-methods.txt (the top methods of all threads, then of each thread with bytecodes) and hot-methods.json. */
+export function writeHotMethods(a: Analysis, outDir: string, opts: { top?: number; hot?: HotMethods } = {}): PartResult {
+  const top = opts.top ?? 30;
+  const hot = opts.hot ?? computeHotMethods(a);
+  fs.mkdirSync(outDir, { recursive: true });
+  const legend = [
+    `Hot methods (${a.source.kind} ${a.source.dir}). excl: bytecodes executed in the method's own frames; incl: while it`,
+    'is on the stack (recursion counted once); calls: frames opened (entry events and implicit frames); time: PT time',
+    'of the intervals between events, attributed to the frame active after each event (gaps: lost). Tier split:',
+    'int(erpreted) cmp (compiled root) inl(ined) oth(er) unk(nown) rec(overed into a gap). See docs/profiles.md.',
+  ].join('\n');
+  const sections = [legend, threadTable(hot.total, top, hot.hasTime)];
+  for (const t of hot.threads) if (t.bytecodes > 0 && hot.threads.length > 1) sections.push(threadTable(t, top, hot.hasTime));
+  fs.writeFileSync(path.join(outDir, 'hot-methods.txt'), sections.join('\n\n') + '\n');
+  fs.writeFileSync(path.join(outDir, 'hot-methods.json'), JSON.stringify({ format: 'jportal-hot-methods', version: 1, tierClasses: TIER_CLASS_NAMES, ...hot }) + '\n');
+  return {
+    files: ['hot-methods.txt', 'hot-methods.json'],
+    summary: {
+      threads: hot.threads.length,
+      bytecodes: hot.total.bytecodes,
+      methods: hot.total.methods.length,
+      timeNs: hot.total.timeNs,
+      lostNs: hot.total.lostNs,
+      top: hot.total.methods.slice(0, 5).map((m) => ({ method: m.label, exclBytecodes: m.exclBytecodes })),
+    },
+  };
+}

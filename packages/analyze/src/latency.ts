@@ -1,0 +1,416 @@
+/**
+ * Latency histograms from PT timestamps between pairs of events: method entry -> its exit, monitorenter -> the
+ * monitorexit that releases it in the same frame, and loop iterations (successive arrivals at a loop head within
+ * one frame). Log-scaled (HDR-style) buckets, exact percentiles, and the time resolution of the trace. Definitions
+ * in docs/profiles.md.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { forEachInstruction, successors } from '@jportal/classfile';
+import { Analysis, Kind, PartResult, ThreadEvents } from './model';
+import { alignTable, clip, formatNs, methodDisplay, unknownRow } from './hot';
+import { walkStacks } from './walk';
+
+const MONITORENTER = 194;
+const MONITOREXIT = 195;
+/** bcis go up to 65535: (method row, bci) keys are row * BCI_SPAN + bci */
+const BCI_SPAN = 65536;
+
+export type LatencyKind = 'method' | 'monitor' | 'loop';
+
+export interface Bucket {
+  /** lower bound (inclusive), ns */
+  fromNs: number;
+  /** upper bound (exclusive), ns */
+  toNs: number;
+  count: number;
+}
+
+export interface Histogram {
+  kind: LatencyKind;
+  /** index into Analysis.methods (-1 unknown) */
+  method: number;
+  /** method: -1; monitor: the monitorenter's bci; loop: the loop head's bci */
+  bci: number;
+  label: string;
+  /** intervals measured */
+  count: number;
+  /** intervals left out because a gap lies between their two events */
+  excludedGap: number;
+  /** intervals left out because one end was not an event of its own (method: implicit entry or exit, e.g. an
+   * exception unwound the frame or the frame was open at the end; monitor: the frame ended with the monitor held) */
+  excludedIncomplete: number;
+  /** intervals of 0 ns (both events at one timestamp: shorter than the resolution) */
+  zero: number;
+  minNs: number;
+  meanNs: number;
+  p50Ns: number;
+  p90Ns: number;
+  p99Ns: number;
+  maxNs: number;
+  /** non-empty buckets, ascending */
+  buckets: Bucket[];
+}
+
+export interface TimeResolution {
+  /** TSC ticks per ns (the trace's TSC frequency) */
+  tscPerNs: number;
+  /** one TSC tick in ns */
+  tickNs: number;
+  /** the smallest nonzero difference between two successive distinct event timestamps of a thread */
+  minDeltaTicks: number;
+  minDeltaNs: number;
+  /** the most frequent nonzero difference (in a PT trace with MTC: the MTC period) */
+  commonDeltaTicks: number;
+  commonDeltaNs: number;
+  /** successive events with one timestamp, of all successive pairs */
+  sameTimestampShare: number;
+  /** successive events whose timestamp goes back (expected 0) */
+  nonMonotonic: number;
+}
+
+export interface Latency {
+  /** false when the events have no time (ground truth): no histograms */
+  hasTime: boolean;
+  resolution: TimeResolution;
+  /** histograms by count descending (then label), each list cut to `top` */
+  methods: Histogram[];
+  monitors: Histogram[];
+  loops: Histogram[];
+  /** per kind over all its histograms (also those beyond `top`) */
+  totals: Record<LatencyKind, { histograms: number; intervals: number; excludedGap: number; excludedIncomplete: number }>;
+  /** monitorexits with no monitorenter of the same frame open */
+  unmatchedMonitorExits: number;
+  /** the bucket scheme: sub-buckets per power of two */
+  subBuckets: number;
+}
+
+export interface LatencyOptions {
+  /** histograms kept per kind (default all) */
+  top?: number;
+  /** sub-buckets per power of two (default 4: bucket width at most 25% of its lower bound) */
+  subBuckets?: number;
+  /** indices into Analysis.threads (default all) */
+  threads?: number[];
+}
+
+/** Durations of one (kind, method, bci), in ns, with the counts of what was left out. */
+class Durations {
+  values = new Float64Array(8);
+  n = 0;
+  excludedGap = 0;
+  excludedIncomplete = 0;
+  add(ns: number): void {
+    if (this.n === this.values.length) {
+      const v = new Float64Array(this.n * 2);
+      v.set(this.values);
+      this.values = v;
+    }
+    this.values[this.n++] = ns;
+  }
+}
+
+class DurationTable {
+  readonly byKey = new Map<number, Durations>();
+  get(key: number): Durations {
+    let d = this.byKey.get(key);
+    if (!d) this.byKey.set(key, (d = new Durations()));
+    return d;
+  }
+}
+
+/** The bucket of `ns` with `sub` sub-buckets per power of two: 0 for [0, 1), then 1 + octave * sub + sub-bucket. */
+export function bucketIndex(ns: number, sub: number): number {
+  if (!(ns >= 1)) return 0;
+  let e = Math.floor(Math.log2(ns));
+  while (2 ** e > ns) e--;
+  while (2 ** (e + 1) <= ns) e++;
+  const s = Math.min(sub - 1, Math.floor((ns / 2 ** e - 1) * sub));
+  return 1 + e * sub + s;
+}
+
+/** The bounds [from, to) of bucket `index`. */
+export function bucketBounds(index: number, sub: number): [number, number] {
+  if (index === 0) return [0, 1];
+  const e = Math.floor((index - 1) / sub);
+  const s = (index - 1) % sub;
+  return [2 ** e * (1 + s / sub), 2 ** e * (1 + (s + 1) / sub)];
+}
+
+/** Nearest-rank percentile of sorted values: the smallest value with at least p% of the values at or below it. */
+export function percentile(sorted: Float64Array, p: number): number {
+  if (!sorted.length) return NaN;
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[Math.min(sorted.length, rank) - 1];
+}
+
+function histogramOf(kind: LatencyKind, a: Analysis, key: number, d: Durations, sub: number): Histogram {
+  const row = kind === 'method' ? key : Math.floor(key / BCI_SPAN);
+  const bci = kind === 'method' ? -1 : key % BCI_SPAN;
+  const v = d.values.slice(0, d.n).sort();
+  const counts = new Map<number, number>();
+  let sum = 0;
+  let zero = 0;
+  for (let k = 0; k < v.length; k++) {
+    const b = bucketIndex(v[k], sub);
+    counts.set(b, (counts.get(b) ?? 0) + 1);
+    sum += v[k];
+    if (v[k] === 0) zero++;
+  }
+  const buckets = [...counts.entries()].sort((x, y) => x[0] - y[0]).map(([b, count]) => {
+    const [fromNs, toNs] = bucketBounds(b, sub);
+    return { fromNs, toNs, count };
+  });
+  const label = methodDisplay(a, row) + (bci >= 0 ? ` @${bci}` : '');
+  return {
+    kind, method: row < a.methods.length ? row : -1, bci, label, count: v.length,
+    excludedGap: d.excludedGap, excludedIncomplete: d.excludedIncomplete, zero,
+    minNs: v.length ? v[0] : NaN, meanNs: v.length ? sum / v.length : NaN,
+    p50Ns: percentile(v, 50), p90Ns: percentile(v, 90), p99Ns: percentile(v, 99), maxNs: v.length ? v[v.length - 1] : NaN,
+    buckets,
+  };
+}
+
+/** The time resolution observed in the threads' event timestamps. */
+export function timeResolution(a: Analysis, threads: ThreadEvents[] = a.threads): TimeResolution {
+  let minDelta = Infinity;
+  let pairs = 0;
+  let same = 0;
+  let nonMonotonic = 0;
+  const deltas = new Map<number, number>();
+  for (const t of threads)
+    for (let i = 1; i < t.length; i++) {
+      const d = t.tsc[i] - t.tsc[i - 1];
+      if (Number.isNaN(d)) continue;
+      pairs++;
+      if (d === 0) same++;
+      else if (d < 0) nonMonotonic++;
+      else {
+        if (d < minDelta) minDelta = d;
+        deltas.set(d, (deltas.get(d) ?? 0) + 1);
+      }
+    }
+  let common = NaN;
+  let best = 0;
+  for (const [d, n] of deltas) if (n > best || (n === best && d < common)) [common, best] = [d, n];
+  const ns = (ticks: number) => (a.tscPerNs > 0 ? ticks / a.tscPerNs : NaN);
+  return {
+    tscPerNs: a.tscPerNs, tickNs: ns(1),
+    minDeltaTicks: Number.isFinite(minDelta) ? minDelta : NaN, minDeltaNs: Number.isFinite(minDelta) ? ns(minDelta) : NaN,
+    commonDeltaTicks: common, commonDeltaNs: ns(common),
+    sameTimestampShare: pairs ? same / pairs : 0, nonMonotonic,
+  };
+}
+
+/** The targets of a method's backward branches (bci -> 1), known loop heads before any iteration ran. */
+function staticLoopHeads(a: Analysis, row: number): Uint8Array | null {
+  const code = a.methods[row]?.info?.code;
+  if (!code) return null;
+  const heads = new Uint8Array(code.length);
+  forEachInstruction(code, (bci) => {
+    for (const s of successors(code, bci)) if (s >= 0 && s <= bci && s < code.length) heads[s] = 1;
+  });
+  return heads;
+}
+
+/** gapsBefore[i] = gaps among events [0, i): an interval [s, e] holds a gap iff gapsBefore[e] > gapsBefore[s]. */
+function gapPrefix(t: ThreadEvents): Int32Array {
+  const g = new Int32Array(t.length + 1);
+  for (let i = 0; i < t.length; i++) g[i + 1] = g[i] + (t.kind[i] === Kind.Gap ? 1 : 0);
+  return g;
+}
+
+/** Collects the three kinds of intervals of one thread. */
+function collectThread(a: Analysis, t: ThreadEvents, methods: DurationTable, monitors: DurationTable, loops: DurationTable): number {
+  const unknown = unknownRow(a);
+  const rowOf = (m: number) => (m < 0 ? unknown : m);
+  const gaps = gapPrefix(t);
+  const ns = (s: number, e: number) => (t.tsc[e] - t.tsc[s]) / a.tscPerNs;
+  const withGap = (s: number, e: number) => gaps[e] > gaps[s];
+  let implicitOpen = new Uint8Array(256);
+  // monitors held: frame depth, event index and (row, bci) key of their monitorenter
+  let monDepth: Int32Array = new Int32Array(64);
+  let monStart: Int32Array = new Int32Array(64);
+  let monKey = new Float64Array(64);
+  let held = 0;
+  let unmatchedExits = 0;
+  // loops: per frame depth the bci of its last bytecode and the last arrival (event index) at each loop head
+  let lastBci: Int32Array = new Int32Array(256);
+  const arrivals: (Map<number, number> | undefined)[] = [];
+  // loop heads per method row: static (backward branch targets) and found running (undefined: not computed yet)
+  const heads: (Uint8Array | null | undefined)[] = [];
+  const growTo = (arr: Int32Array, n: number): Int32Array => {
+    if (n <= arr.length) return arr;
+    const b = new Int32Array(n * 2);
+    b.set(arr);
+    return b;
+  };
+  walkStacks(t, {
+    enter(w, _i, implicit) {
+      if (w.depth >= implicitOpen.length) {
+        const b = new Uint8Array(implicitOpen.length * 2);
+        b.set(implicitOpen);
+        implicitOpen = b;
+      }
+      implicitOpen[w.depth] = implicit ? 1 : 0;
+      lastBci = growTo(lastBci, w.depth + 1);
+      lastBci[w.depth] = -1;
+      arrivals[w.depth] = undefined;
+    },
+    exit(w, i, implicit) {
+      const d = methods.get(rowOf(w.top));
+      const s = w.openedAt[w.depth];
+      if (implicit || implicitOpen[w.depth]) d.excludedIncomplete++;
+      else if (withGap(s, i)) d.excludedGap++;
+      else d.add(ns(s, i));
+      while (held > 0 && monDepth[held - 1] >= w.depth) {
+        held--;
+        monitors.get(monKey[held]).excludedIncomplete++;
+      }
+    },
+    bytecode(w, i) {
+      const D = w.depth;
+      const op = t.opcode[i];
+      if (op === MONITORENTER && t.bci[i] >= 0) {
+        if (held === monDepth.length) {
+          monDepth = growTo(monDepth, held + 1);
+          monStart = growTo(monStart, held + 1);
+          const k = new Float64Array(monDepth.length);
+          k.set(monKey);
+          monKey = k;
+        }
+        monDepth[held] = D;
+        monKey[held] = rowOf(w.top) * BCI_SPAN + t.bci[i];
+        monStart[held++] = i;
+      } else if (op === MONITOREXIT) {
+        if (held > 0 && monDepth[held - 1] === D) {
+          const s = monStart[--held];
+          const d = monitors.get(monKey[held]);
+          if (withGap(s, i)) d.excludedGap++;
+          else d.add(ns(s, i));
+        } else unmatchedExits++;
+      }
+      const b = t.bci[i];
+      const row = rowOf(w.top);
+      if (b < 0 || row === unknown) {
+        lastBci[D] = -1;
+        return;
+      }
+      const back = lastBci[D] >= 0 && b <= lastBci[D];
+      lastBci[D] = b;
+      let h = heads[row];
+      if (h === undefined) heads[row] = h = staticLoopHeads(a, row);
+      if (back && !h?.[b]) {
+        if (!h) heads[row] = h = new Uint8Array(Math.max(b + 1, a.methods[row]?.info?.code?.length ?? 0));
+        h[b] = 1;
+      }
+      if (!h?.[b]) return;
+      let arr = arrivals[D];
+      if (!arr) arrivals[D] = arr = new Map();
+      const prev = arr.get(b);
+      if (back && prev !== undefined) {
+        const d = loops.get(row * BCI_SPAN + b);
+        if (withGap(prev, i)) d.excludedGap++;
+        else d.add(ns(prev, i));
+      }
+      arr.set(b, i);
+    },
+  });
+  return unmatchedExits;
+}
+
+/** Latency histograms of the analysis (all threads together, or those of `opts.threads`). */
+export function computeLatency(a: Analysis, opts: LatencyOptions = {}): Latency {
+  const sub = opts.subBuckets ?? 4;
+  const top = opts.top ?? Infinity;
+  const threads = opts.threads ? opts.threads.map((k) => a.threads[k]) : a.threads;
+  const resolution = timeResolution(a, threads);
+  const hasTime = a.tscPerNs > 0 && threads.some((t) => t.length > 0 && !Number.isNaN(t.tsc[0]));
+  const tables = { method: new DurationTable(), monitor: new DurationTable(), loop: new DurationTable() };
+  let unmatchedMonitorExits = 0;
+  if (hasTime) for (const t of threads) unmatchedMonitorExits += collectThread(a, t, tables.method, tables.monitor, tables.loop);
+  const totals = {} as Latency['totals'];
+  const lists = {} as Record<LatencyKind, Histogram[]>;
+  for (const kind of ['method', 'monitor', 'loop'] as const) {
+    const all: Histogram[] = [];
+    const tot = { histograms: 0, intervals: 0, excludedGap: 0, excludedIncomplete: 0 };
+    for (const [key, d] of tables[kind].byKey) {
+      tot.excludedGap += d.excludedGap;
+      tot.excludedIncomplete += d.excludedIncomplete;
+      tot.intervals += d.n;
+      if (!d.n) continue;
+      tot.histograms++;
+      all.push(histogramOf(kind, a, key, d, sub));
+    }
+    all.sort((x, y) => y.count - x.count || (x.label < y.label ? -1 : x.label > y.label ? 1 : 0));
+    lists[kind] = all.slice(0, top);
+    totals[kind] = tot;
+  }
+  return { hasTime, resolution, methods: lists.method, monitors: lists.monitor, loops: lists.loop, totals, unmatchedMonitorExits, subBuckets: sub };
+}
+
+// ---- latency.txt ----
+
+const KIND_TITLES: Record<LatencyKind, string> = {
+  method: 'Method entry -> exit (calls that returned, no gap between)',
+  monitor: 'monitorenter -> monitorexit in the same frame (by monitorenter bci)',
+  loop: 'Loop iterations: successive arrivals at a loop head in one frame (by head bci)',
+};
+
+function summaryTable(list: Histogram[]): string {
+  const head = ['what', 'count', 'zero', 'gap-excl', 'incomplete', 'min', 'p50', 'p90', 'p99', 'max'];
+  const rows = [head, ...list.map((h) => [clip(h.label, 100), `${h.count}`, `${h.zero}`, `${h.excludedGap}`, `${h.excludedIncomplete}`, formatNs(h.minNs), formatNs(h.p50Ns), formatNs(h.p90Ns), formatNs(h.p99Ns), formatNs(h.maxNs)])];
+  return alignTable(rows, head.map((_, c) => c > 0));
+}
+
+/** The buckets of one histogram as text bars. */
+export function bucketBars(h: Histogram, width = 40): string {
+  const most = Math.max(...h.buckets.map((b) => b.count));
+  const rows = h.buckets.map((b) => [`[${formatNs(b.fromNs)}, ${formatNs(b.toNs)})`, `${b.count}`, '#'.repeat(Math.max(1, Math.round((width * b.count) / most)))]);
+  return alignTable(rows, [false, true, false]);
+}
+
+export function resolutionText(r: TimeResolution): string {
+  if (!(r.tscPerNs > 0)) return 'Time resolution: no time in these events (ground truth has none).';
+  return [
+    `Time resolution: TSC ${r.tscPerNs.toFixed(4)} ticks/ns (1 tick = ${r.tickNs.toFixed(3)} ns). PT timestamps come from TSC and MTC`,
+    `packets; an event's time is that of the packet before the code it stands for, so events between two timing`,
+    `packets share one timestamp. Measured: smallest nonzero step between successive distinct timestamps`,
+    `${r.minDeltaTicks} ticks (${formatNs(r.minDeltaNs)}); most frequent step ${r.commonDeltaTicks} ticks (${formatNs(r.commonDeltaNs)}, the`,
+    `MTC period: the effective resolution); ${(100 * r.sameTimestampShare).toFixed(1)}% of successive events share a timestamp.`,
+    `Durations below the resolution read as 0 ns ("zero" column); timestamps going back: ${r.nonMonotonic}.`,
+  ].join('\n');
+}
+
+/** latency.json and latency.txt in `outDir`. */
+export function writeLatency(a: Analysis, outDir: string, opts: LatencyOptions = {}): PartResult {
+  const top = opts.top ?? 20;
+  const lat = computeLatency(a, { ...opts, top });
+  fs.mkdirSync(outDir, { recursive: true });
+  const parts = [`Latency histograms (${a.source.kind} ${a.source.dir}); buckets: ${lat.subBuckets} per power of two, percentiles exact (nearest rank).`, resolutionText(lat.resolution)];
+  if (lat.hasTime) {
+    for (const kind of ['method', 'monitor', 'loop'] as const) {
+      const list = kind === 'method' ? lat.methods : kind === 'monitor' ? lat.monitors : lat.loops;
+      const tot = lat.totals[kind];
+      parts.push(`${KIND_TITLES[kind]}: ${tot.intervals} intervals in ${tot.histograms} histograms (top ${list.length} shown), ${tot.excludedGap} left out for a gap, ${tot.excludedIncomplete} incomplete`);
+      if (list.length) {
+        parts.push(summaryTable(list));
+        for (const h of list.slice(0, 3)) parts.push(`${h.label}:\n${bucketBars(h)}`);
+      }
+    }
+    if (lat.unmatchedMonitorExits) parts.push(`monitorexits without a monitorenter in the same frame: ${lat.unmatchedMonitorExits}`);
+  }
+  fs.writeFileSync(path.join(outDir, 'latency.txt'), parts.join('\n\n') + '\n');
+  fs.writeFileSync(path.join(outDir, 'latency.json'), JSON.stringify({ format: 'jportal-latency', version: 1, ...lat }) + '\n');
+  return {
+    files: ['latency.txt', 'latency.json'],
+    summary: {
+      hasTime: lat.hasTime,
+      resolutionNs: lat.resolution.commonDeltaNs,
+      minStepNs: lat.resolution.minDeltaNs,
+      methodIntervals: lat.totals.method.intervals,
+      monitorIntervals: lat.totals.monitor.intervals,
+      loopIterations: lat.totals.loop.intervals,
+    },
+  };
+}

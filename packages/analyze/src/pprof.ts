@@ -1,0 +1,408 @@
+/**
+ * The profile as pprof (profile.pb.gz): one sample per distinct (thread, tier class, stack of (method, line)), with
+ * the bytecodes executed, the calls made and the PT time spent there. Stacks are the walker's frames; the leaf is
+ * at the line of the event's bci, each caller at the line of its last bytecode (its current call site). Formats
+ * and definitions in docs/profiles.md.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import * as zlib from 'zlib';
+import { lineOf } from '@jportal/classfile';
+import { Profile, StringTable, type FunctionInput, type LocationInput, type SampleInput } from 'pprof-format';
+import { Analysis, Kind, PartResult, ThreadEvents } from './model';
+import { IntervalClock, methodDisplay, TIER_CLASS_NAMES, tierClassOf, unknownRow } from './hot';
+import { StackWalker, walkStacks } from './walk';
+
+/** The root of the stack trie (no frame). */
+const ROOT = 0;
+
+const grow = <T extends Int32Array | Float64Array>(a: T, need: number): T => {
+  if (need <= a.length) return a;
+  const b = new (a.constructor as { new (n: number): T })(Math.max(need, a.length * 2));
+  b.set(a);
+  return b;
+};
+
+/** A hash map from pairs of non-negative int32 to int32 (open addressing), for the hot lookups. */
+class PairMap {
+  private a = new Int32Array(1024).fill(-1);
+  private b = new Int32Array(1024);
+  private v = new Int32Array(1024);
+  private mask = 1023;
+  private size = 0;
+
+  private find(x: number, y: number): number {
+    let h = (Math.imul(x, 0x9e3779b1) ^ Math.imul(y + 0x7f4a7c15, 0x85ebca77)) & this.mask;
+    while (this.a[h] !== -1 && (this.a[h] !== x || this.b[h] !== y)) h = (h + 1) & this.mask;
+    return h;
+  }
+
+  /** the value of (x, y), or -1 */
+  get(x: number, y: number): number {
+    const h = this.find(x, y);
+    return this.a[h] === -1 ? -1 : this.v[h];
+  }
+
+  set(x: number, y: number, value: number): void {
+    if (2 * (this.size + 1) > this.a.length) this.rehash();
+    const h = this.find(x, y);
+    if (this.a[h] === -1) this.size++;
+    this.a[h] = x;
+    this.b[h] = y;
+    this.v[h] = value;
+  }
+
+  private rehash(): void {
+    const [a, b, v] = [this.a, this.b, this.v];
+    const n = a.length * 2;
+    this.a = new Int32Array(n).fill(-1);
+    this.b = new Int32Array(n);
+    this.v = new Int32Array(n);
+    this.mask = n - 1;
+    for (let k = 0; k < a.length; k++)
+      if (a[k] !== -1) {
+        const h = this.find(a[k], b[k]);
+        this.a[h] = a[k];
+        this.b[h] = b[k];
+        this.v[h] = v[k];
+      }
+  }
+}
+
+/** Lines per (method row, bci), from the LineNumberTables; 0 where unknown. */
+class LineTable {
+  private readonly byRow: (Int32Array | null | undefined)[] = [];
+  constructor(private readonly a: Analysis) {}
+
+  /** the line of `bci` (-1: the method's first line, for a frame that has run no bytecode yet) */
+  line(row: number, bci: number): number {
+    let t = this.byRow[row];
+    if (t === undefined) {
+      const info = this.a.methods[row]?.info;
+      t = null;
+      if (info?.code && info.lineNumbers.length) {
+        t = new Int32Array(info.code.length);
+        for (let b = 0; b < t.length; b++) t[b] = Math.max(0, lineOf(info, b));
+      }
+      this.byRow[row] = t;
+    }
+    if (!t) return 0;
+    const b = bci < 0 ? 0 : bci;
+    return b < t.length ? t[b] : 0;
+  }
+}
+
+/** Interned (method row, line) locations and the trie of stacks over them. */
+class StackTrie {
+  private readonly locIds = new PairMap();
+  locRow = new Int32Array(1024);
+  locLine = new Int32Array(1024);
+  locations = 0;
+  private readonly children = new PairMap();
+  parent = new Int32Array(1024);
+  loc = new Int32Array(1024);
+  nodes = 1; // node 0 is the root
+
+  location(row: number, line: number): number {
+    let id = this.locIds.get(row, line);
+    if (id < 0) {
+      id = this.locations++;
+      this.locRow = grow(this.locRow, id + 1);
+      this.locLine = grow(this.locLine, id + 1);
+      this.locRow[id] = row;
+      this.locLine[id] = line;
+      this.locIds.set(row, line, id);
+    }
+    return id;
+  }
+
+  private noFrame = -1;
+
+  /** the node of bytecodes that ran with no frame: the unknown method at line 0, made when first needed */
+  noFrameNode(unknownRow: number): number {
+    if (this.noFrame < 0) this.noFrame = this.child(ROOT, this.location(unknownRow, 0));
+    return this.noFrame;
+  }
+
+  child(parent: number, loc: number): number {
+    let id = this.children.get(parent, loc);
+    if (id < 0) {
+      id = this.nodes++;
+      this.parent = grow(this.parent, id + 1);
+      this.loc = grow(this.loc, id + 1);
+      this.parent[id] = parent;
+      this.loc[id] = loc;
+      this.children.set(parent, loc, id);
+    }
+    return id;
+  }
+}
+
+/** Sums per (stack node, tier class) of one thread: bytecodes, calls, time in TSC ticks. */
+class SampleSums {
+  private readonly index = new PairMap();
+  node = new Int32Array(256);
+  tier = new Int32Array(256);
+  bytecodes = new Float64Array(256);
+  calls = new Float64Array(256);
+  ticks = new Float64Array(256);
+  length = 0;
+
+  /** adds to the sums of (node, tier class) */
+  add(node: number, tierClass: number, bytecodes: number, calls: number, ticks: number): void {
+    const s = this.slot(node, tierClass);
+    this.bytecodes[s] += bytecodes;
+    this.calls[s] += calls;
+    this.ticks[s] += ticks;
+  }
+
+  private lastNode = -1;
+  private lastTier = -1;
+  private lastSlot = -1;
+
+  private slot(node: number, tierClass: number): number {
+    if (node === this.lastNode && tierClass === this.lastTier) return this.lastSlot;
+    let s = this.index.get(node, tierClass);
+    if (s < 0) {
+      s = this.length++;
+      if (s === this.node.length) {
+        const n = s * 2;
+        this.node = grow(this.node, n);
+        this.tier = grow(this.tier, n);
+        this.bytecodes = grow(this.bytecodes, n);
+        this.calls = grow(this.calls, n);
+        this.ticks = grow(this.ticks, n);
+      }
+      this.node[s] = node;
+      this.tier[s] = tierClass;
+      this.index.set(node, tierClass, s);
+    }
+    this.lastNode = node;
+    this.lastTier = tierClass;
+    this.lastSlot = s;
+    return s;
+  }
+}
+
+/**
+ * The stack node of each open frame, with the frame's current line: a frame's line changes only when it runs a
+ * bytecode (it is then on top), so nodes below the top stay valid until a frame at or below them changes.
+ */
+class FrameLines {
+  /** the line each open frame is at (its last bytecode's; the method's first line before its first bytecode) */
+  private lineAt = new Int32Array(256);
+  private nodeAt = new Int32Array(256);
+  /** nodes of depths 0..valid are current */
+  private valid = -1;
+  constructor(private readonly trie: StackTrie, private readonly lines: LineTable, private readonly unknown: number) {}
+
+  private rowAt(w: StackWalker, d: number): number {
+    const m = w.stack[d];
+    return m < 0 ? this.unknown : m;
+  }
+
+  pushed(w: StackWalker): void {
+    this.lineAt = grow(this.lineAt, w.depth + 1);
+    this.nodeAt = grow(this.nodeAt, w.depth + 1);
+    this.lineAt[w.depth] = this.lines.line(this.rowAt(w, w.depth), -1);
+    if (this.valid >= w.depth) this.valid = w.depth - 1;
+  }
+
+  popped(newDepth: number): void {
+    if (this.valid > newDepth) this.valid = newDepth;
+  }
+
+  ranBytecode(w: StackWalker, bci: number): void {
+    const line = this.lines.line(this.rowAt(w, w.depth), bci);
+    if (this.lineAt[w.depth] === line) return;
+    this.lineAt[w.depth] = line;
+    if (this.valid >= w.depth) this.valid = w.depth - 1;
+  }
+
+  /** the node of the stack up to `depth` (ROOT when the stack is empty) */
+  node(w: StackWalker, depth: number): number {
+    for (let d = this.valid + 1; d <= depth; d++) {
+      const loc = this.trie.location(this.rowAt(w, d), this.lineAt[d]);
+      this.nodeAt[d] = this.trie.child(d > 0 ? this.nodeAt[d - 1] : ROOT, loc);
+    }
+    if (depth > this.valid) this.valid = depth;
+    return depth >= 0 ? this.nodeAt[depth] : ROOT;
+  }
+}
+
+/** Walks one thread and sums its samples. Bytecodes that ran with no frame go to the trie's no-frame node. */
+function sumThread(a: Analysis, t: ThreadEvents, trie: StackTrie, lines: LineTable): { sums: SampleSums; lostTicks: number; noFrameTicks: number } {
+  const sums = new SampleSums();
+  const frames = new FrameLines(trie, lines, unknownRow(a));
+  const clock = new IntervalClock(t);
+  let topNode = -1; // node the pending intervals belong to: -1 no frame, -2 not resolved yet
+  let walker: StackWalker | undefined;
+  let topDepth = -1;
+  let lostTicks = 0;
+  let noFrameTicks = 0;
+  const resolveTop = () => {
+    if (topNode === -2) topNode = topDepth >= 0 ? frames.node(walker!, topDepth) : -1;
+    return topNode;
+  };
+  const interval = (j: number, dt: number) => {
+    if (dt === 0) return;
+    const n = resolveTop();
+    if (n < 0) noFrameTicks += dt;
+    else sums.add(n, tierClassOf(t, j), 0, 0, dt);
+  };
+  const lost = (dt: number) => {
+    lostTicks += dt;
+  };
+  const event = (j: number) => {
+    if (topDepth < 0 && t.kind[j] === Kind.Bytecode) sums.add(trie.noFrameNode(unknownRow(a)), tierClassOf(t, j), 1, 0, 0);
+  };
+  /** hands out the intervals before event i to the stack up to `depth` */
+  const flush = (w: StackWalker, i: number, depth: number) => {
+    walker = w;
+    topDepth = depth;
+    topNode = -2;
+    clock.advance(i, interval, lost, event);
+  };
+  walkStacks(t, {
+    enter(w, i) {
+      flush(w, i, w.depth - 1);
+      frames.pushed(w);
+      sums.add(frames.node(w, w.depth), tierClassOf(t, i), 0, 1, 0);
+    },
+    exit(w, i) {
+      flush(w, i, w.depth);
+      frames.popped(w.depth - 1);
+    },
+    bytecode(w, i) {
+      flush(w, i, w.depth);
+      frames.ranBytecode(w, t.bci[i]);
+      sums.add(frames.node(w, w.depth), tierClassOf(t, i), 1, 0, 0);
+    },
+    gap(w, i) {
+      flush(w, i, w.depth);
+    },
+  });
+  topDepth = -1;
+  topNode = -1;
+  clock.advance(t.length, interval, lost, event);
+  return { sums, lostTicks, noFrameTicks };
+}
+
+/** The pprof file name of a class: its package path and SourceFile attribute (e.g. java/lang/String.java). */
+function sourcePath(a: Analysis, row: number): string {
+  const m = a.methods[row];
+  const file = m?.classFile?.sourceFile;
+  if (!m || !file) return '';
+  const slash = m.className.lastIndexOf('/');
+  return slash >= 0 ? `${m.className.slice(0, slash + 1)}${file}` : file;
+}
+
+export interface PprofSummary {
+  samples: number;
+  locations: number;
+  functions: number;
+  bytecodes: number;
+  calls: number;
+  timeNs: number;
+  lostNs: number;
+  noFrameNs: number;
+  /** locations without a line (methods without a LineNumberTable, the unknown method) */
+  locationsWithoutLine: number;
+}
+
+/** Builds the pprof Profile of all threads. */
+export function buildPprof(a: Analysis): { profile: Profile; summary: PprofSummary } {
+  const trie = new StackTrie();
+  const lines = new LineTable(a);
+  const unknown = unknownRow(a);
+  const st = new StringTable();
+  const s = (x: string) => st.dedup(x);
+  const ns = (ticks: number) => (a.tscPerNs > 0 ? Math.round(ticks / a.tscPerNs) : 0);
+  const samples: SampleInput[] = [];
+  const summary: PprofSummary = { samples: 0, locations: 0, functions: 0, bytecodes: 0, calls: 0, timeNs: 0, lostNs: 0, noFrameNs: 0, locationsWithoutLine: 0 };
+  const tierKeys = TIER_CLASS_NAMES.map((x) => s(x));
+  const [threadKey, tidKey, tierKey] = [s('thread'), s('tid'), s('tier')];
+  let lostTicks = 0;
+  let noFrameTicks = 0;
+  let tmin = Infinity;
+  let tmax = -Infinity;
+  for (const t of a.threads) {
+    if (!t.length) continue;
+    const r = sumThread(a, t, trie, lines);
+    lostTicks += r.lostTicks;
+    noFrameTicks += r.noFrameTicks;
+    if (t.tsc[0] < tmin) tmin = t.tsc[0];
+    if (t.tsc[t.length - 1] > tmax) tmax = t.tsc[t.length - 1];
+    const labels = [{ key: threadKey, str: s(t.name) }, { key: tidKey, num: t.tid }];
+    const { sums } = r;
+    for (let k = 0; k < sums.length; k++) {
+      const locationId: number[] = [];
+      for (let n = sums.node[k]; n !== ROOT; n = trie.parent[n]) locationId.push(trie.loc[n] + 1);
+      const value = [sums.bytecodes[k], sums.calls[k], ns(sums.ticks[k])];
+      summary.bytecodes += value[0];
+      summary.calls += value[1];
+      summary.timeNs += value[2];
+      samples.push({ locationId, value, label: [...labels, { key: tierKey, str: tierKeys[sums.tier[k]] }] });
+    }
+  }
+  // functions: one per method row used; locations: one per (method, line)
+  const functionOf = new Map<number, number>();
+  const functions: FunctionInput[] = [];
+  const locations: LocationInput[] = [];
+  for (let l = 0; l < trie.locations; l++) {
+    const row = trie.locRow[l];
+    let fid = functionOf.get(row);
+    if (fid === undefined) {
+      fid = functions.length + 1;
+      functionOf.set(row, fid);
+      const m = a.methods[row];
+      const name = m ? `${m.className.replace(/\//g, '.')}.${m.name}` : '(unknown)';
+      const system = m ? `${m.className}.${m.name}${m.signature}` : '(unknown)';
+      functions.push({ id: fid, name: s(name), systemName: s(system), filename: s(sourcePath(a, row)), startLine: lines.line(row, -1) });
+    }
+    if (!trie.locLine[l]) summary.locationsWithoutLine++;
+    locations.push({ id: l + 1, line: [{ functionId: fid, line: trie.locLine[l] }] });
+  }
+  summary.samples = samples.length;
+  summary.locations = locations.length;
+  summary.functions = functions.length;
+  summary.lostNs = ns(lostTicks);
+  summary.noFrameNs = ns(noFrameTicks);
+  const comment = [
+    `jportal analyze: ${a.source.kind} ${a.source.dir}`,
+    a.tscPerNs > 0 ? `time: PT timestamps (TSC ${a.tscPerNs.toFixed(4)} ticks/ns); lost in gaps ${summary.lostNs} ns; with no frame ${summary.noFrameNs} ns` : 'time: none (ground truth)',
+    `${methodDisplay(a, unknown)}: frames of unattributed interpreter entries, and bytecodes that ran with no frame`,
+  ];
+  const profile = new Profile({
+    sampleType: [
+      { type: s('bytecodes'), unit: s('count') },
+      { type: s('calls'), unit: s('count') },
+      { type: s('time'), unit: s('nanoseconds') },
+    ],
+    sample: samples,
+    location: locations,
+    function: functions,
+    stringTable: st,
+    periodType: { type: s('bytecodes'), unit: s('count') },
+    period: 1,
+    durationNanos: a.tscPerNs > 0 && tmax > tmin ? Math.round((tmax - tmin) / a.tscPerNs) : 0,
+    comment: comment.map(s),
+    defaultSampleType: s('bytecodes'),
+  });
+  return { profile, summary };
+}
+
+/** profile.pb.gz in `outDir`. */
+export function writePprof(a: Analysis, outDir: string): PartResult {
+  const { profile, summary } = buildPprof(a);
+  fs.mkdirSync(outDir, { recursive: true });
+  fs.writeFileSync(path.join(outDir, 'profile.pb.gz'), zlib.gzipSync(profile.encode()));
+  return { files: ['profile.pb.gz'], summary: { ...summary } };
+}
+
+/** Reads a profile.pb.gz (gzip or plain). */
+export function readPprof(file: string): Profile {
+  let bytes: Uint8Array = fs.readFileSync(file);
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) bytes = zlib.gunzipSync(bytes);
+  return Profile.decode(bytes);
+}

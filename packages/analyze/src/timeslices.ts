@@ -1,0 +1,308 @@
+/**
+ * Time slices of a thread: one per method frame (from the shared stack rules of walk.ts) and one per gap, with
+ * start and end on a common clock, ready for timelines (Chrome trace, speedscope, report.html).
+ *
+ * Clock: TSC converted to integer nanoseconds relative to the first event of all threads, made monotone per
+ * thread (an event earlier than its predecessor, or without time, takes the predecessor's time). When the
+ * analysis has no time (ground truth: NaN TSC, tscPerNs 0) the clock is the event index within the thread.
+ *
+ * A frame spans from the event that opened it to the event that closed it (the exit, the event whose implicit
+ * pop closed it, or the thread's last event). A gap is a leaf in the top frame, from its start to where data
+ * resumes, clamped to the next event so it never sticks out of its frame. Every slice carries its position in
+ * the thread's pre-order (`pre`) and the end of its subtree (`post`): X is an ancestor of Y iff
+ * X.pre < Y.pre < X.post. Any subset of the slices is still properly nested, so slices can be dropped freely.
+ */
+import { GAP_REASONS } from '@jportal/decode';
+import { Analysis, ThreadEvents } from './model';
+import { StackWalker, walkStacks } from './walk';
+
+export type ClockKind = 'tsc-ns' | 'event-index';
+
+export interface Clock {
+  kind: ClockKind;
+  /** TSC of time 0 (tsc-ns clock); NaN otherwise */
+  t0Tsc: number;
+  tscPerNs: number;
+}
+
+/** Slice kinds (the `kind` column of Slices). */
+export const enum SliceKind {
+  Frame = 0,
+  Gap = 1,
+}
+
+/** Column-wise slices of one thread, in pre-order once sorted (`sortSlices`). */
+export interface Slices {
+  count: number;
+  kind: Uint8Array;
+  /** method index (frames; -1 unknown) or gap reason (gaps) */
+  id: Int32Array;
+  depth: Int32Array;
+  pre: Float64Array;
+  post: Float64Array;
+  start: Float64Array;
+  end: Float64Array;
+}
+
+export const gapName = (reason: number): string => `gap: ${GAP_REASONS[reason] ?? 'unknown'}`;
+
+/** Chooses the clock: TSC when the analysis has a rate and every non-empty thread has some time. */
+export function chooseClock(a: Analysis): Clock {
+  let t0 = Infinity;
+  let ok = a.tscPerNs > 0;
+  for (const t of a.threads) {
+    if (!ok) break;
+    let first = NaN;
+    for (let i = 0; i < t.length; i++)
+      if (Number.isFinite(t.tsc[i])) {
+        first = t.tsc[i];
+        break;
+      }
+    if (t.length > 0 && Number.isNaN(first)) ok = false;
+    else if (first < t0) t0 = first;
+  }
+  if (!ok || t0 === Infinity) return { kind: 'event-index', t0Tsc: NaN, tscPerNs: 0 };
+  return { kind: 'tsc-ns', t0Tsc: t0, tscPerNs: a.tscPerNs };
+}
+
+/** Per-event time of a thread on the clock (monotone; integer ns or the event index). One extra slot at the end. */
+export function eventTimes(t: ThreadEvents, c: Clock): Float64Array {
+  const n = t.length;
+  const out = new Float64Array(n + 1);
+  if (c.kind === 'event-index') {
+    for (let i = 0; i <= n; i++) out[i] = i;
+    return out;
+  }
+  let prev = 0;
+  for (let i = 0; i < n; i++) {
+    const x = t.tsc[i];
+    if (Number.isFinite(x)) {
+      const ns = Math.round((x - c.t0Tsc) / c.tscPerNs);
+      if (ns > prev) prev = ns;
+    }
+    out[i] = prev;
+  }
+  out[n] = prev;
+  return out;
+}
+
+/** The end of the gap at event `i` on the clock: where data resumes, at most the next event's time. */
+function gapEnd(t: ThreadEvents, i: number, time: Float64Array, c: Clock): number {
+  const next = time[i + 1];
+  if (c.kind === 'event-index') return next;
+  const e = t.endTsc[i];
+  if (!Number.isFinite(e)) return time[i];
+  const ns = Math.round((e - c.t0Tsc) / c.tscPerNs);
+  return Math.max(time[i], Math.min(ns, next));
+}
+
+/** Buckets of slice durations: 8 per octave, so a threshold can be chosen that keeps at most a budget. */
+const PER_OCTAVE = 8;
+const BUCKETS = 64 * PER_OCTAVE;
+const bucketOf = (d: number): number => (d <= 0 ? 0 : Math.min(BUCKETS - 1, 1 + Math.floor(Math.log2(d) * PER_OCTAVE)));
+/** The smallest duration of bucket b (inverse of bucketOf, rounded up so bucketOf(lowerBound(b)) >= b). */
+const lowerBound = (b: number): number => (b === 0 ? 0 : Math.ceil(Math.pow(2, (b - 1) / PER_OCTAVE)));
+
+export class DurationHistogram {
+  readonly counts = new Float64Array(BUCKETS);
+  total = 0;
+  add(d: number): void {
+    this.counts[bucketOf(d)]++;
+    this.total++;
+  }
+  /** the smallest threshold (a bucket's lower bound, >= min) such that at most `budget` durations are >= it */
+  threshold(budget: number, min: number): number {
+    let kept = 0;
+    let b = BUCKETS - 1;
+    for (; b >= 0; b--) {
+      if (kept + this.counts[b] > budget) break;
+      kept += this.counts[b];
+    }
+    // buckets above b fit; everything from bucket b+1 up is kept
+    return Math.max(min, b < 0 ? 0 : lowerBound(b + 1));
+  }
+  /** how many durations are >= d (bucket resolution; exact when d is a bucket's lower bound) */
+  atLeast(d: number): number {
+    let n = 0;
+    for (let b = bucketOf(d); b < BUCKETS; b++) n += this.counts[b];
+    return n;
+  }
+}
+
+/** Pass 1: the duration of every frame of a thread into `h` (gaps are counted separately). */
+export function frameDurations(t: ThreadEvents, time: Float64Array, h: DurationHistogram): { gaps: number } {
+  let gaps = 0;
+  walkStacks(t, {
+    exit(w: StackWalker, i: number) {
+      h.add(time[i] - time[w.openedAt[w.depth]]);
+    },
+    gap() {
+      gaps++;
+    },
+  });
+  return { gaps };
+}
+
+class SliceBuilder implements Slices {
+  count = 0;
+  kind = new Uint8Array(1024);
+  id = new Int32Array(1024);
+  depth = new Int32Array(1024);
+  pre = new Float64Array(1024);
+  post = new Float64Array(1024);
+  start = new Float64Array(1024);
+  end = new Float64Array(1024);
+
+  add(kind: number, id: number, depth: number, pre: number, post: number, start: number, end: number): void {
+    if (this.count === this.kind.length) this.grow();
+    const k = this.count++;
+    this.kind[k] = kind;
+    this.id[k] = id;
+    this.depth[k] = depth;
+    this.pre[k] = pre;
+    this.post[k] = post;
+    this.start[k] = start;
+    this.end[k] = end;
+  }
+
+  private grow(): void {
+    const n = this.kind.length * 2;
+    const g = <T extends Uint8Array | Int32Array | Float64Array>(a: T, make: (n: number) => T): T => {
+      const b = make(n);
+      b.set(a as never);
+      return b;
+    };
+    this.kind = g(this.kind, (m) => new Uint8Array(m));
+    this.id = g(this.id, (m) => new Int32Array(m));
+    this.depth = g(this.depth, (m) => new Int32Array(m));
+    this.pre = g(this.pre, (m) => new Float64Array(m));
+    this.post = g(this.post, (m) => new Float64Array(m));
+    this.start = g(this.start, (m) => new Float64Array(m));
+    this.end = g(this.end, (m) => new Float64Array(m));
+  }
+}
+
+export interface CollectOptions {
+  /** frames shorter than this (clock units) are left out */
+  minDuration: number;
+  /** at most this many frames */
+  maxFrames: number;
+  /** at most this many gaps */
+  maxGaps: number;
+}
+
+export interface CollectStats {
+  frames: number;
+  framesKept: number;
+  gaps: number;
+  gapsKept: number;
+}
+
+/** Pass 2: the slices of a thread (frames of at least minDuration, gaps), sorted in pre-order. */
+export function collectSlices(t: ThreadEvents, time: Float64Array, c: Clock, o: CollectOptions): { slices: Slices; stats: CollectStats } {
+  const s = new SliceBuilder();
+  const stats: CollectStats = { frames: 0, framesKept: 0, gaps: 0, gapsKept: 0 };
+  let serial = 0;
+  // pre-order serial of each open frame
+  let openPre = new Float64Array(256);
+  walkStacks(t, {
+    enter(w: StackWalker) {
+      if (w.depth >= openPre.length) {
+        const b = new Float64Array(openPre.length * 2);
+        b.set(openPre);
+        openPre = b;
+      }
+      openPre[w.depth] = serial++;
+    },
+    exit(w: StackWalker, i: number) {
+      stats.frames++;
+      const d = w.depth;
+      const start = time[w.openedAt[d]];
+      const end = time[i];
+      if (end - start >= o.minDuration && stats.framesKept < o.maxFrames) {
+        stats.framesKept++;
+        s.add(SliceKind.Frame, w.stack[d], d, openPre[d], serial, start, end);
+      }
+    },
+    gap(w: StackWalker, i: number) {
+      stats.gaps++;
+      const pre = serial++;
+      if (stats.gapsKept < o.maxGaps) {
+        stats.gapsKept++;
+        s.add(SliceKind.Gap, t.bci[i], w.depth + 1, pre, serial, time[i], gapEnd(t, i, time, c));
+      }
+    },
+  });
+  return { slices: sortSlices(s), stats };
+}
+
+/** Reorders slices by pre-order serial (they are collected when they close). */
+export function sortSlices(s: Slices): Slices {
+  const n = s.count;
+  const order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  const pre = s.pre;
+  order.sort((x, y) => pre[x] - pre[y]);
+  const pick = <T extends Uint8Array | Int32Array | Float64Array>(a: T, make: (n: number) => T): T => {
+    const b = make(n);
+    for (let i = 0; i < n; i++) b[i] = a[order[i]];
+    return b;
+  };
+  return {
+    count: n,
+    kind: pick(s.kind, (m) => new Uint8Array(m)),
+    id: pick(s.id, (m) => new Int32Array(m)),
+    depth: pick(s.depth, (m) => new Int32Array(m)),
+    pre: pick(s.pre, (m) => new Float64Array(m)),
+    post: pick(s.post, (m) => new Float64Array(m)),
+    start: pick(s.start, (m) => new Float64Array(m)),
+    end: pick(s.end, (m) => new Float64Array(m)),
+  };
+}
+
+export interface ThreadSlices {
+  thread: ThreadEvents;
+  slices: Slices;
+  stats: CollectStats;
+  /** the thread's last time on the clock */
+  endTime: number;
+}
+
+export interface SliceSet {
+  clock: Clock;
+  threads: ThreadSlices[];
+  /** frames shorter than this were left out (clock units) */
+  threshold: number;
+  frames: number;
+  framesKept: number;
+  gaps: number;
+  gapsKept: number;
+}
+
+/**
+ * The slices of every thread, at most `maxFrames` frames in all: when there are more, the shortest frames go
+ * (a duration threshold common to all threads), so what remains is the outline of every thread.
+ */
+export function sliceAnalysis(a: Analysis, opts: { minDuration?: number; maxFrames?: number; maxGaps?: number } = {}): SliceSet {
+  const clock = chooseClock(a);
+  const min = opts.minDuration ?? 0;
+  const maxFrames = opts.maxFrames ?? 2_000_000;
+  const maxGaps = opts.maxGaps ?? Math.max(1, Math.floor(maxFrames / 4));
+  const h = new DurationHistogram();
+  const times = a.threads.map((t) => eventTimes(t, clock));
+  a.threads.forEach((t, k) => frameDurations(t, times[k], h));
+  const threshold = h.atLeast(min) > maxFrames ? h.threshold(maxFrames, min) : min;
+  const threads: ThreadSlices[] = [];
+  let gapsLeft = maxGaps;
+  const set: SliceSet = { clock, threads, threshold, frames: 0, framesKept: 0, gaps: 0, gapsKept: 0 };
+  a.threads.forEach((t, k) => {
+    const { slices, stats } = collectSlices(t, times[k], clock, { minDuration: threshold, maxFrames: maxFrames - set.framesKept, maxGaps: gapsLeft });
+    gapsLeft -= stats.gapsKept;
+    set.frames += stats.frames;
+    set.framesKept += stats.framesKept;
+    set.gaps += stats.gaps;
+    set.gapsKept += stats.gapsKept;
+    threads.push({ thread: t, slices, stats, endTime: times[k][t.length] });
+  });
+  return set;
+}

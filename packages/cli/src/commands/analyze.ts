@@ -1,0 +1,181 @@
+/**
+ * `jportal analyze DIR`: decode every thread, fill what PT lost (recover), and write the profiles into a report
+ * directory (default DIR/report): coverage (lcov, JaCoCo XML, HTML with --sources), hot methods (table, pprof),
+ * calling-context tree, context ids, Ball-Larus paths, timelines (Chrome trace, speedscope), collapsed stacks,
+ * latency histograms, and report.html linking all of it. Ends with a one-screen summary (or --json).
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import {
+  Analysis, PartResult, loadTraceAnalysis, writeCct, writeCollapsed, writeContexts, writeCoverage, writeHotMethods, writeLatency,
+  writePaths, writePprof, writeReport, writeTimeline,
+} from '@jportal/analyze';
+import { DecodeError } from '@jportal/decode';
+import { CliError, ExitCode } from '../exit';
+import { stderrLogger } from '../log';
+import { Progress } from '../progress';
+
+export interface AnalyzeCommandOptions {
+  dir: string;
+  out?: string;
+  classpath?: string[];
+  sources?: string[];
+  extent?: string;
+  recover?: boolean;
+  workers?: number;
+  tid?: number[];
+  json?: boolean;
+  /** the parts to write (default all) */
+  only?: string[];
+}
+
+export const ANALYZE_PARTS = ['coverage', 'hot', 'pprof', 'cct', 'contexts', 'paths', 'timeline', 'collapsed', 'latency'] as const;
+
+export async function runAnalyze(o: AnalyzeCommandOptions): Promise<number> {
+  const log = stderrLogger(!!o.json);
+  if (!fs.existsSync(o.dir) || !fs.statSync(o.dir).isDirectory()) throw new CliError(`analyze: ${o.dir}: not a trace directory`, ExitCode.BadInput);
+  if (!fs.existsSync(path.join(o.dir, 'meta.jpt'))) throw new CliError(`analyze: ${path.join(o.dir, 'meta.jpt')}: missing (not a jportal trace directory)`, ExitCode.BadInput);
+  for (const s of [...(o.sources ?? []), ...(o.classpath ?? [])]) if (!fs.existsSync(s)) throw new CliError(`analyze: ${s}: no such file or directory`, ExitCode.BadInput);
+  const unknown = (o.only ?? []).filter((p) => !(ANALYZE_PARTS as readonly string[]).includes(p));
+  if (unknown.length) throw new CliError(`analyze: --only: unknown part ${unknown.join(', ')} (known: ${ANALYZE_PARTS.join(', ')})`, ExitCode.BadInput);
+  const want = (p: string) => !o.only?.length || o.only.includes(p);
+  const out = o.out ?? path.join(o.dir, 'report');
+  fs.mkdirSync(out, { recursive: true });
+  const progress = new Progress(!!o.json);
+  const t0 = Date.now();
+
+  progress.start('decoding', 0, ' threads');
+  let started = false;
+  let a;
+  try {
+    a = await loadTraceAnalysis(o.dir, {
+      tids: o.tid,
+      workers: o.workers,
+      recover: o.recover,
+      classpath: o.classpath,
+      onThread: (name, done, total) => {
+        if (!started) progress.start('decoding', total, ' threads');
+        started = true;
+        progress.update(done, `(${name})`);
+      },
+    });
+  } catch (e) {
+    progress.done();
+    if (e instanceof DecodeError) throw new CliError(`analyze: ${e.message}`, e.exitCode as ExitCode);
+    throw e;
+  }
+  progress.done();
+  const decodeMs = Date.now() - t0;
+  log.info(`analyze: decoded ${a.threads.length} threads in ${(decodeMs / 1000).toFixed(1)} s${a.recovery.some((r) => r?.gaps) ? `; recovery filled ${a.recovery.reduce((s, r) => s + (r?.recovered ?? 0), 0)} of ${a.recovery.reduce((s, r) => s + (r?.gaps ?? 0), 0)} gaps` : ''}`);
+
+  const parts: Record<string, PartResult> = {};
+  const stages: [string, () => PartResult][] = [
+    ['coverage', () => writeCoverage(a, out, { sources: o.sources })],
+    ['hot', () => writeHotMethods(a, out)],
+    ['pprof', () => writePprof(a, out)],
+    ['cct', () => writeCct(a, out, { extent: o.extent })],
+    ['contexts', () => writeContexts(a, out)],
+    ['paths', () => writePaths(a, out)],
+    ['timeline', () => writeTimeline(a, out)],
+    ['collapsed', () => writeCollapsed(a, out)],
+    ['latency', () => writeLatency(a, out)],
+  ];
+  const todo = stages.filter(([name]) => want(name));
+  progress.start('writing profiles', todo.length, ' parts');
+  const timings: Record<string, number> = {};
+  todo.forEach(([name, run], i) => {
+    progress.update(i, `(${name})`);
+    const s = Date.now();
+    parts[name] = run();
+    timings[name] = Date.now() - s;
+  });
+  const report = writeReport(a, out, parts);
+  progress.done();
+  const summary = summarize(a, parts, out, report);
+  fs.writeFileSync(path.join(out, 'summary.json'), JSON.stringify({ ...summary, timingsMs: { decode: decodeMs, ...timings } }, null, 2) + '\n');
+  if (o.json) process.stdout.write(JSON.stringify({ ...summary, timingsMs: { decode: decodeMs, ...timings, total: Date.now() - t0 } }, null, 2) + '\n');
+  else printSummary(summary, Date.now() - t0);
+  return ExitCode.Ok;
+}
+
+interface AnalyzeSummary {
+  trace: string;
+  report: string;
+  threads: { name: string; tid: number; bytecodes: number; observed: number; inferred: number; recovered: number; gaps: number }[];
+  bytecodes: number;
+  observed: number;
+  inferred: number;
+  recovered: number;
+  gaps: number;
+  /** share of PT time lost in gaps (sum of gap spans / span of the thread's events), over all threads */
+  lostTimeShare: number;
+  parts: Record<string, { files: string[]; summary: Record<string, unknown> }>;
+  problems: string[];
+}
+
+function summarize(a: Analysis, parts: Record<string, PartResult>, out: string, report: PartResult): AnalyzeSummary {
+  const threads: AnalyzeSummary['threads'] = [];
+  let lost = 0;
+  let span = 0;
+  for (const t of a.threads) {
+    const row = { name: t.name, tid: t.tid, bytecodes: 0, observed: 0, inferred: 0, recovered: 0, gaps: 0 };
+    let first = NaN;
+    let last = NaN;
+    for (let i = 0; i < t.length; i++) {
+      const k = t.kind[i];
+      if (t.tsc[i] > 0) {
+        if (!(first <= t.tsc[i])) first = t.tsc[i];
+        if (!(last >= t.tsc[i])) last = t.tsc[i];
+      }
+      // (numbers of @jportal/analyze's Kind and Origin: const enums do not cross packages here)
+      if (k === 0) {
+        row.bytecodes++;
+        const og = t.origin[i];
+        if (og === 2) row.recovered++;
+        else if (og === 1) row.inferred++;
+        else row.observed++;
+      } else if (k === 3) {
+        row.gaps++;
+        if (t.endTsc[i] > t.tsc[i]) lost += t.endTsc[i] - t.tsc[i];
+      }
+    }
+    if (last > first) span += last - first;
+    threads.push(row);
+  }
+  threads.sort((x, y) => y.bytecodes - x.bytecodes);
+  const sum = (k: 'bytecodes' | 'observed' | 'inferred' | 'recovered' | 'gaps') => threads.reduce((s, t) => s + t[k], 0);
+  return {
+    trace: a.source.dir,
+    report: path.join(out, report.files[0] ?? 'report.html'),
+    threads,
+    bytecodes: sum('bytecodes'),
+    observed: sum('observed'),
+    inferred: sum('inferred'),
+    recovered: sum('recovered'),
+    gaps: sum('gaps'),
+    lostTimeShare: span > 0 ? Math.min(1, lost / span) : 0,
+    parts: Object.fromEntries(Object.entries({ ...parts, report }).map(([k, v]) => [k, { files: v.files, summary: v.summary }])),
+    problems: a.problems.slice(0, 50),
+  };
+}
+
+const pct = (x: number, of: number) => (of > 0 ? `${((100 * x) / of).toFixed(1)}%` : '-');
+const num = (n: number) => n.toLocaleString('en-US');
+
+function printSummary(s: AnalyzeSummary, ms: number): void {
+  const w = (line: string) => process.stderr.write(line + '\n');
+  w(`jportal analyze: ${s.trace} -> ${path.dirname(s.report)} (${(ms / 1000).toFixed(1)} s)`);
+  w(`  threads      ${s.threads.length}: ${s.threads.slice(0, 4).map((t) => `${t.name} ${num(t.bytecodes)}`).join(', ')}${s.threads.length > 4 ? ', ...' : ''}`);
+  w(`  bytecodes    ${num(s.bytecodes)}: observed ${pct(s.observed, s.bytecodes)}, inferred ${pct(s.inferred, s.bytecodes)} (between compiled-code samples), recovered ${pct(s.recovered, s.bytecodes)}`);
+  w(`  loss         ${num(s.gaps)} gaps, ${(s.lostTimeShare * 100).toFixed(1)}% of the traced time`);
+  type Counter = { covered: number; missed: number };
+  const cov = s.parts.coverage?.summary as { LINE?: Counter; BRANCH?: Counter; METHOD?: Counter; classCount?: number; recoveredOnly?: { lines: number } } | undefined;
+  const ratio = (c: Counter) => `${num(c.covered)}/${num(c.covered + c.missed)} (${pct(c.covered, c.covered + c.missed)})`;
+  if (cov?.LINE) w(`  coverage     lines ${ratio(cov.LINE)}${cov.BRANCH ? `, branches ${ratio(cov.BRANCH)}` : ''}${cov.METHOD ? `, methods ${ratio(cov.METHOD)}` : ''} in ${cov.classCount ?? '?'} classes (JDK classes left out)${cov.recoveredOnly?.lines ? `; ${num(cov.recoveredOnly.lines)} lines recovered only` : ''}`);
+  const hot = s.parts.hot?.summary as { top?: { method: string; exclBytecodes: number }[] } | undefined;
+  if (hot?.top?.length) {
+    w('  hot methods  (share of bytecodes executed in the method itself)');
+    for (const m of hot.top.slice(0, 5)) w(`    ${pct(m.exclBytecodes, s.bytecodes).padStart(6)}  ${m.method}`);
+  }
+  w(`  report       ${s.report}`);
+}

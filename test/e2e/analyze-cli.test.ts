@@ -1,0 +1,90 @@
+/**
+ * `jportal analyze` as a user runs it: a loss-free emulated trace of an example in, a report directory out with
+ * every part the issue names, a --json summary whose numbers agree with the files, and bad input refused with
+ * exit 2 and a message naming what is wrong.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { analyzeFixture, analyzeFixtureMissing } from '../lib/analyze-fixture';
+import { cleanup, runCli, tmpDir } from '../lib/run';
+
+const missing = analyzeFixtureMissing();
+if (missing) console.warn(`SKIP analyze CLI tests: ${missing}`);
+const maybe = missing ? describe.skip : describe;
+
+maybe('jportal analyze', () => {
+  test('writes every report part and a summary that agrees with them', () => {
+    const fx = analyzeFixture('switches');
+    const out = tmpDir('analyze-cli');
+    try {
+      const r = runCli(['analyze', fx.trace, '--out', out, '--sources', fx.sources, '--json'], 900_000);
+      expect(r.status).toBe(0);
+      const s = JSON.parse(r.stdout);
+      for (const f of [
+        'report.html', 'summary.json', 'coverage/lcov.info', 'coverage/jacoco.xml', 'coverage/html/index.html', 'hot-methods.txt',
+        'hot-methods.json', 'profile.pb.gz', 'cct.json', 'cct.txt', 'contexts.json', 'paths.json', 'paths.txt', 'timeline.trace.json',
+        'timeline.speedscope.json', 'stacks.collapsed', 'latency.json', 'latency.txt',
+      ])
+        expect(fs.existsSync(path.join(out, f))).toBe(true);
+      // every file a part names exists, relative to the report directory
+      for (const p of Object.values(s.parts) as { files: string[] }[]) for (const f of p.files) expect(fs.existsSync(path.join(out, f))).toBe(true);
+      // the bytecodes of the summary are those the hot-method table and the collapsed stacks count
+      expect(s.bytecodes).toBeGreaterThan(100_000);
+      expect(s.observed + s.inferred + s.recovered).toBe(s.bytecodes);
+      expect(s.parts.hot.summary.bytecodes).toBe(s.bytecodes);
+      let folded = 0;
+      for (const line of fs.readFileSync(path.join(out, 'stacks.collapsed'), 'utf8').split('\n')) {
+        const m = / (\d+)$/.exec(line);
+        if (m) folded += Number(m[1]);
+      }
+      expect(folded).toBe(s.bytecodes);
+      // the example's own source is shown: its HTML page exists
+      expect(fs.readdirSync(path.join(out, 'coverage', 'html')).some((f) => /Switches/.test(f))).toBe(true);
+      // main is the busiest thread and Switches methods are in its hot list
+      expect(s.threads[0].name).toBe('main');
+      expect(fs.readFileSync(path.join(out, 'hot-methods.txt'), 'utf8')).toMatch(/Switches\.(dense|sparse|word)/);
+    } finally {
+      cleanup(out);
+    }
+  });
+
+  test('--only limits the parts; --extent narrows the calling-context tree to a method', () => {
+    const fx = analyzeFixture('switches');
+    const out = tmpDir('analyze-only');
+    try {
+      const r = runCli(['analyze', fx.trace, '--out', out, '--only', 'cct', '--extent', 'Switches.main', '--json'], 600_000);
+      expect(r.status).toBe(0);
+      const s = JSON.parse(r.stdout);
+      expect(Object.keys(s.parts).sort()).toEqual(['cct', 'report']);
+      expect(fs.existsSync(path.join(out, 'profile.pb.gz'))).toBe(false);
+      const cct = fs.readFileSync(path.join(out, 'cct.txt'), 'utf8');
+      expect(cct).toMatch(/Switches\.main/);
+      expect(cct).not.toMatch(/java\.lang\.System\.initPhase1/);
+    } finally {
+      cleanup(out);
+    }
+  });
+
+  test('bad input: exit 2 with the file or option named', () => {
+    const dir = tmpDir('analyze-bad');
+    try {
+      const a = runCli(['analyze', path.join(dir, 'nope')]);
+      expect(a.status).toBe(2);
+      expect(a.stderr).toMatch(/nope: not a trace directory/);
+      const b = runCli(['analyze', dir]);
+      expect(b.status).toBe(2);
+      expect(b.stderr).toMatch(/meta\.jpt: missing/);
+      fs.writeFileSync(path.join(dir, 'meta.jpt'), Buffer.from('JPORTAL\0garbage that is not a trace'));
+      const c = runCli(['analyze', dir]);
+      expect(c.status).toBe(2);
+      expect(c.stderr).toMatch(/meta\.jpt/);
+      expect(c.stderr).not.toMatch(/\n\s+at /); // no stack trace
+      const fx = analyzeFixture('switches');
+      const d = runCli(['analyze', fx.trace, '--only', 'flames']);
+      expect(d.status).toBe(2);
+      expect(d.stderr).toMatch(/unknown part flames/);
+    } finally {
+      cleanup(dir);
+    }
+  });
+});

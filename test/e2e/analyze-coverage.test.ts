@@ -1,0 +1,286 @@
+/**
+ * Coverage (issue 7) end to end, on the switches and exceptions examples (loss-free emulated trace + ground
+ * truth, test/lib/analyze-fixture.ts):
+ * 1. covered lines and bcis of the example's classes from the decoded trace equal ground truth's;
+ * 2. jacoco.xml validates against JaCoCo's own report.dtd (xmllint);
+ * 3. the same example run under Debian's JaCoCo 0.8.6 (agent + a small reporter on org.jacoco.core/report):
+ *    per class and per line, LINE coverage agrees with ours, except lines JaCoCo's probes cannot see as covered
+ *    because an exception left them (a documented JaCoCo limitation), each one named and checked.
+ */
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { Analysis, computeCoverage, Coverage, loadOracleAnalysis, loadTraceAnalysis, walkStacks, writeCoverage } from '@jportal/analyze';
+import { lineOf, successors } from '@jportal/classfile';
+import { readZip } from '@jportal/icfg';
+import { analyzeFixture, analyzeFixtureMissing, AnalyzeExample, ANALYZE_EXAMPLES } from '../lib/analyze-fixture';
+import { tmpDir } from '../lib/run';
+
+const missing = analyzeFixtureMissing();
+if (missing) console.warn(`SKIP analyze-coverage: ${missing}`);
+
+const JAVA_SHARE = '/usr/share/java';
+const JACOCO_JARS = ['org.jacoco.core.jar', 'org.jacoco.report.jar', 'asm.jar', 'asm-commons.jar', 'asm-tree.jar', 'asm-analysis.jar'].map((j) => path.join(JAVA_SHARE, j));
+const JACOCO_AGENT_JAR = path.join(JAVA_SHARE, 'org.jacoco.agent.jar');
+const jacocoMissing = [...JACOCO_JARS, JACOCO_AGENT_JAR, path.join(JAVA_SHARE, 'org.jacoco.agent.rt.jar')].filter((j) => !fs.existsSync(j));
+const haveXmllint = spawnSync('sh', ['-c', 'command -v xmllint'], { encoding: 'utf8' }).status === 0;
+if (!haveXmllint) console.warn('SKIP jacoco.xml DTD validation: xmllint not installed (apt-get install libxml2-utils)');
+if (jacocoMissing.length) console.warn(`SKIP comparison with JaCoCo: missing ${jacocoMissing.join(', ')} (apt-get install libjacoco-java)`);
+const haveGenhtml = spawnSync('sh', ['-c', 'command -v genhtml'], { encoding: 'utf8' }).status === 0;
+if (!haveGenhtml) console.warn('SKIP genhtml check of lcov.info: genhtml (lcov) not installed');
+
+/** Reads an exec file and class directory with JaCoCo's own API and writes its XML report. */
+const REPORTER = `
+import java.io.*;
+import org.jacoco.core.analysis.*;
+import org.jacoco.core.tools.ExecFileLoader;
+import org.jacoco.report.*;
+import org.jacoco.report.xml.XMLFormatter;
+public class JacocoXml {
+  public static void main(String[] a) throws Exception {
+    ExecFileLoader loader = new ExecFileLoader();
+    loader.load(new File(a[0]));
+    CoverageBuilder builder = new CoverageBuilder();
+    new Analyzer(loader.getExecutionDataStore(), builder).analyzeAll(new File(a[1]));
+    IReportVisitor v = new XMLFormatter().createVisitor(new FileOutputStream(a[2]));
+    v.visitInfo(loader.getSessionInfoStore().getInfos(), loader.getExecutionDataStore().getContents());
+    v.visitBundle(builder.getBundle(a[3]), new DirectorySourceFileLocator(new File(a[4]), "utf-8", 4));
+    v.visitEnd();
+  }
+}
+`;
+
+/** "Class:line" of covered lines and "Class.name desc:bci" of covered instructions, for the given classes. */
+function coveredSets(cov: Coverage, classes: Set<string>): { lines: Set<string>; bcis: Set<string> } {
+  const lines = new Set<string>();
+  const bcis = new Set<string>();
+  for (const c of cov.classes) {
+    if (!classes.has(c.name)) continue;
+    for (const m of c.methods)
+      for (let k = 0; k < m.insns.length; k++)
+        if (m.hits[k]) {
+          bcis.add(`${c.name}.${m.name}${m.descriptor}:${m.insns[k]}`);
+          if (m.lines[k] >= 0) lines.add(`${c.name}:${m.lines[k]}`);
+        }
+  }
+  return { lines, bcis };
+}
+
+const minus = (a: Set<string>, b: Set<string>) => [...a].filter((x) => !b.has(x)).sort();
+
+/**
+ * Lines ("Class:line") where an exception left an instruction, by exact events: the frame's next bytecode is
+ * not a successor of the instruction (a handler of this frame took over), or the frame ended with it and it is
+ * no return. JaCoCo's probes sit at the end of blocks: instructions an exception leaves are not marked covered.
+ */
+function exceptionLines(a: Analysis, classes: Set<string>): Set<string> {
+  const out = new Set<string>();
+  const mark = (m: number, bci: number) => {
+    const am = a.methods[m];
+    if (am.info && classes.has(am.className)) out.add(`${am.className}:${lineOf(am.info, bci)}`);
+  };
+  for (const t of a.threads) {
+    const lastM = new Int32Array(4096).fill(-1);
+    const lastB = new Int32Array(4096);
+    walkStacks(t, {
+      enter: (w) => {
+        lastM[w.depth] = -1;
+      },
+      exit: (w) => {
+        const m = lastM[w.depth];
+        if (m < 0) return;
+        const code = a.methods[m].info?.code;
+        const op = code ? code[lastB[w.depth]] : -1;
+        if (!(op >= 0xac && op <= 0xb1)) mark(m, lastB[w.depth]);
+      },
+      bytecode: (w, i) => {
+        const m = t.method[i];
+        const d = w.depth;
+        if (lastM[d] === m && m >= 0) {
+          const code = a.methods[m].info?.code;
+          if (code && !successors(code, lastB[d]).includes(t.bci[i])) mark(m, lastB[d]);
+        }
+        lastM[d] = m;
+        lastB[d] = t.bci[i];
+      },
+    });
+  }
+  return out;
+}
+
+interface JacocoLines {
+  /** per class: LINE counter */
+  classLines: Map<string, { missed: number; covered: number }>;
+  /** "Class-file:line" -> covered (ci > 0) for the source files' lines */
+  lines: Map<string, boolean>;
+}
+
+/** LINE counters of classes and the line elements of source files, from a JaCoCo XML report. */
+function parseJacoco(xml: string): JacocoLines {
+  const classLines = new Map<string, { missed: number; covered: number }>();
+  for (const m of xml.matchAll(/<class name="([^"]+)"[^>]*>(.*?)<\/class>/g)) {
+    const own = m[2].replace(/<method .*?<\/method>/g, '');
+    const c = /<counter type="LINE" missed="(\d+)" covered="(\d+)"\/>/.exec(own);
+    classLines.set(m[1], c ? { missed: +c[1], covered: +c[2] } : { missed: 0, covered: 0 });
+  }
+  const lines = new Map<string, boolean>();
+  for (const f of xml.matchAll(/<package name="([^"]*)">(.*?)<\/package>/g))
+    for (const s of f[2].matchAll(/<sourcefile name="([^"]+)">(.*?)<\/sourcefile>/g))
+      for (const l of s[2].matchAll(/<line nr="(\d+)" mi="(\d+)" ci="(\d+)"/g)) lines.set(`${f[1] ? f[1] + '/' : ''}${s[1]}:${l[1]}`, +l[3] > 0);
+  return { classLines, lines };
+}
+
+function runJacoco(name: AnalyzeExample, java: string, classes: string, sources: string, dir: string): string {
+  const agent = path.join(dir, 'jacocoagent.jar');
+  const entry = readZip(fs.readFileSync(JACOCO_AGENT_JAR)).find((e) => e.name === 'jacocoagent.jar');
+  if (!entry) throw new Error(`${JACOCO_AGENT_JAR} holds no jacocoagent.jar`);
+  fs.writeFileSync(agent, entry.read());
+  const exec = path.join(dir, `${name}.exec`);
+  const args = ANALYZE_EXAMPLES[name];
+  const run = spawnSync(java, [`-javaagent:${agent}=destfile=${exec}`, ...args], { encoding: 'utf8', timeout: 120_000 });
+  if (run.status !== 0) throw new Error(`${name} under JaCoCo failed: ${run.stderr}`);
+  const src = path.join(dir, 'JacocoXml.java');
+  fs.writeFileSync(src, REPORTER);
+  const cp = JACOCO_JARS.join(':');
+  const javac = path.join(path.dirname(java), 'javac');
+  const c = spawnSync(fs.existsSync(javac) ? javac : 'javac', ['-cp', cp, '-d', dir, src], { encoding: 'utf8' });
+  if (c.status !== 0) throw new Error(`javac JacocoXml: ${c.stderr}`);
+  const xml = path.join(dir, `${name}-jacoco.xml`);
+  const r = spawnSync(java, ['-cp', `${cp}:${dir}`, 'JacocoXml', exec, classes, xml, name, sources], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`JaCoCo report: ${r.stderr}`);
+  return fs.readFileSync(xml, 'utf8');
+}
+
+/**
+ * Known differences between the decoded trace and ground truth (found by measuring; see the report in
+ * packages/analyze/docs/coverage.md): main's final `return`, after the string concatenation's invokedynamic, is
+ * attributed by the decoder's interpreter attribution to no method (it loses the main frame in the indy
+ * bootstrap), so the line holding only that return is covered in truth but not in the decoded trace.
+ */
+const KNOWN_TRACE_MISSES: Record<AnalyzeExample, { lines: string[]; bcis: string[] }> = {
+  switches: { lines: ['Switches:32'], bcis: ['Switches.main([Ljava/lang/String;)V:105'] },
+  exceptions: { lines: ['Exceptions:44'], bcis: ['Exceptions.main([Ljava/lang/String;)V:164'] },
+};
+
+(missing ? describe.skip : describe)('coverage from decoded traces', () => {
+  let work = '';
+  beforeAll(() => {
+    work = tmpDir('jportal-analyze-coverage-');
+  });
+  afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
+
+  for (const name of Object.keys(ANALYZE_EXAMPLES) as AnalyzeExample[])
+    test(`${name}: trace = truth, jacoco.xml valid, LINE counters = JaCoCo's`, async () => {
+      const fx = analyzeFixture(name);
+      const own = new Set(fs.readdirSync(fx.classes).filter((f) => f.endsWith('.class')).map((f) => f.slice(0, -6)));
+      const include = (c: string) => own.has(c);
+      const trace = await loadTraceAnalysis(fx.trace, { fromVmStart: true });
+      const oracle = loadOracleAnalysis(fx.oracle, { recordedClasses: trace.model.classes });
+      const ct = computeCoverage(trace, { include });
+      const co = computeCoverage(oracle, { include });
+      expect(ct.stats.badBci).toBe(0);
+      expect(co.stats.badBci).toBe(0);
+      expect(co.stats.unexpectedSuccessors).toBe(0);
+
+      // 1. covered lines and bcis: trace vs truth
+      const st = coveredSets(ct, own);
+      const so = coveredSets(co, own);
+      const diff = {
+        linesOnlyInTrace: minus(st.lines, so.lines), linesOnlyInTruth: minus(so.lines, st.lines),
+        bcisOnlyInTrace: minus(st.bcis, so.bcis), bcisOnlyInTruth: minus(so.bcis, st.bcis),
+      };
+      console.log(`${name}: covered lines trace ${st.lines.size} truth ${so.lines.size}, bcis trace ${st.bcis.size} truth ${so.bcis.size}; differences ${JSON.stringify(diff)}`);
+      const known = KNOWN_TRACE_MISSES[name];
+      expect(diff.linesOnlyInTrace).toEqual([]);
+      expect(diff.bcisOnlyInTrace).toEqual([]);
+      // only the known decoder miss (named above); if the decoder learns to see it, these become empty
+      for (const l of diff.linesOnlyInTruth) expect(known.lines).toContain(l);
+      for (const b of diff.bcisOnlyInTruth) expect(known.bcis).toContain(b);
+      if (!diff.bcisOnlyInTruth.length) console.log(`${name}: the known decoder miss is gone: trace = truth exactly`);
+      // branch edges (not part of the acceptance): report the differences
+      const edges = (c: Coverage) => {
+        const s = new Set<string>();
+        for (const cl of c.classes) for (const m of cl.methods) for (const b of m.branches) b.targets.forEach((t, j) => b.hits[j] && s.add(`${cl.name}.${m.name}:${b.bci}->${t}`));
+        return s;
+      };
+      const et = edges(ct);
+      const eo = edges(co);
+      console.log(`${name}: branch edges taken trace ${et.size} truth ${eo.size}; only in trace ${JSON.stringify(minus(et, eo))}, only in truth ${JSON.stringify(minus(eo, et))}`);
+
+      // 2. the files, and jacoco.xml against JaCoCo's DTD
+      const out = path.join(work, name);
+      const res = writeCoverage(trace, out, { include, sources: [fx.sources], name });
+      for (const f of res.files) expect(fs.existsSync(path.join(out, f))).toBe(true);
+      expect(res.files).toEqual(expect.arrayContaining(['coverage/lcov.info', 'coverage/jacoco.xml', 'coverage/html/index.html']));
+      console.log(`${name}: summary ${JSON.stringify(res.summary)}`);
+      const xmlFile = path.join(out, 'coverage', 'jacoco.xml');
+      const ours = fs.readFileSync(xmlFile, 'utf8');
+      const dtdEntry = readZip(fs.readFileSync(path.join(JAVA_SHARE, 'org.jacoco.report.jar'))).find((e) => e.name === 'org/jacoco/report/xml/report.dtd');
+      if (haveXmllint && dtdEntry) {
+        const dtd = path.join(out, 'coverage', 'report.dtd');
+        fs.writeFileSync(dtd, dtdEntry.read());
+        const v = spawnSync('xmllint', ['--noout', '--nonet', '--dtdvalid', dtd, xmlFile], { encoding: 'utf8' });
+        expect(v.stderr).toBe('');
+        expect(v.status).toBe(0);
+      }
+      // lcov read back: DA lines = the XML's covered lines
+      const lcov = fs.readFileSync(path.join(out, 'coverage', 'lcov.info'), 'utf8');
+      const da = [...lcov.matchAll(/^DA:(\d+),(\d+)$/gm)];
+      const lh = +/^LH:(\d+)$/m.exec(lcov)![1];
+      expect(da.filter((d) => +d[2] > 0).length).toBe(lh);
+      const xmlOurs = parseJacoco(ours);
+      expect([...xmlOurs.lines.values()].filter(Boolean).length).toBe(lh);
+      if (haveGenhtml) {
+        const g = spawnSync('genhtml', ['--branch-coverage', '-q', '-o', path.join(out, 'genhtml'), path.join(out, 'coverage', 'lcov.info')], { encoding: 'utf8' });
+        expect(g.status).toBe(0);
+      }
+      const html = fs.readFileSync(path.join(out, 'coverage', 'html', 'index.html'), 'utf8');
+      expect(html).not.toMatch(/<(script|link)\b/);
+
+      // 3. JaCoCo's own report of the same program, against ours from the trace and from ground truth
+      if (jacocoMissing.length) return;
+      const jx = parseJacoco(runJacoco(name, fx.java, fx.classes, fx.sources, out));
+      const truthOut = path.join(work, `${name}-truth`);
+      writeCoverage(oracle, truthOut, { include, name });
+      const truthXml = parseJacoco(fs.readFileSync(path.join(truthOut, 'coverage', 'jacoco.xml'), 'utf8'));
+      const explained = exceptionLines(oracle, own);
+      const report: string[] = [];
+      const unexplained: string[] = [];
+      /** "File.java:line" -> "Class:line" of the class owning it (for our line keys) */
+      const classOfLine = new Map<string, string[]>();
+      for (const c of co.classes)
+        for (const m of c.methods)
+          if (!m.filtered)
+            for (const nr of m.lines) if (nr >= 0) {
+              const key = `${c.sourceFile}:${nr}`;
+              const list = classOfLine.get(key) ?? [];
+              if (!list.includes(`${c.name}:${nr}`)) list.push(`${c.name}:${nr}`);
+              classOfLine.set(key, list);
+            }
+      const explainedLine = (fileLine: string) => (classOfLine.get(fileLine) ?? []).some((l) => explained.has(l));
+      for (const [label, mine] of [['trace', xmlOurs], ['truth', truthXml]] as const) {
+        for (const [cls, c] of jx.classLines) report.push(`${label} ${cls}: LINE ours ${JSON.stringify(mine.classLines.get(cls))} JaCoCo ${JSON.stringify(c)}`);
+        for (const [line, jc] of jx.lines) {
+          const mc = mine.lines.get(line);
+          if (mc === jc) continue;
+          const known = (classOfLine.get(line) ?? []).some((l) => KNOWN_TRACE_MISSES[name].lines.includes(l));
+          const why =
+            mc && !jc && explainedLine(line) ? 'an exception leaves this line: JaCoCo probes do not see it'
+            : label === 'trace' && mc === false && known ? 'known decoder miss (above)'
+            : '';
+          report.push(`${label} line ${line}: ours ${mc === undefined ? 'absent' : mc ? 'covered' : 'missed'}, JaCoCo ${jc ? 'covered' : 'missed'}${why ? ` (${why})` : ' UNEXPLAINED'}`);
+          if (!why) unexplained.push(`${label} ${line}`);
+        }
+        for (const line of mine.lines.keys()) if (!jx.lines.has(line)) unexplained.push(`${label} ${line}: not in JaCoCo's report`);
+      }
+      console.log(`${name} vs JaCoCo 0.8.6:\n${report.join('\n')}`);
+      expect(unexplained).toEqual([]);
+      // per class (ground truth): the LINE counters differ by exactly the explained lines of that class
+      for (const [cls, c] of jx.classLines) {
+        const m = truthXml.classLines.get(cls)!;
+        expect(m.covered + m.missed).toBe(c.covered + c.missed);
+        const extra = [...jx.lines].filter(([l, jc]) => !jc && truthXml.lines.get(l) && (classOfLine.get(l) ?? []).some((k) => k.startsWith(`${cls}:`) && explained.has(k)));
+        expect(m.covered - c.covered).toBe(extra.length);
+      }
+    });
+});
