@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# jportal quick start, step 1: installs what is missing (Debian 12), builds everything, and records a
-# built-in example with the agent under the PT emulator, then prints the trace summary.
+# jportal quick start, step 1: installs what is missing (Debian 12), builds everything, records a built-in
+# example with the agent under the PT emulator, and analyzes it (profiles + report.html in out/quickstart/report).
 #   ./setup.sh            set up + run the example
 #   ./setup.sh --no-run   set up only
 set -euo pipefail
@@ -58,8 +58,8 @@ node packages/cli/dist/bin.js doctor >&2 || true
 # ---- The main job on a built-in example ---------------------------------------------------------
 say "recording examples/switches with the jportal agent, Intel PT emulated under qemu-x86_64"
 out=out/quickstart
-node packages/cli/dist/bin.js record --pt=emulate --deterministic --force --out "$out" -- java -cp examples/switches/classes Switches 100000
+node packages/cli/dist/bin.js record --pt=emulate --deterministic --force --out "$out" -- java -cp examples/switches/classes Switches 20000
 say "jportal inspect $out"
 node packages/cli/dist/bin.js inspect "$out"
-say "jportal decode $out"
-node packages/cli/dist/bin.js decode "$out"
+say "jportal analyze $out (decode, recover, profiles; open $out/report/report.html)"
+node packages/cli/dist/bin.js analyze "$out" --sources examples/switches
