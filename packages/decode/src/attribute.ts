@@ -21,7 +21,9 @@ import { EventKind, EventSource, EventStream } from './events';
 import { EntryClass } from './java';
 import { JvmModel } from './load';
 
+const ACC_STATIC = 0x0008;
 const ACC_NATIVE = 0x0100;
+const ACC_INTERFACE = 0x0200;
 const ACC_ABSTRACT = 0x0400;
 /** more live states than this in one frame: the frame is given up (pathological ambiguity) */
 const MAX_STATES = 50_000;
@@ -53,6 +55,10 @@ interface Frame {
   search: boolean;
   /** the frame was re-created by a deoptimization: any bci of `anyBci` may come next */
   anyBci: Method | null;
+  /** started from a call site's candidates and no opcode has been matched yet */
+  fresh: boolean;
+  /** the invoke the frame is at has made its call (an entry came since its last opcode) */
+  called: boolean;
 }
 
 export interface AttributionStats {
@@ -82,6 +88,12 @@ export class MethodUniverse {
   private readonly byFirstOpcode: Method[][] = Array.from({ length: 256 }, () => []);
   private readonly targetCache = new Map<number, Method[] | undefined>();
   private readonly superCache = new Map<string, Set<string>>();
+  /** each class's static initializer */
+  private readonly clinits = new Map<ClassFile, Method>();
+  /** each class's initializers that may run before a static method of it (below), by class */
+  private readonly initCache = new Map<ClassFile, Method[]>();
+  /** classes (by ClassFile) that declare a non-abstract instance method: an interface's default method */
+  private readonly hasDefaults = new Set<ClassFile>();
   /** the first method id not named by a METHOD record */
   readonly firstSynthetic: number;
 
@@ -121,6 +133,8 @@ export class MethodUniverse {
         if (!l) this.byNameDesc.set(nd, (l = []));
         l.push(m);
         if (m.code && m.code.length > 0 && !(mi.access & ACC_ABSTRACT)) this.byFirstOpcode[m.code[0]].push(m);
+        if (mi.name === '<clinit>' && m.code && m.code.length > 0) this.clinits.set(cf, m);
+        else if (m.code && !(mi.access & (ACC_STATIC | ACC_ABSTRACT)) && mi.name !== '<init>') this.hasDefaults.add(cf);
       }
     }
   }
@@ -173,6 +187,46 @@ export class MethodUniverse {
     return typed.length ? typed : all;
   }
 
+  /**
+   * The static initializers the VM may run when an invokestatic calls `m`, before `m` is entered: the first call
+   * of a static method initializes its class, after the class's superclasses and the superinterfaces that
+   * declare default methods (JVMS 5.5), each of which runs its `<clinit>` as an upcall (the caller is the VM).
+   */
+  initializers(m: Method): Method[] {
+    let list = this.initCache.get(m.cf);
+    if (list) return list;
+    list = [];
+    const seen = new Set<ClassFile>();
+    const visit = (cf: ClassFile, loader: number, depth: number, asInterface: boolean) => {
+      if (seen.has(cf) || depth > 64) return;
+      seen.add(cf);
+      const isInterface = (cf.access & ACC_INTERFACE) !== 0;
+      // a superinterface is initialized with its implementor only when it declares default methods
+      if (!asInterface || this.hasDefaults.has(cf)) {
+        const c = this.clinits.get(cf);
+        if (c) list!.push(c);
+      }
+      // an interface whose static method is called is initialized alone; a class, after its superclass and
+      // (direct or indirect) superinterfaces
+      if (isInterface && !asInterface) return;
+      const sup = cf.superName && !isInterface ? this.classOf(cf.superName, loader) : undefined;
+      if (sup) visit(sup.cf, sup.loader, depth + 1, false);
+      for (const i of cf.interfaces) {
+        const x = this.classOf(i, loader);
+        if (x) visit(x.cf, x.loader, depth + 1, true);
+      }
+    };
+    visit(m.cf, m.loader, 0, false);
+    this.initCache.set(m.cf, list);
+    return list;
+  }
+
+  /** The recorded class of that name, preferring the given loader. */
+  private classOf(className: string, loader: number): { cf: ClassFile; loader: number } | undefined {
+    const list = this.classes.get(className);
+    return list ? (list.find((x) => x.loader === loader) ?? list[0]) : undefined;
+  }
+
   /** The class and all its superclasses and superinterfaces, by name (classes the trace has no bytes of end it). */
   private supertypes(className: string): Set<string> {
     let set = this.superCache.get(className);
@@ -216,6 +270,8 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
   let exceptionPending = false;
   /** the compiled method that was deoptimized: its frame continues in the interpreter without an entry */
   let deoptHint = -1;
+  /** output index of the last gap */
+  let lastGapEv = -1;
   /** native/intrinsic entries whose method depends on the caller's invoke: [invoke event, entry event, exit event] */
   const pendingNatives: number[] = [];
   const scratch: State[] = [];
@@ -330,6 +386,21 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
     return -1;
   };
 
+  /**
+   * The first opcode of a frame fits none of the methods its call site can call, and nothing went missing since
+   * its entry: the VM ran other Java code first (an upcall: a class initializer, class loading, call-site
+   * linkage). The frame is any method that starts with `op`.
+   */
+  const research = (f: Frame, op: number, ev: number): boolean => {
+    f.search = true;
+    if (step(f, op, ev)) {
+      stats.searched++;
+      return true;
+    }
+    f.search = false;
+    return false;
+  };
+
   /** The frame's method, if its states agree on one, goes on at any bci holding `op`. */
   const reanchor = (f: Frame, op: number, ev: number): boolean => {
     if (f.states.length === 0) return false;
@@ -345,13 +416,31 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
     return false;
   };
 
+  /**
+   * The methods an entry after the invokes of `callers` may start: their targets, then (for an invokestatic)
+   * the static initializers the VM may run first. Targets come first: an ambiguous end takes the first state.
+   */
+  const withInitializers = (callers: State[], targets: Set<Method>): Method[] => {
+    const list = [...targets];
+    targets = new Set(targets);
+    for (const s of callers) {
+      if (s.bci < 0 || s.m.code![s.bci] !== 0xb8) continue; // invokestatic
+      for (const t of universe.invokeTargets(s.m, s.bci) ?? []) for (const c of universe.initializers(t)) if (!targets.has(c)) {
+        targets.add(c);
+        list.push(c);
+      }
+    }
+    return list;
+  };
+
   const startFrame = (candidates: Method[] | undefined, entryEv: number): Frame => {
-    const f: Frame = { states: [], entryEv, lost: false, search: false, anyBci: null };
+    const f: Frame = { states: [], entryEv, lost: false, search: false, anyBci: null, fresh: false, called: false };
     if (!candidates) {
       f.search = true;
       stats.searched++;
     } else {
       for (const m of candidates) if (m.code && m.code.length > 0) f.states.push({ m, bci: -1, prev: null, ev: -1 });
+      f.fresh = f.states.length > 0;
       if (f.states.length === 0) {
         // bytecodes follow, but the call site names no method with bytecode: a signature-polymorphic linker
         // (MethodHandle.linkTo*, invokeBasic) that jumps to its target: found by search
@@ -370,6 +459,8 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
     out.push(kind, source, input.method[i], input.bci[i], input.opcode[i], tsc, input.aux[i]);
 
     if (source !== EventSource.Interpreter) {
+      // compiled code ran: the invoke of the interpreted frame on top (if at one) has made its call
+      if ((kind === EventKind.Bytecode || kind === EventKind.Entry) && (source === EventSource.Compiled || source === EventSource.Inlined) && stack.length) stack[stack.length - 1].called = true;
       if (kind === EventKind.Bytecode && (source === EventSource.Compiled || source === EventSource.Inlined)) {
         lastCompiledMethod = input.method[i];
         lastCompiledBci = input.bci[i];
@@ -377,6 +468,7 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
       } else if (kind === EventKind.Gap) {
         // the stack is kept: what comes next either continues a frame (checked opcode by opcode) or not
         lastWasCompiled = false;
+        lastGapEv = ev;
       } else if (kind === EventKind.OsrEntry) {
         // the interpreted activation moves into compiled code: the frame ends here, the method goes on
         if (stack.length) endFrame(stack.pop()!, tsc, false);
@@ -398,30 +490,42 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
     }
 
     if (kind === EventKind.Entry) {
-      // who called: the invoke of the interpreted frame on top, else the compiled code that just ran
-      let candidates: Method[] | undefined;
+      // who called: the invoke of the interpreted frame on top (unless that invoke already made its call: what
+      // enters now is an upcall), else the compiled code that just ran
+      let targets: Set<Method> | undefined;
+      let callers: State[] = [];
       const top = stack[stack.length - 1];
       if (top && !top.lost && !top.search && top.states.length > 0 && !lastWasCompiled) {
-        const set = new Set<Method>();
-        let all = true;
-        for (const s of top.states) {
-          const t = s.bci >= 0 ? universe.invokeTargets(s.m, s.bci) : undefined;
-          if (!t) {
-            all = false;
-            break;
+        if (!top.called) {
+          const set = new Set<Method>();
+          let all = true;
+          for (const s of top.states) {
+            const t = s.bci >= 0 ? universe.invokeTargets(s.m, s.bci) : undefined;
+            if (!t) {
+              all = false;
+              break;
+            }
+            for (const m of t) set.add(m);
           }
-          for (const m of t) set.add(m);
+          if (all) {
+            targets = set;
+            callers = top.states;
+          }
         }
-        if (all) candidates = [...set];
+        top.called = true;
       } else if (lastWasCompiled && lastCompiledMethod >= 0 && lastCompiledBci >= 0) {
         const caller = universe.byId.get(lastCompiledMethod);
-        if (caller) candidates = universe.invokeTargets(caller, lastCompiledBci);
+        const t = caller ? universe.invokeTargets(caller, lastCompiledBci) : undefined;
+        if (caller && t) {
+          targets = new Set(t);
+          callers = [{ m: caller, bci: lastCompiledBci, prev: null, ev: -1 }];
+        }
       }
       lastWasCompiled = false;
       const cls = input.aux[i] as EntryClass;
       if (cls !== EntryClass.Bytecode) {
         // native, intrinsic or abstract: no bytecodes run in this activation
-        const natives = candidates?.filter((m) => cls !== EntryClass.Native || m.native);
+        const natives = targets && [...targets].filter((m) => cls !== EntryClass.Native || m.native);
         if (natives && natives.length === 1) out.method[ev] = natives[0].id;
         else if (top && !top.lost && ev > 0 && out.kind[ev - 1] === EventKind.Bytecode) pendingNatives.push(ev - 1, ev, out.length);
         out.aux[ev] = 0;
@@ -429,7 +533,7 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
         continue;
       }
       out.aux[ev] = 0;
-      stack.push(startFrame(candidates, ev));
+      stack.push(startFrame(targets && withInitializers(callers, targets), ev));
       continue;
     }
 
@@ -441,13 +545,13 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
     if (deoptHint >= 0) {
       // a deoptimized activation resumes here, at some bci of the method that was compiled
       const m = universe.byId.get(deoptHint);
-      f = { states: [], entryEv: -1, lost: !m?.code, search: false, anyBci: m?.code ? m : null };
+      f = { states: [], entryEv: -1, lost: !m?.code, search: false, anyBci: m?.code ? m : null, fresh: false, called: false };
       stack.push(f);
       deoptHint = -1;
     }
     if (!f) {
       // bytecodes with no frame we saw begin (after a gap or at the stream's start)
-      f = { states: [], entryEv: -1, lost: true, search: false, anyBci: null };
+      f = { states: [], entryEv: -1, lost: true, search: false, anyBci: null, fresh: false, called: false };
       stack.push(f);
     }
     let handled = false;
@@ -462,7 +566,7 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
       }
     }
     exceptionPending = false;
-    if (!f.lost && op >= 0 && !handled && !step(f, op, ev)) {
+    if (!f.lost && op >= 0 && !handled && !step(f, op, ev) && !(f.fresh && f.entryEv > lastGapEv && research(f, op, ev))) {
       // events went missing (a gap, code we could not follow): a caller may have the control again, or the
       // same method goes on at another bci; else the frame is lost
       const d = callerStep(op, ev);
@@ -477,6 +581,7 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
         stats.lostFrames++;
       }
     }
+    if (op >= 0) f.fresh = f.called = false;
     if (!f.lost && op >= 0) {
       if (f.states.length === 1) settle(f.states[0]);
       else {
