@@ -151,17 +151,6 @@ function runJacoco(name: AnalyzeExample, java: string, classes: string, sources:
   return fs.readFileSync(xml, 'utf8');
 }
 
-/**
- * Known differences between the decoded trace and ground truth (found by measuring; see the report in
- * packages/analyze/docs/coverage.md): main's final `return`, after the string concatenation's invokedynamic, is
- * attributed by the decoder's interpreter attribution to no method (it loses the main frame in the indy
- * bootstrap), so the line holding only that return is covered in truth but not in the decoded trace.
- */
-const KNOWN_TRACE_MISSES: Record<AnalyzeExample, { lines: string[]; bcis: string[] }> = {
-  switches: { lines: ['Switches:32'], bcis: ['Switches.main([Ljava/lang/String;)V:105'] },
-  exceptions: { lines: ['Exceptions:44'], bcis: ['Exceptions.main([Ljava/lang/String;)V:164'] },
-};
-
 (missing ? describe.skip : describe)('coverage from decoded traces', () => {
   let work = '';
   beforeAll(() => {
@@ -190,13 +179,12 @@ const KNOWN_TRACE_MISSES: Record<AnalyzeExample, { lines: string[]; bcis: string
         bcisOnlyInTrace: minus(st.bcis, so.bcis), bcisOnlyInTruth: minus(so.bcis, st.bcis),
       };
       console.log(`${name}: covered lines trace ${st.lines.size} truth ${so.lines.size}, bcis trace ${st.bcis.size} truth ${so.bcis.size}; differences ${JSON.stringify(diff)}`);
-      const known = KNOWN_TRACE_MISSES[name];
+      // exactly the same lines and bcis (main's last return, after the first string concatenation's
+      // invokedynamic and the VM upcalls that link it, included)
       expect(diff.linesOnlyInTrace).toEqual([]);
       expect(diff.bcisOnlyInTrace).toEqual([]);
-      // only the known decoder miss (named above); if the decoder learns to see it, these become empty
-      for (const l of diff.linesOnlyInTruth) expect(known.lines).toContain(l);
-      for (const b of diff.bcisOnlyInTruth) expect(known.bcis).toContain(b);
-      if (!diff.bcisOnlyInTruth.length) console.log(`${name}: the known decoder miss is gone: trace = truth exactly`);
+      expect(diff.linesOnlyInTruth).toEqual([]);
+      expect(diff.bcisOnlyInTruth).toEqual([]);
       // branch edges (not part of the acceptance): report the differences
       const edges = (c: Coverage) => {
         const s = new Set<string>();
@@ -263,11 +251,7 @@ const KNOWN_TRACE_MISSES: Record<AnalyzeExample, { lines: string[]; bcis: string
         for (const [line, jc] of jx.lines) {
           const mc = mine.lines.get(line);
           if (mc === jc) continue;
-          const known = (classOfLine.get(line) ?? []).some((l) => KNOWN_TRACE_MISSES[name].lines.includes(l));
-          const why =
-            mc && !jc && explainedLine(line) ? 'an exception leaves this line: JaCoCo probes do not see it'
-            : label === 'trace' && mc === false && known ? 'known decoder miss (above)'
-            : '';
+          const why = mc && !jc && explainedLine(line) ? 'an exception leaves this line: JaCoCo probes do not see it' : '';
           report.push(`${label} line ${line}: ours ${mc === undefined ? 'absent' : mc ? 'covered' : 'missed'}, JaCoCo ${jc ? 'covered' : 'missed'}${why ? ` (${why})` : ' UNEXPLAINED'}`);
           if (!why) unexplained.push(`${label} ${line}`);
         }

@@ -3,11 +3,13 @@ import * as os from 'os';
 import { runCompare } from './commands/compare';
 import { runAccuracy } from './commands/accuracy';
 import { ANALYZE_PARTS, runAnalyze } from './commands/analyze';
+import { runBenchApps } from './commands/bench';
 import { runDecode } from './commands/decode';
 import { runDoctor } from './commands/doctor';
 import { runInspect } from './commands/inspect';
 import { runOracle } from './commands/oracle';
 import { runRecord } from './commands/record';
+import { APPS } from './bench-apps';
 import { CliError, ExitCode } from './exit';
 import { isFormatError } from './format-adapter';
 
@@ -198,6 +200,35 @@ export async function main(argv: string[]): Promise<number> {
       },
     )
     .command(
+      'bench <suite>',
+      'the real-application suite (bench/apps/setup.sh installs it): per application native, agent and JFR run times, emulated PT, decode beside libipt, analyze, top-10 hot methods against JFR, coverage against JaCoCo; writes docs/performance.md',
+      (y) =>
+        y
+          .usage('$0 bench apps [--only NAME] [--size short|full|both]')
+          .positional('suite', { type: 'string', choices: ['apps'], demandOption: true, describe: 'which suite (apps)' })
+          .option('only', { type: 'string', array: true, describe: `only these applications: ${APPS.map((a) => a.name).join(', ')}` })
+          .option('size', { choices: ['short', 'full', 'both'], default: 'short', describe: 'workload size' })
+          .option('runs', { type: 'number', describe: 'timing rounds, median taken (default 5 short, 3 full)' })
+          .option('out', { alias: 'o', type: 'string', describe: 'working directory; results kept in OUT/results (default out/bench-apps)' })
+          .option('md', { type: 'string', describe: 'the report (default docs/performance.md)' })
+          .option('loss', { type: 'boolean', default: true, describe: 'also trace at the 25% loss preset for the top-10 comparison (--no-loss to skip)' })
+          .option('jacoco', { type: 'boolean', default: true, describe: 'coverage cross-check with JaCoCo (--no-jacoco to skip)' })
+          .option('json', { type: 'boolean', describe: 'print the results as JSON on stdout' }),
+      async (a) => {
+        code = await runBenchApps({
+          only: a.only?.map(String),
+          sizes: a.size === 'both' ? ['short', 'full'] : [a.size as 'short' | 'full'],
+          runs: a.runs,
+          out: a.out,
+          md: a.md,
+          noLoss: a.loss === false,
+          noJacoco: a.jacoco === false,
+          json: a.json,
+          commandLine: `jportal ${argv.join(' ')}`,
+        });
+      },
+    )
+    .command(
       'doctor',
       'what this machine can do: CPU, Intel PT, perf_event_paranoid, kernel, JDKs, emulator; exit 0 when real PT capture is possible, 3 when not',
       (y) =>
@@ -209,7 +240,7 @@ export async function main(argv: string[]): Promise<number> {
         code = runDoctor({ json: a.json, sysfsRoot: a.sysfs, procRoot: a.proc });
       },
     )
-    .demandCommand(1, 'name a command: record, inspect, decode, analyze, oracle, compare, accuracy or doctor')
+    .demandCommand(1, 'name a command: record, inspect, decode, analyze, oracle, compare, accuracy, bench or doctor')
     .strict()
     .help()
     .version(false)

@@ -27,6 +27,8 @@ const ACC_INTERFACE = 0x0200;
 const ACC_ABSTRACT = 0x0400;
 /** more live states than this in one frame: the frame is given up (pathological ambiguity) */
 const MAX_STATES = 50_000;
+/** a frame started from a call site's candidates is read again by search only within its first opcodes */
+const REPLAY_MAX = 32;
 
 interface Method {
   id: number;
@@ -55,8 +57,12 @@ interface Frame {
   search: boolean;
   /** the frame was re-created by a deoptimization: any bci of `anyBci` may come next */
   anyBci: Method | null;
-  /** started from a call site's candidates and no opcode has been matched yet */
-  fresh: boolean;
+  /**
+   * Output indices of the frame's own bytecodes, while it started from a call site's candidates, has made no
+   * call and has run at most REPLAY_MAX opcodes; else null. If its opcodes stop fitting those candidates, it can
+   * be read again as a frame of unknown method (an upcall from the VM, see `replay`).
+   */
+  own: number[] | null;
   /** the invoke the frame is at has made its call (an entry came since its last opcode) */
   called: boolean;
 }
@@ -88,6 +94,7 @@ export class MethodUniverse {
   private readonly byFirstOpcode: Method[][] = Array.from({ length: 256 }, () => []);
   private readonly targetCache = new Map<number, Method[] | undefined>();
   private readonly superCache = new Map<string, Set<string>>();
+  private readonly reachCache = new Map<string, Set<string>>();
   /** each class's static initializer */
   private readonly clinits = new Map<ClassFile, Method>();
   /** each class's initializers that may run before a static method of it (below), by class */
@@ -178,12 +185,14 @@ export class MethodUniverse {
       const d = this.declared(ref.className, nd, m.loader);
       if (d) return [d];
     }
-    // virtual: an override in a subtype of the named class, or what the class inherits (a superclass's or an
-    // interface's default); signature-polymorphic MethodHandle calls go through adapters (no match)
+    // virtual: a method of a class that some subtype of the named class is or extends (an override in a
+    // subtype, what the named class inherits, or what a subtype inherits from a class outside the named type:
+    // HashMap$HashIterator.hasNext for Iterator.hasNext); signature-polymorphic MethodHandle calls go through
+    // adapters (no match)
     const all = this.byNameDesc.get(nd);
     if (!all) return undefined;
-    const named = this.supertypes(ref.className);
-    const typed = all.filter((x) => named.has(x.cf.name) || this.supertypes(x.cf.name).has(ref.className));
+    const reach = this.reachable(ref.className);
+    const typed = all.filter((x) => reach.has(x.cf.name));
     return typed.length ? typed : all;
   }
 
@@ -219,6 +228,19 @@ export class MethodUniverse {
     visit(m.cf, m.loader, 0, false);
     this.initCache.set(m.cf, list);
     return list;
+  }
+
+  /** The classes whose methods a virtual call on `className` may run: the supertypes of each of its subtypes (itself included). */
+  private reachable(className: string): Set<string> {
+    let set = this.reachCache.get(className);
+    if (set) return set;
+    set = new Set(this.supertypes(className));
+    for (const name of this.classes.keys()) {
+      const sup = this.supertypes(name);
+      if (sup.has(className)) for (const x of sup) set.add(x);
+    }
+    this.reachCache.set(className, set);
+    return set;
   }
 
   /** The recorded class of that name, preferring the given loader. */
@@ -374,9 +396,9 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
     return -1;
   };
 
-  /** A caller frame (below the top) that `op` continues: the frames above it returned unseen. Its index or -1. */
-  const callerStep = (op: number, ev: number): number => {
-    for (let d = stack.length - 2; d >= 0 && d >= stack.length - 8; d--) {
+  /** A caller frame (below the top, at most `depth` down) that `op` continues: the frames above it returned unseen. Its index or -1. */
+  const callerStep = (op: number, ev: number, depth: number): number => {
+    for (let d = stack.length - 2; d >= 0 && d >= stack.length - 1 - depth; d--) {
       const c = stack[d];
       if (c.lost || c.search || c.anyBci || c.states.length === 0) continue;
       const saved = c.states;
@@ -387,18 +409,32 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
   };
 
   /**
-   * The first opcode of a frame fits none of the methods its call site can call, and nothing went missing since
-   * its entry: the VM ran other Java code first (an upcall: a class initializer, class loading, call-site
-   * linkage). The frame is any method that starts with `op`.
+   * A young frame's opcodes stop fitting the methods its call site can call, and nothing went missing since its
+   * entry: the entry was not that call's but an upcall the VM made first (resolving the invoke: class loading,
+   * a class initializer, call-site linkage), whose caller is the VM. The frame is read again from its entry as a
+   * search over all methods, its opcodes so far and then `op`; false (the frame unchanged) when no method fits.
    */
-  const research = (f: Frame, op: number, ev: number): boolean => {
+  const replay = (f: Frame, op: number, ev: number): boolean => {
+    const own = f.own!;
+    const saved = f.states;
     f.search = true;
-    if (step(f, op, ev)) {
-      stats.searched++;
-      return true;
+    let ok = true;
+    for (let k = 0; ok && k < own.length; k++) ok = step(f, out.opcode[own[k]], own[k]);
+    if (ok) ok = step(f, op, ev);
+    if (!ok) {
+      f.search = false;
+      f.states = saved;
+      return false;
     }
-    f.search = false;
-    return false;
+    stats.searched++;
+    // what the call site's candidates explained is explained again by the new states
+    for (const e of own) {
+      if (out.method[e] >= 0) stats.withMethod--;
+      if (out.bci[e] >= 0) stats.withBci--;
+      out.method[e] = out.bci[e] = -1;
+    }
+    if (f.entryEv >= 0) out.method[f.entryEv] = -1;
+    return true;
   };
 
   /** The frame's method, if its states agree on one, goes on at any bci holding `op`. */
@@ -434,13 +470,13 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
   };
 
   const startFrame = (candidates: Method[] | undefined, entryEv: number): Frame => {
-    const f: Frame = { states: [], entryEv, lost: false, search: false, anyBci: null, fresh: false, called: false };
+    const f: Frame = { states: [], entryEv, lost: false, search: false, anyBci: null, own: null, called: false };
     if (!candidates) {
       f.search = true;
       stats.searched++;
     } else {
       for (const m of candidates) if (m.code && m.code.length > 0) f.states.push({ m, bci: -1, prev: null, ev: -1 });
-      f.fresh = f.states.length > 0;
+      if (f.states.length > 0) f.own = [];
       if (f.states.length === 0) {
         // bytecodes follow, but the call site names no method with bytecode: a signature-polymorphic linker
         // (MethodHandle.linkTo*, invokeBasic) that jumps to its target: found by search
@@ -460,7 +496,10 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
 
     if (source !== EventSource.Interpreter) {
       // compiled code ran: the invoke of the interpreted frame on top (if at one) has made its call
-      if ((kind === EventKind.Bytecode || kind === EventKind.Entry) && (source === EventSource.Compiled || source === EventSource.Inlined) && stack.length) stack[stack.length - 1].called = true;
+      if ((kind === EventKind.Bytecode || kind === EventKind.Entry) && (source === EventSource.Compiled || source === EventSource.Inlined) && stack.length) {
+        stack[stack.length - 1].called = true;
+        stack[stack.length - 1].own = null;
+      }
       if (kind === EventKind.Bytecode && (source === EventSource.Compiled || source === EventSource.Inlined)) {
         lastCompiledMethod = input.method[i];
         lastCompiledBci = input.bci[i];
@@ -495,6 +534,7 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
       let targets: Set<Method> | undefined;
       let callers: State[] = [];
       const top = stack[stack.length - 1];
+      if (top) top.own = null; // a frame that made a call is not read again (its callee followed its candidates)
       if (top && !top.lost && !top.search && top.states.length > 0 && !lastWasCompiled) {
         if (!top.called) {
           const set = new Set<Method>();
@@ -545,13 +585,13 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
     if (deoptHint >= 0) {
       // a deoptimized activation resumes here, at some bci of the method that was compiled
       const m = universe.byId.get(deoptHint);
-      f = { states: [], entryEv: -1, lost: !m?.code, search: false, anyBci: m?.code ? m : null, fresh: false, called: false };
+      f = { states: [], entryEv: -1, lost: !m?.code, search: false, anyBci: m?.code ? m : null, own: null, called: false };
       stack.push(f);
       deoptHint = -1;
     }
     if (!f) {
       // bytecodes with no frame we saw begin (after a gap or at the stream's start)
-      f = { states: [], entryEv: -1, lost: true, search: false, anyBci: null, fresh: false, called: false };
+      f = { states: [], entryEv: -1, lost: true, search: false, anyBci: null, own: null, called: false };
       stack.push(f);
     }
     let handled = false;
@@ -566,22 +606,38 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
       }
     }
     exceptionPending = false;
-    if (!f.lost && op >= 0 && !handled && !step(f, op, ev) && !(f.fresh && f.entryEv > lastGapEv && research(f, op, ev))) {
-      // events went missing (a gap, code we could not follow): a caller may have the control again, or the
-      // same method goes on at another bci; else the frame is lost
-      const d = callerStep(op, ev);
-      if (d >= 0) {
-        while (stack.length - 1 > d) endFrame(stack.pop()!, tsc, true);
-        f = stack[d];
-        stats.resynced++;
-      } else if (reanchor(f, op, ev)) stats.resynced++;
+    if (handled) f.own = null;
+    if (!f.lost && op >= 0 && !handled && !step(f, op, ev)) {
+      // a young frame with no gap since its entry: an entry that ran no bytecode (an intrinsic) whose caller
+      // goes on, else an upcall the VM made before the call (replay)
+      const young = f.own !== null && f.entryEv > lastGapEv;
+      let d = young && f.own!.length === 0 ? callerStep(op, ev, 1) : -1;
+      if (d < 0 && young && replay(f, op, ev)) f.own = null;
       else {
-        f.lost = true;
-        f.states = [];
-        stats.lostFrames++;
+        // events went missing (a gap, code we could not follow): a caller may have the control again, or the
+        // same method goes on at another bci; else the frame is lost
+        if (d < 0) d = callerStep(op, ev, 8);
+        if (d >= 0) {
+          while (stack.length - 1 > d) endFrame(stack.pop()!, tsc, true);
+          f = stack[d];
+          stats.resynced++;
+        } else if (reanchor(f, op, ev)) {
+          stats.resynced++;
+          f.own = null;
+        } else {
+          f.lost = true;
+          f.states = [];
+          stats.lostFrames++;
+        }
       }
     }
-    if (op >= 0) f.fresh = f.called = false;
+    if (op >= 0) {
+      f.called = false;
+      if (f.own) {
+        if (f.own.length < REPLAY_MAX) f.own.push(ev);
+        else f.own = null;
+      }
+    }
     if (!f.lost && op >= 0) {
       if (f.states.length === 1) settle(f.states[0]);
       else {
