@@ -1,0 +1,592 @@
+/**
+ * `jportal bench apps [--only NAME] [--size short|full|both]`: the real-application suite (issue 8). Per
+ * application of bench-apps.ts (Debian's batik, fop, h2, jython, Lucene, sunflow; inputs from bench/apps/setup.sh):
+ *
+ * 1. timing, alternating runs (one of each variant per round, median over rounds): no agent; the agent writing
+ *    metadata only (default options, and classes=0); JDK Flight Recorder's sampling profiler at `settings=profile`
+ *    (10 ms) and at 1 ms (`method-profiling=max`); and the same for a start-up run of the application (no work);
+ * 2. the emulator: `jportal record --pt=emulate --deterministic` loss-free (and at the 25% loss preset), PT bytes
+ *    per second of emulated run and per traced instruction;
+ * 3. `jportal decode --json` with all workers (outputs written), bench/decode/run.js on the same trace (our flow
+ *    layer with one worker and all workers beside libipt's block decoder, one run), the decoder's stages timed
+ *    in a process of their own (bench-stages.ts: flow, reconstruction, recovery, peak memory), and
+ *    `jportal analyze --json` (time and peak memory through /usr/bin/time);
+ * 4. top-10 hot methods of the loss-free trace (exclusive bytecodes) against JFR's (top frames of
+ *    jdk.ExecutionSample) and against ours from the 25%-loss trace;
+ * 5. the same workload under Debian's JaCoCo 0.8.6: covered lines against those of the loss-free trace.
+ *
+ * Each application's result is kept in OUT/results/<app>-<size>.json; docs/performance.md is written from all
+ * results kept there (so `--only` refreshes one row). Exit: 0 ok, 1 a stage failed, 2 bad usage, 3 the suite is
+ * not installed (bench/apps/setup.sh) or a tool is missing.
+ */
+import { spawnSync, SpawnSyncReturns } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { validateTrace } from '@jportal/format';
+import { AppContext, AppDef, AppSize, APPS, appCommand, appInputs, appMissing, repoRoot } from '../bench-apps';
+import type { StageTimes } from '../bench-stages';
+import { CliError, ExitCode } from '../exit';
+import { extractJacocoAgent, jacocoAgentOption, jacocoMissing, jacocoReportXml, parseJacocoXml } from '../jacoco';
+import { findExecutable, locateAgent, locateEmulatorPlugin } from '../agent-path';
+import { stderrLogger } from '../log';
+import { LOSS_PRESETS } from './accuracy';
+
+export interface BenchAppsOptions {
+  only?: string[];
+  sizes: AppSize[];
+  /** timing rounds (default 5 short, 3 full) */
+  runs?: number;
+  /** working directory (default out/bench-apps) */
+  out?: string;
+  /** markdown report (default docs/performance.md) */
+  md?: string;
+  /** leave out the 25%-loss trace */
+  noLoss?: boolean;
+  /** leave out JaCoCo */
+  noJacoco?: boolean;
+  json?: boolean;
+  /** the command line, for the report */
+  commandLine: string;
+}
+
+type Variant = 'native' | 'agent' | 'agentNoClasses' | 'jfrProfile' | 'jfr1ms';
+
+export interface HotTop {
+  reference: string[];
+  jfrProfile?: { samples: number; top: string[]; shared: number };
+  jfr1ms?: { samples: number; top: string[]; shared: number };
+  loss25?: { top: string[]; shared: number; pmd: number };
+}
+
+export interface CoverageCheck {
+  jacocoCovered: number;
+  oursCovered: number;
+  both: number;
+  onlyJacoco: number;
+  onlyOurs: number;
+  /** both / (covered by either) over the source files JaCoCo reports */
+  agreement: number;
+  onlyJacocoSample: string[];
+  onlyOursSample: string[];
+  /** disagreements by class (Java source file), the largest first */
+  byFile: { file: string; onlyJacoco: number; onlyOurs: number }[];
+}
+
+export interface AppResult {
+  app: string;
+  size: AppSize;
+  date: string;
+  command: string;
+  ok: boolean;
+  errors: { stage: string; message: string }[];
+  runs?: number;
+  /** median wall seconds per variant */
+  run?: Partial<Record<Variant, number>>;
+  startup?: { native: number; agent: number; agentNoClasses: number };
+  metadataBytes?: number;
+  emulated?: {
+    seconds: number;
+    ptBytes: number;
+    metaBytes: number;
+    threads: number;
+    insns: number;
+    lostInsns: number;
+    complete: boolean;
+    validationErrors: number;
+  };
+  decodeCli?: { workers: number; wallMs: number; ptBytes: number; gaps: number; bytecodes: number };
+  throughput?: {
+    ptBytes: number;
+    oursMBs: number;
+    oursParallelMBs?: number;
+    workers?: number;
+    libiptMBs: number;
+    ratio1: number;
+    ratioAll?: number;
+    oursGaps: number;
+    libiptErrors: number;
+  };
+  stages?: StageTimes;
+  analyze?: { seconds: number; maxRssBytes: number; threads: number; bytecodes: number; gaps: number; recovered: number; lostTimeShare: number; problems: number };
+  hot?: HotTop;
+  coverage?: CoverageCheck;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+
+function oneLine(s: string | undefined): string {
+  const lines = (s ?? '').trim().split('\n').filter(Boolean);
+  return (lines.find((l) => /error|exception|jportal:/i.test(l)) ?? lines[lines.length - 1] ?? '').slice(0, 300);
+}
+
+/** Runs the jportal CLI (this build) as a child; stdout captured, stderr kept for the error line. */
+function cli(args: string[], timeoutMs = 3_600_000): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [path.join(__dirname, '..', 'bin.js'), ...args], { encoding: 'utf8', maxBuffer: 512 << 20, timeout: timeoutMs });
+}
+
+function javaVersion(java: string): string {
+  const r = spawnSync(java, ['-version'], { encoding: 'utf8' });
+  return (r.stderr ?? '').split('\n').filter(Boolean).slice(0, 2).join('; ');
+}
+
+function machineFacts(java: string): Record<string, string> {
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  const qemu = spawnSync('qemu-x86_64', ['--version'], { encoding: 'utf8' }).stdout?.split('\n')[0] ?? 'no qemu-x86_64';
+  return {
+    cpu,
+    cores: String(os.availableParallelism()),
+    ram: `${(os.totalmem() / 2 ** 30).toFixed(1)} GiB`,
+    kernel: `${os.type()} ${os.release()}`,
+    jdk: javaVersion(java),
+    node: process.version,
+    qemu,
+  };
+}
+
+/** Median seconds of each variant over alternating rounds; throws naming the variant when a run fails. */
+function timeAlternating(variants: { name: string; argv: string[]; before?: () => void; after?: (round: number) => void }[], java: string, rounds: number, cwd: string): Record<string, number> {
+  const times: Record<string, number[]> = {};
+  for (let r = 0; r < rounds; r++)
+    for (const v of variants) {
+      v.before?.();
+      const t0 = process.hrtime.bigint();
+      const p = spawnSync(java, v.argv, { cwd, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 64 << 20, timeout: 600_000 });
+      const s = Number(process.hrtime.bigint() - t0) / 1e9;
+      if (p.status !== 0) throw new Error(`${v.name} run ${r + 1} exited ${p.status ?? p.signal}: ${oneLine(p.stderr) || p.error?.message}`);
+      (times[v.name] ??= []).push(s);
+      v.after?.(r);
+    }
+  return Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)]));
+}
+
+function emptyDir(d: string): void {
+  fs.rmSync(d, { recursive: true, force: true });
+  fs.mkdirSync(d, { recursive: true });
+}
+
+/** Top-N methods by top-frame samples of jdk.ExecutionSample in a JFR file, labelled like hot-methods.json. */
+function jfrTop(jfrFile: string, n: number): { samples: number; top: string[] } {
+  const r = spawnSync('jfr', ['print', '--json', '--stack-depth', '1', '--events', 'jdk.ExecutionSample', jfrFile], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  if (r.status !== 0) throw new Error(`jfr print ${jfrFile}: ${oneLine(r.stderr)}`);
+  type Frame = { method: { type: { name: string }; name: string; descriptor: string } };
+  const j = JSON.parse(r.stdout) as { recording: { events: { values: { stackTrace?: { frames: Frame[] } } }[] } };
+  const counts = new Map<string, number>();
+  let samples = 0;
+  for (const e of j.recording.events) {
+    const f = e.values.stackTrace?.frames[0];
+    if (!f) continue;
+    samples++;
+    const label = `${f.method.type.name.replace(/\//g, '.')}.${f.method.name}${f.method.descriptor}`;
+    counts.set(label, (counts.get(label) ?? 0) + 1);
+  }
+  const top = [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, n).map(([k]) => k);
+  return { samples, top };
+}
+
+/** Top-N methods by exclusive bytecodes from an analyze report's hot-methods.json. */
+function oursTop(reportDir: string, n: number): string[] {
+  const j = JSON.parse(fs.readFileSync(path.join(reportDir, 'hot-methods.json'), 'utf8')) as { total: { methods: { label: string; exclBytecodes: number }[] } };
+  return j.total.methods.filter((m) => m.label !== '(unknown)' && m.exclBytecodes > 0).slice(0, n).map((m) => m.label);
+}
+
+const shared = (a: string[], b: string[]) => a.filter((x) => b.includes(x)).length;
+
+/** Instructions traced and lost, from the emulator's thread_end sideband records. */
+function sidebandInsns(trace: string): { insns: number; lost: number } {
+  const f = path.join(trace, 'pt', 'sideband.jsonl');
+  let insns = 0;
+  let lost = 0;
+  if (!fs.existsSync(f)) return { insns, lost };
+  for (const line of fs.readFileSync(f, 'utf8').split('\n')) {
+    if (!line.includes('"thread_end"')) continue;
+    const e = JSON.parse(line) as { insns?: number; lost_insns?: number };
+    insns += e.insns ?? 0;
+    lost += e.lost_insns ?? 0;
+  }
+  return { insns, lost };
+}
+
+interface RecordJson {
+  bytes: number;
+  complete: boolean;
+  ptThreads: number;
+  ptBytes: number;
+}
+
+function record(trace: string, java: string, argv: string[], extra: string[]): { seconds: number; summary: RecordJson } {
+  const t0 = process.hrtime.bigint();
+  const r = cli(['record', '--pt=emulate', '--deterministic', '--force', '--json', '--out', trace, ...extra, '--', java, ...argv]);
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  if (r.status !== 0) throw new Error(`jportal record --pt=emulate exited ${r.status ?? r.signal}: ${oneLine(r.stderr)}`);
+  return { seconds, summary: JSON.parse(r.stdout) as RecordJson };
+}
+
+interface AnalyzeJson {
+  threads: unknown[];
+  bytecodes: number;
+  gaps: number;
+  recovered: number;
+  lostTimeShare: number;
+  problems: string[];
+}
+
+/** jportal analyze under /usr/bin/time: wall seconds and peak RSS. */
+function analyze(trace: string, extra: string[]): { seconds: number; maxRssBytes: number; summary: AnalyzeJson } {
+  const timeFile = path.join(trace, 'analyze.time');
+  const r = spawnSync('/usr/bin/time', ['-o', timeFile, '-f', '%e %M', process.execPath, path.join(__dirname, '..', 'bin.js'), 'analyze', trace, '--json', ...extra], {
+    encoding: 'utf8',
+    maxBuffer: 512 << 20,
+  });
+  if (r.status !== 0) throw new Error(`jportal analyze exited ${r.status ?? r.signal}: ${oneLine(r.stderr)}`);
+  const [e, m] = fs.readFileSync(timeFile, 'utf8').trim().split('\n').pop()!.split(' ');
+  const summary = JSON.parse(r.stdout) as AnalyzeJson;
+  for (const f of ['report.html', 'hot-methods.json', 'coverage/jacoco.xml']) if (!fs.existsSync(path.join(trace, 'report', f))) throw new Error(`jportal analyze wrote no ${f}`);
+  return { seconds: Number(e), maxRssBytes: Number(m) * 1024, summary };
+}
+
+function compareCoverage(jacocoXml: string, oursXml: string): CoverageCheck {
+  const jx = parseJacocoXml(jacocoXml).lines;
+  const ox = parseJacocoXml(oursXml).lines;
+  let both = 0;
+  const onlyJ: string[] = [];
+  const onlyO: string[] = [];
+  let jc = 0;
+  let oc = 0;
+  const byFile = new Map<string, { file: string; onlyJacoco: number; onlyOurs: number }>();
+  const bump = (key: string, side: 'onlyJacoco' | 'onlyOurs') => {
+    const file = key.slice(0, key.lastIndexOf(':'));
+    const e = byFile.get(file) ?? { file, onlyJacoco: 0, onlyOurs: 0 };
+    e[side]++;
+    byFile.set(file, e);
+  };
+  // the lines JaCoCo knows (the source files of the coverage jars); ours restricted to the same
+  for (const [k, jcov] of jx) {
+    const ocov = ox.get(k) === true;
+    if (jcov) jc++;
+    if (ocov) oc++;
+    if (jcov && ocov) both++;
+    else if (jcov) {
+      onlyJ.push(k);
+      bump(k, 'onlyJacoco');
+    } else if (ocov) {
+      onlyO.push(k);
+      bump(k, 'onlyOurs');
+    }
+  }
+  const either = both + onlyJ.length + onlyO.length;
+  return {
+    jacocoCovered: jc,
+    oursCovered: oc,
+    both,
+    onlyJacoco: onlyJ.length,
+    onlyOurs: onlyO.length,
+    agreement: either ? both / either : 1,
+    onlyJacocoSample: onlyJ.slice(0, 20),
+    onlyOursSample: onlyO.slice(0, 20),
+    byFile: [...byFile.values()].sort((a, b) => b.onlyJacoco + b.onlyOurs - (a.onlyJacoco + a.onlyOurs)).slice(0, 15),
+  };
+}
+
+async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: string, agent: string, work: string, log: ReturnType<typeof stderrLogger>): Promise<AppResult> {
+  const dir = path.join(work, `${app.name}-${size}`);
+  fs.mkdirSync(dir, { recursive: true });
+  const c: AppContext = { inputs: appInputs(), scratch: path.join(dir, 'scratch') };
+  const argv = appCommand(app, c, app.args(size, c));
+  const res: AppResult = { app: app.name, size, date: new Date().toISOString(), command: o.commandLine, ok: true, errors: [] };
+  const stage = async (name: string, f: () => void | Promise<void>) => {
+    const t0 = Date.now();
+    try {
+      await f();
+      log.info(`${app.name} ${size}: ${name} done (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+    } catch (e) {
+      res.ok = false;
+      const message = e instanceof Error ? e.message.split('\n')[0] : String(e);
+      res.errors.push({ stage: name, message });
+      log.warn(`${app.name} ${size}: ${name} failed: ${message}`);
+    }
+  };
+  const runs = o.runs ?? (size === 'short' ? 5 : 3);
+  res.runs = runs;
+  const agentDir = path.join(dir, 'agent-run');
+  const jfrDir = path.join(dir, 'jfr');
+  fs.mkdirSync(jfrDir, { recursive: true });
+  const jfrProfile = path.join(jfrDir, 'profile.jfr');
+  const jfr1ms = path.join(jfrDir, 'max.jfr');
+
+  await stage('timing (native, agent, JFR; alternating)', () => {
+    const agentArg = (extra: string) => `-agentpath:${agent}=out=${agentDir}${extra}`;
+    const checkAgent = (round: number) => {
+      if (round !== 0) return;
+      const v = validateTrace(agentDir);
+      if (!v.complete || v.issues.some((i) => i.severity === 'error')) throw new Error(`the agent's metadata did not validate: ${v.problems[0] ?? 'incomplete'}`);
+      res.metadataBytes = fs.statSync(path.join(agentDir, 'meta.jpt')).size;
+    };
+    const v: { name: Variant; argv: string[]; before?: () => void; after?: (r: number) => void }[] = [
+      { name: 'native', argv, before: () => emptyDir(c.scratch) },
+      { name: 'agent', argv: [agentArg(''), ...argv], before: () => (emptyDir(c.scratch), emptyDir(agentDir)), after: checkAgent },
+      { name: 'agentNoClasses', argv: [agentArg(',classes=0'), ...argv], before: () => (emptyDir(c.scratch), emptyDir(agentDir)) },
+      { name: 'jfrProfile', argv: [`-XX:StartFlightRecording=filename=${jfrProfile},settings=profile`, ...argv], before: () => emptyDir(c.scratch) },
+      { name: 'jfr1ms', argv: [`-XX:StartFlightRecording=filename=${jfr1ms},settings=profile,method-profiling=max`, ...argv], before: () => emptyDir(c.scratch) },
+    ];
+    res.run = timeAlternating(v, java, runs, dir) as Partial<Record<Variant, number>>;
+    const su = appCommand(app, c, app.startupArgs(c));
+    const s = timeAlternating(
+      [
+        { name: 'native', argv: su, before: () => emptyDir(c.scratch) },
+        { name: 'agent', argv: [agentArg(''), ...su], before: () => (emptyDir(c.scratch), emptyDir(agentDir)) },
+        { name: 'agentNoClasses', argv: [agentArg(',classes=0'), ...su], before: () => (emptyDir(c.scratch), emptyDir(agentDir)) },
+      ],
+      java,
+      runs,
+      dir,
+    );
+    res.startup = { native: s.native, agent: s.agent, agentNoClasses: s.agentNoClasses };
+    fs.rmSync(agentDir, { recursive: true, force: true });
+  });
+
+  const trace = path.join(dir, 'trace');
+  let traced = false;
+  await stage('emulated PT record (loss-free)', () => {
+    emptyDir(c.scratch);
+    const r = record(trace, java, argv, []);
+    const v = validateTrace(trace);
+    const sb = sidebandInsns(trace);
+    res.emulated = {
+      seconds: r.seconds,
+      ptBytes: r.summary.ptBytes,
+      metaBytes: r.summary.bytes,
+      threads: r.summary.ptThreads,
+      insns: sb.insns,
+      lostInsns: sb.lost,
+      complete: r.summary.complete && v.complete,
+      validationErrors: v.issues.filter((i) => i.severity === 'error').length,
+    };
+    if (!res.emulated.complete || res.emulated.validationErrors) throw new Error(`the emulated trace did not validate: ${v.problems[0] ?? 'incomplete'}`);
+    traced = true;
+  });
+
+  if (traced) {
+    await stage('jportal decode --json', () => {
+      const workers = os.availableParallelism();
+      const r = cli(['decode', trace, '--json', '--workers', String(workers)]);
+      if (r.status !== 0) throw new Error(`jportal decode exited ${r.status ?? r.signal}: ${oneLine(r.stderr)}`);
+      const j = JSON.parse(r.stdout) as { wallMs: number; ptBytes: number; threads: { gaps: number; bytecodes: number }[] };
+      res.decodeCli = { workers, wallMs: j.wallMs, ptBytes: j.ptBytes, gaps: j.threads.reduce((s, t) => s + t.gaps, 0), bytecodes: j.threads.reduce((s, t) => s + t.bytecodes, 0) };
+    });
+    await stage('decode throughput beside libipt (bench/decode)', () => {
+      const script = path.join(repoRoot(), 'bench', 'decode', 'run.js');
+      if (!fs.existsSync(script)) throw new Error(`${script} not found`);
+      const r = spawnSync(process.execPath, [script, trace, '--runs', '1', '--json'], { encoding: 'utf8', maxBuffer: 64 << 20 });
+      if (r.status !== 0) throw new Error(`bench/decode/run.js exited ${r.status ?? r.signal}: ${oneLine(r.stderr)}`);
+      type D = { ptBytes: number; flow: { ours: number; oursGaps: number; libiptBlock: number; libiptErrors: number; ratio: number }; parallel: { workers: number; ours: number } | null };
+      const j = JSON.parse(r.stdout) as D;
+      res.throughput = {
+        ptBytes: j.ptBytes,
+        oursMBs: j.flow.ours,
+        oursParallelMBs: j.parallel?.ours,
+        workers: j.parallel?.workers,
+        libiptMBs: j.flow.libiptBlock,
+        ratio1: j.flow.ratio,
+        ratioAll: j.parallel ? j.parallel.ours / j.flow.libiptBlock : undefined,
+        oursGaps: j.flow.oursGaps,
+        libiptErrors: j.flow.libiptErrors,
+      };
+    });
+    await stage('decoder stages (flow, reconstruct, recover)', () => {
+      const r = spawnSync(process.execPath, ['--max-old-space-size=8192', path.join(__dirname, '..', 'bench-stages.js'), trace], { encoding: 'utf8', maxBuffer: 16 << 20 });
+      if (r.status !== 0) throw new Error(`bench-stages exited ${r.status ?? r.signal}: ${oneLine(r.stderr)}`);
+      res.stages = JSON.parse(r.stdout) as StageTimes;
+    });
+    await stage('jportal analyze --json', () => {
+      const a = analyze(trace, []);
+      res.analyze = {
+        seconds: a.seconds,
+        maxRssBytes: a.maxRssBytes,
+        threads: a.summary.threads.length,
+        bytecodes: a.summary.bytecodes,
+        gaps: a.summary.gaps,
+        recovered: a.summary.recovered,
+        lostTimeShare: a.summary.lostTimeShare,
+        problems: a.summary.problems.length,
+      };
+      res.hot = { reference: oursTop(path.join(trace, 'report'), 10) };
+    });
+  }
+
+  await stage('top-10 hot methods (JFR, 25% loss)', () => {
+    if (!res.hot) throw new Error('no loss-free hot methods to compare with (the trace or its analysis failed)');
+    const ref = res.hot.reference;
+    if (fs.existsSync(jfrProfile)) {
+      const t = jfrTop(jfrProfile, 10);
+      res.hot.jfrProfile = { ...t, shared: shared(t.top, ref) };
+    }
+    if (fs.existsSync(jfr1ms)) {
+      const t = jfrTop(jfr1ms, 10);
+      res.hot.jfr1ms = { ...t, shared: shared(t.top, ref) };
+    }
+    if (!o.noLoss) {
+      const lossTrace = path.join(dir, 'trace-loss25');
+      emptyDir(c.scratch);
+      record(lossTrace, java, argv, ['--loss', LOSS_PRESETS['25']!, '--seed', '1']);
+      analyze(lossTrace, ['--only', 'hot']);
+      const top = oursTop(path.join(lossTrace, 'report'), 10);
+      const sb = sidebandInsns(lossTrace);
+      res.hot.loss25 = { top, shared: shared(top, ref), pmd: sb.insns ? sb.lost / sb.insns : 0 };
+    }
+  });
+
+  if (!o.noJacoco)
+    await stage('coverage against JaCoCo 0.8.6', () => {
+      const ours = path.join(trace, 'report', 'coverage', 'jacoco.xml');
+      if (!fs.existsSync(ours)) throw new Error('no coverage from the loss-free trace to compare with');
+      const jd = path.join(dir, 'jacoco');
+      emptyDir(jd);
+      const agentJar = extractJacocoAgent(jd);
+      const exec = path.join(jd, 'jacoco.exec');
+      emptyDir(c.scratch);
+      const r = spawnSync(java, [jacocoAgentOption(agentJar, exec), ...argv], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 64 << 20 });
+      if (r.status !== 0) throw new Error(`${app.name} under JaCoCo exited ${r.status ?? r.signal}: ${oneLine(r.stderr)}`);
+      const xml = jacocoReportXml(java, exec, app.coverageJars, path.join(jd, 'jacoco.xml'), app.name, path.join(jd, 'no-sources'), jd);
+      res.coverage = compareCoverage(xml, fs.readFileSync(ours, 'utf8'));
+    });
+  return res;
+}
+
+// ---- report ----------------------------------------------------------------------------------------------
+
+const f1 = (x: number | undefined, d = 1) => (x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(d));
+const pctS = (x: number | undefined, d = 1) => (x === undefined || !Number.isFinite(x) ? '—' : `${x >= 0 ? '+' : ''}${(100 * x).toFixed(d)}%`);
+const mb = (b: number | undefined) => (b === undefined ? '—' : `${(b / 1e6).toFixed(1)} MB`);
+const ratio = (a: number | undefined, b: number | undefined) => (a !== undefined && b !== undefined && b > 0 ? a / b : undefined);
+const geomean = (xs: number[]) => (xs.length ? Math.exp(xs.reduce((s, x) => s + Math.log(x), 0) / xs.length) : NaN);
+
+export function performanceMarkdown(results: AppResult[], facts: Record<string, string>): string {
+  const L: string[] = [];
+  const sizes = [...new Set(results.map((r) => r.size))];
+  L.push('# Performance on real applications', '');
+  L.push('Written by `jportal bench apps` (packages/cli/src/commands/bench.ts) from the results kept in `out/bench-apps/results/`;');
+  L.push('the applications are Debian\'s packages of the programs behind DaCapo\'s batik, fop, h2, jython, luindex and sunflow');
+  L.push('(`bench/apps/setup.sh` installs them and prepares the inputs; definitions in packages/cli/src/bench-apps.ts).', '');
+  L.push('Commands:', '');
+  for (const c of [...new Set(results.map((r) => r.command))]) L.push(`    ${c}`);
+  L.push('', `Machine: ${facts.cpu}, ${facts.cores} cores, ${facts.ram} RAM, ${facts.kernel}; ${facts.jdk}; node ${facts.node}; ${facts.qemu}.`);
+  L.push('The machine is shared and has no Intel PT: PT is emulated (qemu-x86_64 + the jportal plugin), so PT rates are per');
+  L.push('second of *emulated* run time; ratios measured side by side in one run are what to compare, not absolute times.', '');
+  for (const size of sizes) {
+    const rs = results.filter((r) => r.size === size).sort((a, b) => a.app.localeCompare(b.app));
+    L.push(`## ${size} workloads`, '');
+    L.push(`Runs: median of alternating rounds (${[...new Set(rs.map((r) => r.runs))].join('/')} per variant); dates ${[...new Set(rs.map((r) => r.date.slice(0, 16).replace('T', ' ')))].join(', ')} UTC.`, '');
+    L.push('### Agent overhead (metadata only, no PT)', '');
+    L.push('| app | native | agent | overhead | agent `classes=0` | overhead | start-up native | start-up agent | ratio | start-up `classes=0` | ratio | metadata |');
+    L.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
+    const ov: number[] = [];
+    const ov0: number[] = [];
+    for (const r of rs) {
+      const a = ratio(r.run?.agent, r.run?.native);
+      const a0 = ratio(r.run?.agentNoClasses, r.run?.native);
+      if (a) ov.push(a);
+      if (a0) ov0.push(a0);
+      L.push(`| ${r.app} | ${f1(r.run?.native, 2)} s | ${f1(r.run?.agent, 2)} s | ${pctS(a && a - 1)} | ${f1(r.run?.agentNoClasses, 2)} s | ${pctS(a0 && a0 - 1)} | ${f1(r.startup?.native, 2)} s | ${f1(r.startup?.agent, 2)} s | ${f1(ratio(r.startup?.agent, r.startup?.native), 2)}x | ${f1(r.startup?.agentNoClasses, 2)} s | ${f1(ratio(r.startup?.agentNoClasses, r.startup?.native), 2)}x | ${mb(r.metadataBytes)} |`);
+    }
+    L.push(`| **geometric mean** | | | **${pctS(geomean(ov) - 1)}** | | **${pctS(geomean(ov0) - 1)}** | | | | | | |`, '');
+    L.push('### JDK Flight Recorder\'s sampling profiler beside the agent (run-time overhead; top-10 hot methods found)', '');
+    L.push('Reference: the 10 methods with the most exclusive bytecodes in the loss-free emulated trace (exact counts). JFR: top');
+    L.push('frames of `jdk.ExecutionSample` (Java code only), `settings=profile` (10 ms) and `method-profiling=max` (1 ms).', '');
+    L.push('| app | agent | JFR 10 ms | JFR 1 ms | JFR 10 ms: samples, top-10 found | JFR 1 ms: samples, top-10 found | jportal at 25% loss (PMD): top-10 found |');
+    L.push('|---|---|---|---|---|---|---|');
+    for (const r of rs) {
+      const h = r.hot;
+      L.push(`| ${r.app} | ${pctS(ratio(r.run?.agent, r.run?.native) && ratio(r.run?.agent, r.run?.native)! - 1)} | ${pctS(ratio(r.run?.jfrProfile, r.run?.native) && ratio(r.run?.jfrProfile, r.run?.native)! - 1)} | ${pctS(ratio(r.run?.jfr1ms, r.run?.native) && ratio(r.run?.jfr1ms, r.run?.native)! - 1)} | ${h?.jfrProfile ? `${h.jfrProfile.samples}, ${h.jfrProfile.shared}/10` : '—'} | ${h?.jfr1ms ? `${h.jfr1ms.samples}, ${h.jfr1ms.shared}/10` : '—'} | ${h?.loss25 ? `${h.loss25.shared}/10 (${(100 * h.loss25.pmd).toFixed(1)}%)` : '—'} |`);
+    }
+    L.push('');
+    L.push('### Emulated PT, decoding and analysis', '');
+    L.push('| app | emulated run | PT | PT/s emulated | PT bytes/insn | threads | decode 1 worker | all workers | libipt blk | ours/libipt 1 | all | flow | reconstruct | recover | analyze | peak RSS (analyze) | bytecodes |');
+    L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+    for (const r of rs) {
+      const e = r.emulated;
+      const t = r.throughput;
+      const s = r.stages;
+      L.push(`| ${r.app} | ${f1(e?.seconds)} s | ${mb(e?.ptBytes)} | ${e ? mb(e.ptBytes / e.seconds) : '—'} | ${e ? f1(e.ptBytes / e.insns, 3) : '—'} | ${e?.threads ?? '—'} | ${f1(t?.oursMBs)} MB/s | ${f1(t?.oursParallelMBs)} MB/s | ${f1(t?.libiptMBs)} MB/s | ${f1(t?.ratio1, 2)}x | ${f1(t?.ratioAll, 2)}x | ${s ? f1(s.flowMs / 1000) : '—'} s | ${s ? f1(s.reconstructMs / 1000) : '—'} s | ${s ? f1(s.recoverMs / 1000) : '—'} s | ${f1(r.analyze?.seconds)} s | ${r.analyze ? `${(r.analyze.maxRssBytes / 2 ** 20).toFixed(0)} MiB` : '—'} | ${r.analyze ? r.analyze.bytecodes.toLocaleString('en-US') : '—'} |`);
+    }
+    L.push('');
+    L.push('Decode throughput: `bench/decode/run.js TRACE --runs 1` on the same trace in the same run: our flow layer');
+    L.push('(`decodeTrace`: flow, Java events, attribution) with one worker and with one worker per core (streams split at PSB)');
+    L.push('beside libipt\'s block decoder (`pt_blk_next`, `bench/decode/ptbench.c`, latest code bytes only). flow / reconstruct /');
+    L.push('recover: `bench-stages.js` (decode without attribution; attribution + completion; `recoverGaps`), one process.', '');
+    L.push('### Line coverage against JaCoCo 0.8.6 (same workload, separate run; loss-free trace)', '');
+    L.push('| app | JaCoCo covered | jportal covered | both | only JaCoCo | only jportal | agreement (both / either) |');
+    L.push('|---|---|---|---|---|---|---|');
+    for (const r of rs) {
+      const v = r.coverage;
+      L.push(v ? `| ${r.app} | ${v.jacocoCovered} | ${v.oursCovered} | ${v.both} | ${v.onlyJacoco} | ${v.onlyOurs} | ${(100 * v.agreement).toFixed(2)}% |` : `| ${r.app} | — | — | — | — | — | — |`);
+    }
+    L.push('');
+    const failed = rs.filter((r) => r.errors.length);
+    if (failed.length) {
+      L.push('### Stages that failed', '');
+      for (const r of failed) for (const e of r.errors) L.push(`- ${r.app} (${r.size}), ${e.stage}: ${e.message.replace(/\|/g, '\\|')}`);
+      L.push('');
+    }
+  }
+  if (sizes.includes('short') && sizes.includes('full')) {
+    L.push('## Growth with trace size (short -> full)', '');
+    L.push('| app | PT short | PT full | x | analyze short | analyze full | x | peak RSS short | full | x |');
+    L.push('|---|---|---|---|---|---|---|---|---|---|');
+    for (const s of results.filter((r) => r.size === 'short')) {
+      const fu = results.find((r) => r.size === 'full' && r.app === s.app);
+      if (!fu) continue;
+      L.push(`| ${s.app} | ${mb(s.emulated?.ptBytes)} | ${mb(fu.emulated?.ptBytes)} | ${f1(ratio(fu.emulated?.ptBytes, s.emulated?.ptBytes))} | ${f1(s.analyze?.seconds)} s | ${f1(fu.analyze?.seconds)} s | ${f1(ratio(fu.analyze?.seconds, s.analyze?.seconds))} | ${mb(s.analyze?.maxRssBytes)} | ${mb(fu.analyze?.maxRssBytes)} | ${f1(ratio(fu.analyze?.maxRssBytes, s.analyze?.maxRssBytes))} |`);
+    }
+    L.push('');
+  }
+  return L.join('\n');
+}
+
+export async function runBenchApps(o: BenchAppsOptions): Promise<number> {
+  const log = stderrLogger(!!o.json);
+  const unknown = (o.only ?? []).filter((n) => !APPS.some((a) => a.name === n));
+  if (unknown.length) throw new CliError(`bench apps: --only: unknown application ${unknown.join(', ')} (known: ${APPS.map((a) => a.name).join(', ')})`, ExitCode.BadInput);
+  if (o.runs !== undefined && (!Number.isInteger(o.runs) || o.runs < 1)) throw new CliError('bench apps: --runs must be a positive integer', ExitCode.BadInput);
+  const apps = APPS.filter((a) => !o.only?.length || o.only.includes(a.name));
+  const java = findExecutable('java');
+  if (!java) throw new CliError('bench apps: java not found on PATH (install openjdk-17-jdk-headless)', ExitCode.Unsupported);
+  if (!findExecutable('jfr')) throw new CliError('bench apps: jfr (the JDK\'s Flight Recorder tool) not found on PATH', ExitCode.Unsupported);
+  if (!fs.existsSync('/usr/bin/time')) throw new CliError('bench apps: /usr/bin/time not found (apt-get install time)', ExitCode.Unsupported);
+  if (!findExecutable('qemu-x86_64')) throw new CliError('bench apps: qemu-x86_64 not found (apt-get install qemu-user)', ExitCode.Unsupported);
+  const agent = locateAgent();
+  locateEmulatorPlugin();
+  if (!o.noJacoco && jacocoMissing().length) throw new CliError(`bench apps: JaCoCo missing: ${jacocoMissing()[0]} (run bench/apps/setup.sh, or --no-jacoco)`, ExitCode.Unsupported);
+  const inputs = appInputs();
+  if (!fs.existsSync(path.join(inputs, '.ready'))) throw new CliError(`bench apps: inputs not prepared in ${inputs} (run bench/apps/setup.sh)`, ExitCode.Unsupported);
+  for (const a of apps) {
+    const miss = appMissing(a, { inputs, scratch: '' });
+    if (miss.length) throw new CliError(`bench apps: ${a.name}: missing ${miss[0]} (run bench/apps/setup.sh; Debian package ${a.packages.join(', ')})`, ExitCode.Unsupported);
+  }
+  const work = path.resolve(o.out ?? path.join(repoRoot(), 'out', 'bench-apps'));
+  const resultsDir = path.join(work, 'results');
+  fs.mkdirSync(resultsDir, { recursive: true });
+  const facts = machineFacts(java);
+  const fresh: AppResult[] = [];
+  for (const size of o.sizes)
+    for (const app of apps) {
+      log.info(`bench apps: ${app.name} (${size}): ${app.what}`);
+      const r = await benchApp(app, size, o, java, agent, work, log);
+      fs.writeFileSync(path.join(resultsDir, `${app.name}-${size}.json`), JSON.stringify(r, null, 2) + '\n');
+      fresh.push(r);
+    }
+  // the report covers every result kept (runs of other applications or sizes included)
+  const all: AppResult[] = fs
+    .readdirSync(resultsDir)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => JSON.parse(fs.readFileSync(path.join(resultsDir, f), 'utf8')) as AppResult);
+  const md = o.md ?? path.join(repoRoot(), 'docs', 'performance.md');
+  const text = performanceMarkdown(all, facts);
+  fs.mkdirSync(path.dirname(md), { recursive: true });
+  const keep = fs.existsSync(md) ? /(\n## What does not hold[\s\S]*)$/.exec(fs.readFileSync(md, 'utf8'))?.[1] ?? '' : '';
+  fs.writeFileSync(md, text + (keep ? keep : '\n'));
+  log.info(`bench apps: wrote ${md}`);
+  if (o.json) process.stdout.write(JSON.stringify({ machine: facts, results: fresh }, null, 2) + '\n');
+  else process.stdout.write(text.split('\n').filter((l) => l.startsWith('|') || l.startsWith('#')).join('\n') + '\n');
+  return fresh.every((r) => r.ok) ? ExitCode.Ok : ExitCode.Failed;
+}
