@@ -275,6 +275,7 @@ export class MethodUniverse {
 }
 
 const isReturn = (op: number) => op >= 0xac && op <= 0xb1;
+const isIfOpcode = (op: number) => (op >= 153 && op <= 166) || op === 198 || op === 199;
 
 /**
  * Rewrites one thread's events with interpreted frames attributed: the same events in the same order, interpreted
@@ -364,8 +365,12 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
           if (code.length > 0 && code[0] === op) scratch.push({ m: s.m, bci: 0, prev: s, ev });
           continue;
         }
+        // an if* whose outcome the template's conditional jump told (aux 1 taken, -1 not taken; java.ts)
+        const outcome = s.ev >= 0 && isIfOpcode(code[s.bci]) ? out.aux[s.ev] : 0;
+        const taken = outcome > 0 ? s.bci + (((code[s.bci + 1] << 24) >> 16) | code[s.bci + 2]) : -1;
         for (const t of successors(code, s.bci)) {
           if (code[t] !== op) continue;
+          if ((outcome > 0 && t !== taken) || (outcome < 0 && t !== s.bci + 3)) continue;
           const key = s.m.id * 65536 + t;
           if (seen.has(key)) continue;
           seen.add(key);

@@ -53,6 +53,9 @@ function entryClassOf(kind: string): EntryClass {
   return EntryClass.Intrinsic;
 }
 
+/** ifeq..if_acmpne, ifnull, ifnonnull: the conditional branches whose template has one deciding jump. */
+const isIf = (op: number): boolean => (op >= 153 && op <= 166) || op === 198 || op === 199;
+
 /** Index of the codelet holding `addr` (codelets sorted by begin), or -1. */
 function codeletAt(c: JvmModel['codelets'], addr: number): number {
   let lo = 0;
@@ -91,6 +94,18 @@ export class JavaEventBuilder implements FlowSink {
   private chain: number[] = [];
   private chainBcis: number[] = [];
   private chainNm = -1;
+  /**
+   * if* templates: dispatch target -> [address of the template's first conditional jump, its target, its
+   * fall-through], found by decoding the template (null: none within a few blocks).
+   */
+  private readonly decisions = new Map<number, [number, number, number] | null>();
+  /** The if* bytecode event whose outcome the next blocks tell (-1: none), and where its decision lies. */
+  private branchEvent = -1;
+  private branchJcc = 0;
+  private branchNotTaken = 0;
+  private branchTaken = 0;
+  private pastJcc = false;
+  private branchBlocks = 0;
 
   constructor(model: JvmModel) {
     this.image = model.image;
@@ -135,6 +150,7 @@ export class JavaEventBuilder implements FlowSink {
     const start = B.start[b];
     const s = image.sections[sec];
     const viaBranch = this.prevKind !== BlockEnd.Next && this.prevKind !== BlockEnd.Cond;
+    if (this.branchEvent >= 0) this.branchOutcome(b, start);
     if (s.kind === SectionKind.Interpreter) {
       // entering the interpreter's exception or deoptimization codelets (once per visit)
       const special = this.specialAt(start);
@@ -148,6 +164,7 @@ export class JavaEventBuilder implements FlowSink {
           for (let i = 0; i < ops.length; i++) this.events.push(EventKind.Bytecode, EventSource.Interpreter, -1, -1, ops[i], tsc);
           this.stats.bytecodes += ops.length;
           this.stats.interpreted += ops.length;
+          if (ops.length === 1 && isIf(ops[0])) this.awaitBranch(sec, start, b);
         } else if (this.methodEntries.has(start)) {
           this.events.push(EventKind.Entry, EventSource.Interpreter, -1, -1, -1, tsc, this.entryClass.get(start) ?? EntryClass.Bytecode);
           this.stats.entries++;
@@ -242,13 +259,58 @@ export class JavaEventBuilder implements FlowSink {
     }
   }
 
+  /**
+   * An if* template was dispatched to (its event is the last one): its outcome is the way its first conditional
+   * jump goes. HotSpot's x86 template (TemplateTable::if_0cmp and kin) tests the operands and jumps on the
+   * negated condition to its not-taken path, so the jump taken = the Java branch not taken, the fall-through =
+   * the branch taken (then the template's `branch` code). The jump is found by decoding the template from the
+   * dispatch target; outcomes go into the event's aux (1 taken, -1 not taken, 0 unknown).
+   */
+  private awaitBranch(sec: number, target: number, b: number): void {
+    let d = this.decisions.get(target);
+    if (d === undefined) {
+      d = null;
+      const B = this.image.blocks;
+      const s = this.image.sections[sec];
+      let k = b;
+      for (let n = 0; n < 6 && k >= 0; n++) {
+        const kind = B.kind[k];
+        if (kind === BlockEnd.Cond) {
+          d = [B.last[k], B.target[k], B.end[k]];
+          break;
+        }
+        const next = kind === BlockEnd.Next ? B.end[k] : kind === BlockEnd.Jump ? B.target[k] : -1;
+        k = next >= s.begin && next < s.end ? this.image.block(sec, next) : -1;
+      }
+      this.decisions.set(target, d);
+    }
+    if (!d) return;
+    this.branchEvent = this.events.length - 1;
+    [this.branchJcc, this.branchNotTaken, this.branchTaken] = d;
+    this.pastJcc = false;
+    this.branchBlocks = 0;
+    // the dispatch block itself may end at the deciding jump
+    if (this.image.blocks.last[b] === this.branchJcc) this.pastJcc = true;
+  }
+
+  /** Block `b` (starting at `start`) ran while an if* outcome is pending. */
+  private branchOutcome(b: number, start: number): void {
+    if (this.pastJcc) {
+      this.events.aux[this.branchEvent] = start === this.branchNotTaken ? -1 : start === this.branchTaken ? 1 : 0;
+      this.branchEvent = -1;
+    } else if (this.image.blocks.last[b] === this.branchJcc) this.pastJcc = true;
+    else if (++this.branchBlocks > 6) this.branchEvent = -1;
+  }
+
   partial(b: number, insns: number, tsc: number): void {
+    this.branchEvent = -1;
     if (insns > 0) this.prevKind = BlockEnd.Next;
     this.prevSection = this.image.blocks.section[b];
     void tsc;
   }
 
   enable(ip: number, tsc: number): void {
+    this.branchEvent = -1;
     this.prevKind = BlockEnd.IndirectJump; // entering traced code is a branch
     this.prevSection = -1;
     void ip;
@@ -256,6 +318,7 @@ export class JavaEventBuilder implements FlowSink {
   }
 
   disable(tsc: number): void {
+    this.branchEvent = -1;
     this.prevKind = BlockEnd.IndirectJump;
     void tsc;
   }
@@ -263,6 +326,7 @@ export class JavaEventBuilder implements FlowSink {
   gap(reason: GapReason, fromOffset: number, toOffset: number, tscBegin: number, tscEnd: number): void {
     this.events.push(EventKind.Gap, EventSource.Other, -1, reason, -1, tscBegin, tscEnd);
     this.stats.gaps++;
+    this.branchEvent = -1;
     this.chain.length = 0;
     this.chainBcis.length = 0;
     this.prevKind = BlockEnd.IndirectJump;
