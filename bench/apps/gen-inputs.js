@@ -82,8 +82,8 @@ ${body.join('\n')}
 </fo:root>
 `;
 }
-write(path.join('fop', 'short.fo'), fo(8, 7));
-write(path.join('fop', 'full.fo'), fo(60, 7));
+write(path.join('fop', 'short.fo'), fo(3, 7));
+write(path.join('fop', 'full.fo'), fo(150, 7));
 
 // ---- h2: a schema with indexes on every joined column, data from SYSTEM_RANGE, joins and aggregates ----------
 function sql(customers, ordersPer) {
@@ -115,7 +115,7 @@ SELECT COUNT(*), SUM(QTY) FROM LINEITEM;
 SELECT C.REGION_ID, MAX(C.BALANCE), MIN(C.BALANCE) FROM CUSTOMER C WHERE EXISTS (SELECT 1 FROM ORDERS O WHERE O.CUSTOMER_ID = C.ID AND O.STATUS = 'O') GROUP BY C.REGION_ID ORDER BY 1;
 `;
 }
-write(path.join('h2', 'short.sql'), sql(2000, 4));
+write(path.join('h2', 'short.sql'), sql(400, 2));
 write(path.join('h2', 'full.sql'), sql(20000, 5));
 // start-up cost: the same tool connecting and running one statement
 write(path.join('h2', 'startup.sql'), 'SELECT 1;\n');
@@ -130,8 +130,8 @@ function corpus(dir, files, wordsPerFile, seed) {
     write(path.join(dir, `d${String(Math.floor(i / 100)).padStart(2, '0')}`, `doc${String(i).padStart(5, '0')}.txt`), lines.join('\n') + '\n');
   }
 }
-corpus(path.join('luindex', 'short'), 150, 600, 11);
-corpus(path.join('luindex', 'full'), 1500, 600, 11);
+corpus(path.join('luindex', 'short'), 40, 400, 11);
+corpus(path.join('luindex', 'full'), 20000, 600, 11);
 corpus(path.join('luindex', 'startup'), 1, 12, 11); // start-up cost: one tiny document
 
 process.stderr.write(`bench/apps: inputs written to ${out}\n`);

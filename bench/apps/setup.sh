@@ -40,7 +40,7 @@ node "$here/gen-inputs.js" "$inputs"
 # sunflow: org.sunflow.Benchmark checks its image against resources/golden_<resolution hex>.png on the classpath;
 # Debian ships none, -regen renders them into ./resources
 sunflow="$inputs/sunflow"
-if [ ! -f "$sunflow/resources/golden_0020.png" ] || [ ! -f "$sunflow/resources/golden_0080.png" ]; then
+if [ ! -f "$sunflow/resources/golden_0020.png" ] || [ ! -f "$sunflow/resources/golden_0100.png" ]; then
   say "sunflow: rendering the benchmark's reference images (org.sunflow.Benchmark -regen, about a minute)"
   mkdir -p "$sunflow/resources"
   (cd "$sunflow" && java -Djava.awt.headless=true -cp /usr/share/java/sunflow.jar:/usr/share/java/janino.jar org.sunflow.Benchmark -regen >"$sunflow/regen.log" 2>&1) \

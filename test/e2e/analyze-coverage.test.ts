@@ -12,6 +12,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { Analysis, computeCoverage, Coverage, loadOracleAnalysis, loadTraceAnalysis, walkStacks, writeCoverage } from '@jportal/analyze';
 import { lineOf, successors } from '@jportal/classfile';
+import { extractJacocoAgent, jacocoAgentOption, jacocoMissing as missingJacoco, jacocoReportXml, parseJacocoXml as parseJacoco } from '@jportal/cli';
 import { readZip } from '@jportal/icfg';
 import { analyzeFixture, analyzeFixtureMissing, AnalyzeExample, ANALYZE_EXAMPLES } from '../lib/analyze-fixture';
 import { tmpDir } from '../lib/run';
@@ -20,35 +21,12 @@ const missing = analyzeFixtureMissing();
 if (missing) console.warn(`SKIP analyze-coverage: ${missing}`);
 
 const JAVA_SHARE = '/usr/share/java';
-const JACOCO_JARS = ['org.jacoco.core.jar', 'org.jacoco.report.jar', 'asm.jar', 'asm-commons.jar', 'asm-tree.jar', 'asm-analysis.jar'].map((j) => path.join(JAVA_SHARE, j));
-const JACOCO_AGENT_JAR = path.join(JAVA_SHARE, 'org.jacoco.agent.jar');
-const jacocoMissing = [...JACOCO_JARS, JACOCO_AGENT_JAR, path.join(JAVA_SHARE, 'org.jacoco.agent.rt.jar')].filter((j) => !fs.existsSync(j));
+const jacocoMissing = missingJacoco();
 const haveXmllint = spawnSync('sh', ['-c', 'command -v xmllint'], { encoding: 'utf8' }).status === 0;
 if (!haveXmllint) console.warn('SKIP jacoco.xml DTD validation: xmllint not installed (apt-get install libxml2-utils)');
 if (jacocoMissing.length) console.warn(`SKIP comparison with JaCoCo: missing ${jacocoMissing.join(', ')} (apt-get install libjacoco-java)`);
 const haveGenhtml = spawnSync('sh', ['-c', 'command -v genhtml'], { encoding: 'utf8' }).status === 0;
 if (!haveGenhtml) console.warn('SKIP genhtml check of lcov.info: genhtml (lcov) not installed');
-
-/** Reads an exec file and class directory with JaCoCo's own API and writes its XML report. */
-const REPORTER = `
-import java.io.*;
-import org.jacoco.core.analysis.*;
-import org.jacoco.core.tools.ExecFileLoader;
-import org.jacoco.report.*;
-import org.jacoco.report.xml.XMLFormatter;
-public class JacocoXml {
-  public static void main(String[] a) throws Exception {
-    ExecFileLoader loader = new ExecFileLoader();
-    loader.load(new File(a[0]));
-    CoverageBuilder builder = new CoverageBuilder();
-    new Analyzer(loader.getExecutionDataStore(), builder).analyzeAll(new File(a[1]));
-    IReportVisitor v = new XMLFormatter().createVisitor(new FileOutputStream(a[2]));
-    v.visitInfo(loader.getSessionInfoStore().getInfos(), loader.getExecutionDataStore().getContents());
-    v.visitBundle(builder.getBundle(a[3]), new DirectorySourceFileLocator(new File(a[4]), "utf-8", 4));
-    v.visitEnd();
-  }
-}
-`;
 
 /** "Class:line" of covered lines and "Class.name desc:bci" of covered instructions, for the given classes. */
 function coveredSets(cov: Coverage, classes: Set<string>): { lines: Set<string>; bcis: Set<string> } {
@@ -108,47 +86,12 @@ function exceptionLines(a: Analysis, classes: Set<string>): Set<string> {
   return out;
 }
 
-interface JacocoLines {
-  /** per class: LINE counter */
-  classLines: Map<string, { missed: number; covered: number }>;
-  /** "Class-file:line" -> covered (ci > 0) for the source files' lines */
-  lines: Map<string, boolean>;
-}
-
-/** LINE counters of classes and the line elements of source files, from a JaCoCo XML report. */
-function parseJacoco(xml: string): JacocoLines {
-  const classLines = new Map<string, { missed: number; covered: number }>();
-  for (const m of xml.matchAll(/<class name="([^"]+)"[^>]*>(.*?)<\/class>/g)) {
-    const own = m[2].replace(/<method .*?<\/method>/g, '');
-    const c = /<counter type="LINE" missed="(\d+)" covered="(\d+)"\/>/.exec(own);
-    classLines.set(m[1], c ? { missed: +c[1], covered: +c[2] } : { missed: 0, covered: 0 });
-  }
-  const lines = new Map<string, boolean>();
-  for (const f of xml.matchAll(/<package name="([^"]*)">(.*?)<\/package>/g))
-    for (const s of f[2].matchAll(/<sourcefile name="([^"]+)">(.*?)<\/sourcefile>/g))
-      for (const l of s[2].matchAll(/<line nr="(\d+)" mi="(\d+)" ci="(\d+)"/g)) lines.set(`${f[1] ? f[1] + '/' : ''}${s[1]}:${l[1]}`, +l[3] > 0);
-  return { classLines, lines };
-}
-
 function runJacoco(name: AnalyzeExample, java: string, classes: string, sources: string, dir: string): string {
-  const agent = path.join(dir, 'jacocoagent.jar');
-  const entry = readZip(fs.readFileSync(JACOCO_AGENT_JAR)).find((e) => e.name === 'jacocoagent.jar');
-  if (!entry) throw new Error(`${JACOCO_AGENT_JAR} holds no jacocoagent.jar`);
-  fs.writeFileSync(agent, entry.read());
+  const agent = extractJacocoAgent(dir);
   const exec = path.join(dir, `${name}.exec`);
-  const args = ANALYZE_EXAMPLES[name];
-  const run = spawnSync(java, [`-javaagent:${agent}=destfile=${exec}`, ...args], { encoding: 'utf8', timeout: 120_000 });
+  const run = spawnSync(java, [jacocoAgentOption(agent, exec), ...ANALYZE_EXAMPLES[name]], { encoding: 'utf8', timeout: 120_000 });
   if (run.status !== 0) throw new Error(`${name} under JaCoCo failed: ${run.stderr}`);
-  const src = path.join(dir, 'JacocoXml.java');
-  fs.writeFileSync(src, REPORTER);
-  const cp = JACOCO_JARS.join(':');
-  const javac = path.join(path.dirname(java), 'javac');
-  const c = spawnSync(fs.existsSync(javac) ? javac : 'javac', ['-cp', cp, '-d', dir, src], { encoding: 'utf8' });
-  if (c.status !== 0) throw new Error(`javac JacocoXml: ${c.stderr}`);
-  const xml = path.join(dir, `${name}-jacoco.xml`);
-  const r = spawnSync(java, ['-cp', `${cp}:${dir}`, 'JacocoXml', exec, classes, xml, name, sources], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`JaCoCo report: ${r.stderr}`);
-  return fs.readFileSync(xml, 'utf8');
+  return jacocoReportXml(java, exec, [classes], path.join(dir, `${name}-jacoco.xml`), name, sources, dir);
 }
 
 (missing ? describe.skip : describe)('coverage from decoded traces', () => {

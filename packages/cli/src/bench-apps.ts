@@ -52,7 +52,7 @@ export const APPS: AppDef[] = [
     jvmArgs: ['-Djava.awt.headless=true'],
     args: (size, c) => [
       '-scriptSecurityOff', '-d', c.scratch,
-      ...(size === 'full' ? ['-w', '2400'] : []),
+      ...(size === 'full' ? ['-w', '4000'] : []),
       ...['shapes.svg', 'chart.svg', 'tiles.svg'].map((f) => path.join(c.inputs, 'batik', f)),
     ],
     startupArgs: (c) => ['-scriptSecurityOff', '-d', c.scratch, '-w', '16', path.join(c.inputs, 'batik', 'chart.svg')],
@@ -91,7 +91,7 @@ export const APPS: AppDef[] = [
     main: 'org.python.util.jython',
     // no site import (2 s of start-up that runs no benchmark code); no package cache written
     jvmArgs: ['-Dpython.home=/usr/share/jython', '-Dpython.cachedir.skip=true', '-Dpython.import.site=false'],
-    args: (size, c) => [path.join(c.inputs, 'jython', 'bench.py'), size === 'full' ? '20' : '2'],
+    args: (size, c) => [path.join(c.inputs, 'jython', 'bench.py'), size === 'full' ? '80' : '1'],
     startupArgs: (c) => [path.join(c.inputs, 'jython', 'bench.py'), '0'],
     inputs: ['jython/bench.py'],
   },
@@ -116,9 +116,9 @@ export const APPS: AppDef[] = [
     coverageJars: [J('sunflow.jar')],
     main: 'org.sunflow.Benchmark',
     jvmArgs: ['-Djava.awt.headless=true'],
-    args: (size) => ['-bench', '1', size === 'full' ? '128' : '32'],
+    args: (size) => ['-bench', '1', size === 'full' ? '256' : '32'],
     startupArgs: () => ['-help'],
-    inputs: ['sunflow/resources/golden_0020.png', 'sunflow/resources/golden_0080.png'],
+    inputs: ['sunflow/resources/golden_0020.png', 'sunflow/resources/golden_0100.png'],
   },
 ];
 

@@ -8,3 +8,7 @@ export { loadTraceModel } from './trace-model';
 export type { TraceModel } from './trace-model';
 export { injectAgent, agentOptions } from './java-command';
 export { locateAgent } from './agent-path';
+export { JACOCO_JARS, JACOCO_AGENT_JAR, JACOCO_REPORTER, jacocoMissing, extractJacocoAgent, jacocoAgentOption, jacocoReportXml, parseJacocoXml } from './jacoco';
+export type { JacocoLines } from './jacoco';
+export { APPS, appCommand, appMissing } from './bench-apps';
+export type { AppDef, AppSize, AppContext } from './bench-apps';

@@ -113,6 +113,9 @@ export interface AppResult {
   coverage?: CoverageCheck;
 }
 
+/** Child node processes may hold a large trace's events: a heap limit well above node's default. */
+const NODE_HEAP = `--max-old-space-size=${Math.max(4096, Math.floor((os.totalmem() / 2 ** 20) * 0.6))}`;
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 function oneLine(s: string | undefined): string {
@@ -122,7 +125,7 @@ function oneLine(s: string | undefined): string {
 
 /** Runs the jportal CLI (this build) as a child; stdout captured, stderr kept for the error line. */
 function cli(args: string[], timeoutMs = 3_600_000): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [path.join(__dirname, '..', 'bin.js'), ...args], { encoding: 'utf8', maxBuffer: 512 << 20, timeout: timeoutMs });
+  return spawnSync(process.execPath, [NODE_HEAP, path.join(__dirname, '..', 'bin.js'), ...args], { encoding: 'utf8', maxBuffer: 512 << 20, timeout: timeoutMs });
 }
 
 function javaVersion(java: string): string {
@@ -234,7 +237,7 @@ interface AnalyzeJson {
 /** jportal analyze under /usr/bin/time: wall seconds and peak RSS. */
 function analyze(trace: string, extra: string[]): { seconds: number; maxRssBytes: number; summary: AnalyzeJson } {
   const timeFile = path.join(trace, 'analyze.time');
-  const r = spawnSync('/usr/bin/time', ['-o', timeFile, '-f', '%e %M', process.execPath, path.join(__dirname, '..', 'bin.js'), 'analyze', trace, '--json', ...extra], {
+  const r = spawnSync('/usr/bin/time', ['-o', timeFile, '-f', '%e %M', process.execPath, NODE_HEAP, path.join(__dirname, '..', 'bin.js'), 'analyze', trace, '--json', ...extra], {
     encoding: 'utf8',
     maxBuffer: 512 << 20,
   });
@@ -377,7 +380,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
     await stage('decode throughput beside libipt (bench/decode)', () => {
       const script = path.join(repoRoot(), 'bench', 'decode', 'run.js');
       if (!fs.existsSync(script)) throw new Error(`${script} not found`);
-      const r = spawnSync(process.execPath, [script, trace, '--runs', '1', '--json'], { encoding: 'utf8', maxBuffer: 64 << 20 });
+      const r = spawnSync(process.execPath, [NODE_HEAP, script, trace, '--runs', '1', '--json'], { encoding: 'utf8', maxBuffer: 64 << 20 });
       if (r.status !== 0) throw new Error(`bench/decode/run.js exited ${r.status ?? r.signal}: ${oneLine(r.stderr)}`);
       type D = { ptBytes: number; flow: { ours: number; oursGaps: number; libiptBlock: number; libiptErrors: number; ratio: number }; parallel: { workers: number; ours: number } | null };
       const j = JSON.parse(r.stdout) as D;
@@ -394,7 +397,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
       };
     });
     await stage('decoder stages (flow, reconstruct, recover)', () => {
-      const r = spawnSync(process.execPath, ['--max-old-space-size=8192', path.join(__dirname, '..', 'bench-stages.js'), trace], { encoding: 'utf8', maxBuffer: 16 << 20 });
+      const r = spawnSync(process.execPath, [NODE_HEAP, path.join(__dirname, '..', 'bench-stages.js'), trace], { encoding: 'utf8', maxBuffer: 16 << 20 });
       if (r.status !== 0) throw new Error(`bench-stages exited ${r.status ?? r.signal}: ${oneLine(r.stderr)}`);
       res.stages = JSON.parse(r.stdout) as StageTimes;
     });
