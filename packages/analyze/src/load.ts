@@ -8,6 +8,7 @@ import { decodeTrace, decodeTraceParallel, DecodedThread, JvmModel } from '@jpor
 import { loadClasspath } from '@jportal/icfg';
 import { OracleKind, readOracle, readOracleThread } from '@jportal/oracle';
 import { recoverGaps, RecoveryStats } from '@jportal/recover';
+import { cfgFromModel, checkAndRepair, ReconstructReport } from '@jportal/reconstruct';
 import { Analysis, AnalysisMethod, Kind, Origin, ThreadEvents, Tier } from './model';
 
 export interface TraceLoadOptions {
@@ -17,6 +18,11 @@ export interface TraceLoadOptions {
   workers?: number;
   /** fill gaps PT lost with @jportal/recover (default true) */
   recover?: boolean;
+  /**
+   * check every decoded segment against the methods' CFGs and insert the bytecodes a contradiction proves missing
+   * (@jportal/reconstruct; default true): inserted events count as inferred
+   */
+  reconstruct?: boolean;
   /** extra class files: directories and jars (classes the trace has no bytes of, e.g. with agent classes=0) */
   classpath?: string[];
   /** leave out events before the JVM's live phase (VMInit), as ground truth cannot see them (default false) */
@@ -28,6 +34,8 @@ export interface TraceLoadOptions {
 export interface TraceAnalysis extends Analysis {
   /** per thread (same order): what recovery did; undefined when it did not run */
   recovery: (RecoveryStats | undefined)[];
+  /** per thread (same order): contradictions with the CFG and repairs; undefined when it did not run */
+  reconstruction: (ReconstructReport | undefined)[];
   /** the decoder's model of the JVM (code image, methods, classes) */
   model: JvmModel;
   decoded: DecodedThread[];
@@ -113,9 +121,16 @@ export async function loadTraceAnalysis(dir: string, opts: TraceLoadOptions = {}
     return i;
   };
   const recovery: (RecoveryStats | undefined)[] = [];
+  const reconstruction: (ReconstructReport | undefined)[] = [];
   const threads: ThreadEvents[] = [];
+  const cfgOf = opts.reconstruct === false ? undefined : cfgFromModel(model);
   for (const t of decoded.threads) {
     let events = t.events;
+    if (cfgOf) {
+      const r = checkAndRepair(events, cfgOf);
+      events = r.events;
+      reconstruction.push(r.report);
+    } else reconstruction.push(undefined);
     if (opts.recover !== false) {
       const r = recoverGaps(events);
       events = r.events;
@@ -135,7 +150,8 @@ export async function loadTraceAnalysis(dir: string, opts: TraceLoadOptions = {}
       const src = events.source[j];
       out.tier[i] = src <= 3 ? src : Tier.Unknown;
       if (src === 4) out.origin[i] = Origin.Recovered;
-      else if (kind === Kind.Bytecode && src !== 0 && events.aux[j] === 1) out.origin[i] = Origin.Inferred;
+      // inserted by completion (aux 1) or by reconstruction (source 5: the CFG proves them run)
+      else if (kind === Kind.Bytecode && (src === 5 || (src !== 0 && events.aux[j] === 1))) out.origin[i] = Origin.Inferred;
       if (kind === Kind.Gap) out.endTsc[i] = events.aux[j];
       let op = events.opcode[j];
       if (kind === Kind.Bytecode && op < 0 && out.method[i] >= 0 && out.bci[i] >= 0) {
@@ -144,10 +160,15 @@ export async function loadTraceAnalysis(dir: string, opts: TraceLoadOptions = {}
       }
       out.opcode[i] = op;
     }
+    // reconstructed bytecodes run in the frame of the event they precede: its tier
+    let next: number = Tier.Unknown;
+    for (let i = n - 1; i >= 0; i--) {
+      if (events.source[first + i] === 5) out.tier[i] = next;
+      else if (out.kind[i] === Kind.Bytecode) next = out.tier[i];
+    }
     threads.push(out);
   }
-  // recovered events take their tier from the stretch they were copied from; keep what recover wrote
-  return { source: { kind: 'trace', dir }, methods, threads, tscPerNs: model.tscPerNs, problems, recovery, model, decoded: decoded.threads };
+  return { source: { kind: 'trace', dir }, methods, threads, tscPerNs: model.tscPerNs, problems, recovery, reconstruction, model, decoded: decoded.threads };
 }
 
 export interface OracleLoadOptions {

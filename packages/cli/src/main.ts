@@ -180,6 +180,7 @@ export async function main(argv: string[]): Promise<number> {
           .option('sources', { type: 'string', array: true, describe: 'Java source roots: coverage as HTML source pages' })
           .option('extent', { type: 'string', describe: "calling-context tree of only this method's dynamic extent (Class.method or pkg.Class.method(desc))" })
           .option('recover', { type: 'boolean', default: true, describe: 'fill gaps PT lost from matching context (--no-recover: leave them)' })
+          .option('reconstruct', { type: 'boolean', default: true, describe: "check decoded steps against the methods' CFGs and insert what they prove missing (--no-reconstruct: as decoded)" })
           .option('workers', { type: 'number', describe: 'decoder worker threads (default 1)' })
           .option('tid', { type: 'number', array: true, describe: 'only these OS threads' })
           .option('only', { type: 'string', array: true, describe: `only these parts: ${ANALYZE_PARTS.join(', ')} (report.html always)` })
@@ -192,6 +193,7 @@ export async function main(argv: string[]): Promise<number> {
           sources: a.sources?.map(String),
           extent: a.extent,
           recover: a.recover,
+          reconstruct: a.reconstruct,
           workers: a.workers,
           tid: a.tid,
           only: a.only?.map(String),
@@ -213,6 +215,7 @@ export async function main(argv: string[]): Promise<number> {
           .option('md', { type: 'string', describe: 'the report (default docs/performance.md)' })
           .option('loss', { type: 'boolean', default: true, describe: 'also trace at the 25% loss preset for the top-10 comparison (--no-loss to skip)' })
           .option('jacoco', { type: 'boolean', default: true, describe: 'coverage cross-check with JaCoCo (--no-jacoco to skip)' })
+          .option('trace', { type: 'boolean', default: true, describe: 'the emulated trace and all that needs it (--no-trace: run times of native, agent and JFR only)' })
           .option('json', { type: 'boolean', describe: 'print the results as JSON on stdout' }),
       async (a) => {
         code = await runBenchApps({
@@ -223,6 +226,7 @@ export async function main(argv: string[]): Promise<number> {
           md: a.md,
           noLoss: a.loss === false,
           noJacoco: a.jacoco === false,
+          noTrace: a.trace === false,
           json: a.json,
           commandLine: `jportal ${argv.join(' ')}`,
         });

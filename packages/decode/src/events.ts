@@ -32,6 +32,8 @@ export const enum EventSource {
   Other = 3,
   /** copied into a gap by recovery (@jportal/recover): reconstructed, not decoded */
   Recovered = 4,
+  /** inserted by reconstruction (@jportal/reconstruct) on a shortest ICFG path between two events of a frame */
+  Reconstructed = 5,
 }
 
 export class EventStream {

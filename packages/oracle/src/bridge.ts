@@ -59,7 +59,8 @@ export function decodedSequence(model: JvmModel, t: DecodedThread, space: Method
   for (let i = 0; i < n; i++) {
     const src = e.source[first + i];
     if (src === 4) seq.origin![i] = Origin.Recovered;
-    else if (e.kind[first + i] === 0 && src !== 0 && e.aux[first + i] === 1) seq.origin![i] = Origin.Inferred;
+    // inserted by completion (aux 1) or by @jportal/reconstruct (source 5)
+    else if (e.kind[first + i] === 0 && (src === 5 || (src !== 0 && e.aux[first + i] === 1))) seq.origin![i] = Origin.Inferred;
   }
   const ids = new Map<number, number>();
   const code = new Map<number, Uint8Array | null>();

@@ -22,6 +22,7 @@ export interface AnalyzeCommandOptions {
   sources?: string[];
   extent?: string;
   recover?: boolean;
+  reconstruct?: boolean;
   workers?: number;
   tid?: number[];
   json?: boolean;
@@ -52,6 +53,7 @@ export async function runAnalyze(o: AnalyzeCommandOptions): Promise<number> {
       tids: o.tid,
       workers: o.workers,
       recover: o.recover,
+      reconstruct: o.reconstruct,
       classpath: o.classpath,
       onThread: (name, done, total) => {
         if (!started) progress.start('decoding', total, ' threads');
@@ -66,6 +68,8 @@ export async function runAnalyze(o: AnalyzeCommandOptions): Promise<number> {
   }
   progress.done();
   const decodeMs = Date.now() - t0;
+  const rc = a.reconstruction.reduce((x, r) => ({ contradictions: x.contradictions + (r?.contradictions ?? 0), repaired: x.repaired + (r ? r.repair.unique + r.repair.ambiguous : 0), inserted: x.inserted + (r?.repair.inserted ?? 0) }), { contradictions: 0, repaired: 0, inserted: 0 });
+  if (rc.contradictions) log.info(`analyze: ${rc.contradictions} decoded steps contradict the methods' CFGs; ${rc.repaired} repaired by inserting ${rc.inserted} bytecodes (@jportal/reconstruct)`);
   log.info(`analyze: decoded ${a.threads.length} threads in ${(decodeMs / 1000).toFixed(1)} s${a.recovery.some((r) => r?.gaps) ? `; recovery filled ${a.recovery.reduce((s, r) => s + (r?.recovered ?? 0), 0)} of ${a.recovery.reduce((s, r) => s + (r?.gaps ?? 0), 0)} gaps` : ''}`);
 
   const parts: Record<string, PartResult> = {};
@@ -91,7 +95,7 @@ export async function runAnalyze(o: AnalyzeCommandOptions): Promise<number> {
   });
   const report = writeReport(a, out, parts);
   progress.done();
-  const summary = summarize(a, parts, out, report);
+  const summary = { ...summarize(a, parts, out, report), reconstruction: rc };
   fs.writeFileSync(path.join(out, 'summary.json'), JSON.stringify({ ...summary, timingsMs: { decode: decodeMs, ...timings } }, null, 2) + '\n');
   if (o.json) process.stdout.write(JSON.stringify({ ...summary, timingsMs: { decode: decodeMs, ...timings, total: Date.now() - t0 } }, null, 2) + '\n');
   else printSummary(summary, Date.now() - t0);
