@@ -45,6 +45,8 @@ export interface BenchAppsOptions {
   noLoss?: boolean;
   /** leave out JaCoCo */
   noJacoco?: boolean;
+  /** timing only: leave out the emulator and everything that needs its trace (hot methods, coverage) */
+  noTrace?: boolean;
   json?: boolean;
   /** the command line, for the report */
   commandLine: string;
@@ -348,6 +350,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
     fs.rmSync(agentDir, { recursive: true, force: true });
   });
 
+  if (o.noTrace) return res;
   const trace = path.join(dir, 'trace');
   let traced = false;
   await stage('emulated PT record (loss-free)', () => {
@@ -556,10 +559,10 @@ export async function runBenchApps(o: BenchAppsOptions): Promise<number> {
   if (!java) throw new CliError('bench apps: java not found on PATH (install openjdk-17-jdk-headless)', ExitCode.Unsupported);
   if (!findExecutable('jfr')) throw new CliError('bench apps: jfr (the JDK\'s Flight Recorder tool) not found on PATH', ExitCode.Unsupported);
   if (!fs.existsSync('/usr/bin/time')) throw new CliError('bench apps: /usr/bin/time not found (apt-get install time)', ExitCode.Unsupported);
-  if (!findExecutable('qemu-x86_64')) throw new CliError('bench apps: qemu-x86_64 not found (apt-get install qemu-user)', ExitCode.Unsupported);
+  if (!o.noTrace && !findExecutable('qemu-x86_64')) throw new CliError('bench apps: qemu-x86_64 not found (apt-get install qemu-user)', ExitCode.Unsupported);
   const agent = locateAgent();
-  locateEmulatorPlugin();
-  if (!o.noJacoco && jacocoMissing().length) throw new CliError(`bench apps: JaCoCo missing: ${jacocoMissing()[0]} (run bench/apps/setup.sh, or --no-jacoco)`, ExitCode.Unsupported);
+  if (!o.noTrace) locateEmulatorPlugin();
+  if (!o.noJacoco && !o.noTrace && jacocoMissing().length) throw new CliError(`bench apps: JaCoCo missing: ${jacocoMissing()[0]} (run bench/apps/setup.sh, or --no-jacoco)`, ExitCode.Unsupported);
   const inputs = appInputs();
   if (!fs.existsSync(path.join(inputs, '.ready'))) throw new CliError(`bench apps: inputs not prepared in ${inputs} (run bench/apps/setup.sh)`, ExitCode.Unsupported);
   for (const a of apps) {
