@@ -55,48 +55,78 @@ export function writeEvents(file: string, head: Omit<EventsFileHeader, 'format' 
   }
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const tmp = `${file}.tmp`;
-  fs.writeFileSync(tmp, Buffer.concat(parts));
+  // part by part, in chunks: a thread's columns can pass the largest Buffer (2 GiB) together and even alone
+  const fd = fs.openSync(tmp, 'w');
+  try {
+    const CHUNK = 64 << 20;
+    for (const b of parts) for (let at = 0; at < b.length; at += CHUNK) fs.writeSync(fd, b, at, Math.min(CHUNK, b.length - at));
+  } finally {
+    fs.closeSync(fd);
+  }
   fs.renameSync(tmp, file);
 }
 
 export function readEvents(file: string): { header: EventsFileHeader; events: EventStream } {
-  const buf = fs.readFileSync(file);
-  if (buf.length < 16 || buf.toString('latin1', 0, 8) !== EVENTS_MAGIC) throw new EventsFormatError(file, 0, 'not a jportal decoded-events file (bad magic)');
-  const version = buf.readUInt32LE(8);
-  if (version !== EVENTS_VERSION) throw new EventsFormatError(file, 8, `version ${version} is not supported (this reader: ${EVENTS_VERSION})`);
-  const jlen = buf.readUInt32LE(12);
-  if (16 + jlen > buf.length) throw new EventsFormatError(file, 12, `header length ${jlen} runs past the end of the file (${buf.length} bytes)`);
-  let header: EventsFileHeader;
+  // read by pieces (header, then each column into its array): files of long threads pass 2 GiB
+  const fd = fs.openSync(file, 'r');
   try {
-    header = JSON.parse(buf.toString('utf8', 16, 16 + jlen));
-  } catch {
-    throw new EventsFormatError(file, 16, 'header is not JSON');
+    const fileSize = fs.fstatSync(fd).size;
+    const readAt = (dst: Uint8Array, pos: number): void => {
+      const CHUNK = 64 << 20;
+      for (let done = 0; done < dst.length; ) {
+        const n = fs.readSync(fd, dst, done, Math.min(CHUNK, dst.length - done), pos + done);
+        if (n <= 0) throw new EventsFormatError(file, pos + done, 'unexpected end of file');
+        done += n;
+      }
+    };
+    const pre = Buffer.alloc(16);
+    if (fileSize < 16) throw new EventsFormatError(file, 0, 'not a jportal decoded-events file (bad magic)');
+    readAt(pre, 0);
+    if (pre.toString('latin1', 0, 8) !== EVENTS_MAGIC) throw new EventsFormatError(file, 0, 'not a jportal decoded-events file (bad magic)');
+    const version = pre.readUInt32LE(8);
+    if (version !== EVENTS_VERSION) throw new EventsFormatError(file, 8, `version ${version} is not supported (this reader: ${EVENTS_VERSION})`);
+    const jlen = pre.readUInt32LE(12);
+    if (16 + jlen > fileSize) throw new EventsFormatError(file, 12, `header length ${jlen} runs past the end of the file (${fileSize} bytes)`);
+    const jbuf = Buffer.alloc(jlen);
+    readAt(jbuf, 16);
+    let header: EventsFileHeader;
+    try {
+      header = JSON.parse(jbuf.toString('utf8'));
+    } catch {
+      throw new EventsFormatError(file, 16, 'header is not JSON');
+    }
+    const ev = new EventStream();
+    const n = header.count;
+    if (!Number.isInteger(n) || n < 0) throw new EventsFormatError(file, 16, `bad event count ${n}`);
+    let off = 16 + jlen;
+    const target: Record<string, ArrayBufferView & { set(a: ArrayLike<number>): void }> = {};
+    ev.kind = new Uint8Array(n);
+    ev.source = new Uint8Array(n);
+    ev.method = new Int32Array(n);
+    ev.bci = new Int32Array(n);
+    ev.opcode = new Int16Array(n);
+    ev.tsc = new Float64Array(n);
+    ev.aux = new Float64Array(n);
+    Object.assign(target, { kind: ev.kind, source: ev.source, method: ev.method, bci: ev.bci, opcode: ev.opcode, tsc: ev.tsc, aux: ev.aux });
+    for (const c of header.columns) {
+      const size = SIZES[c.type];
+      if (!size) throw new EventsFormatError(file, 16, `column ${c.name} has unknown type ${c.type}`);
+      off += (size - (off % size)) % size;
+      if (off + n * size > fileSize) throw new EventsFormatError(file, off, `column ${c.name} is truncated (needs ${n * size} bytes, ${fileSize - off} left)`);
+      const dst = target[c.name];
+      if (dst && dst.byteLength === n * size) readAt(new Uint8Array(dst.buffer, dst.byteOffset, dst.byteLength), off);
+      else if (dst) {
+        // a known column stored with another element type: read, then convert
+        const copy = new Uint8Array(n * size);
+        readAt(copy, off);
+        const view = c.type === 'u8' ? copy : c.type === 'i16' ? new Int16Array(copy.buffer) : c.type === 'i32' ? new Int32Array(copy.buffer) : new Float64Array(copy.buffer);
+        dst.set(view as ArrayLike<number>);
+      }
+      off += n * size;
+    }
+    ev.length = n;
+    return { header, events: ev };
+  } finally {
+    fs.closeSync(fd);
   }
-  const ev = new EventStream();
-  const n = header.count;
-  if (!Number.isInteger(n) || n < 0) throw new EventsFormatError(file, 16, `bad event count ${n}`);
-  let off = 16 + jlen;
-  const target: Record<string, ArrayBufferView & { set(a: ArrayLike<number>): void }> = {};
-  ev.kind = new Uint8Array(n);
-  ev.source = new Uint8Array(n);
-  ev.method = new Int32Array(n);
-  ev.bci = new Int32Array(n);
-  ev.opcode = new Int16Array(n);
-  ev.tsc = new Float64Array(n);
-  ev.aux = new Float64Array(n);
-  Object.assign(target, { kind: ev.kind, source: ev.source, method: ev.method, bci: ev.bci, opcode: ev.opcode, tsc: ev.tsc, aux: ev.aux });
-  for (const c of header.columns) {
-    const size = SIZES[c.type];
-    if (!size) throw new EventsFormatError(file, 16, `column ${c.name} has unknown type ${c.type}`);
-    off += (size - (off % size)) % size;
-    if (off + n * size > buf.length) throw new EventsFormatError(file, off, `column ${c.name} is truncated (needs ${n * size} bytes, ${buf.length - off} left)`);
-    const copy = new Uint8Array(n * size);
-    copy.set(buf.subarray(off, off + n * size));
-    const view =
-      c.type === 'u8' ? copy : c.type === 'i16' ? new Int16Array(copy.buffer) : c.type === 'i32' ? new Int32Array(copy.buffer) : new Float64Array(copy.buffer);
-    target[c.name]?.set(view as ArrayLike<number>);
-    off += n * size;
-  }
-  ev.length = n;
-  return { header, events: ev };
 }
