@@ -62,7 +62,7 @@ export const APPS: AppDef[] = [
     name: 'fop',
     what: 'XSL-FO to PDF (Apache FOP 2.8): lays out a generated document (DaCapo fop)',
     packages: ['fop'],
-    classpath: () => ['fop.jar', 'batik-all.jar', 'xmlgraphics-commons.jar', 'commons-logging.jar', 'commons-io.jar', 'xml-apis-ext.jar', 'fontbox2.jar', 'serializer.jar', 'xalan2.jar'].map(J),
+    classpath: () => ['fop.jar', 'batik-all.jar', 'xmlgraphics-commons.jar', 'commons-logging.jar', 'commons-io.jar', 'xml-apis-ext.jar', 'fontbox2.jar'].map(J),
     coverageJars: [J('fop.jar')],
     main: 'org.apache.fop.cli.Main',
     jvmArgs: ['-Djava.awt.headless=true', '-Dorg.apache.commons.logging.Log=org.apache.commons.logging.impl.NoOpLog'],

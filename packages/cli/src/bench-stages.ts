@@ -1,6 +1,6 @@
 /**
  * One trace's decoder stages timed in a process of their own (so that its peak memory is theirs), for `jportal
- * bench apps`: the flow decode into Java events (decodeTrace without attribution), reconstruction (attribution
+ * bench apps`: the flow decode into Java events (decodeTrace without attribution), attribution (attribution
  * of interpreted bytecodes to methods and bcis, completion of compiled frames), and recovery of PT-loss gaps.
  * Prints one JSON line on stdout.   node bench-stages.js TRACE_DIR
  */
@@ -12,7 +12,7 @@ export interface StageTimes {
   ptBytes: number;
   insns: number;
   flowMs: number;
-  reconstructMs: number;
+  attributeMs: number;
   recoverMs: number;
   bytecodes: number;
   gaps: number;
@@ -29,7 +29,7 @@ function main(dir: string): StageTimes {
   t0 = process.hrtime.bigint();
   const u = new MethodUniverse(d.model);
   for (const t of d.threads) t.events = completeCompiled(u, attributeInterpreted(u, t.events).events).events;
-  const reconstructMs = ms(t0);
+  const attributeMs = ms(t0);
   t0 = process.hrtime.bigint();
   let gaps = 0;
   let recovered = 0;
@@ -46,7 +46,7 @@ function main(dir: string): StageTimes {
     ptBytes: d.threads.reduce((s, t) => s + t.flow.bytes, 0),
     insns: d.threads.reduce((s, t) => s + t.flow.insns, 0),
     flowMs,
-    reconstructMs,
+    attributeMs,
     recoverMs,
     bytecodes,
     gaps,

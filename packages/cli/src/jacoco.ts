@@ -21,8 +21,8 @@ export function jacocoMissing(): string[] {
 }
 
 /**
- * Reads an exec file and class directories or jars (a[1], ':'-separated) with JaCoCo's own API and writes its XML
- * report. Arguments: EXEC CLASSES XML_OUT BUNDLE_NAME SOURCE_DIR.
+ * Reads an exec file and class directories or jars (a[1], ':'-separated; a jar's META-INF/versions left out) with
+ * JaCoCo's own API and writes its XML report. Arguments: EXEC CLASSES XML_OUT BUNDLE_NAME SOURCE_DIR.
  */
 export const JACOCO_REPORTER = `
 import java.io.*;
@@ -36,7 +36,16 @@ public class JacocoXml {
     loader.load(new File(a[0]));
     CoverageBuilder builder = new CoverageBuilder();
     Analyzer analyzer = new Analyzer(loader.getExecutionDataStore(), builder);
-    for (String f : a[1].split(File.pathSeparator)) if (!f.isEmpty()) analyzer.analyzeAll(new File(f));
+    for (String f : a[1].split(File.pathSeparator)) {
+      if (f.isEmpty()) continue;
+      if (!f.endsWith(".jar")) { analyzer.analyzeAll(new File(f)); continue; }
+      // a multi-release jar holds a class again under META-INF/versions/N: only the base version, as the JVM 17 ran it
+      try (java.util.zip.ZipFile z = new java.util.zip.ZipFile(f)) {
+        for (java.util.zip.ZipEntry e : java.util.Collections.list(z.entries()))
+          if (e.getName().endsWith(".class") && !e.getName().startsWith("META-INF/"))
+            try (InputStream in = z.getInputStream(e)) { analyzer.analyzeClass(in, f + "@" + e.getName()); }
+      }
+    }
     IReportVisitor v = new XMLFormatter().createVisitor(new FileOutputStream(a[2]));
     v.visitInfo(loader.getSessionInfoStore().getInfos(), loader.getExecutionDataStore().getContents());
     v.visitBundle(builder.getBundle(a[3]), new DirectorySourceFileLocator(new File(a[4]), "utf-8", 4));

@@ -215,6 +215,7 @@ export async function main(argv: string[]): Promise<number> {
           .option('md', { type: 'string', describe: 'the report (default docs/performance.md)' })
           .option('loss', { type: 'boolean', default: true, describe: 'also trace at the 25% loss preset for the top-10 comparison (--no-loss to skip)' })
           .option('jacoco', { type: 'boolean', default: true, describe: 'coverage cross-check with JaCoCo (--no-jacoco to skip)' })
+          .option('report-only', { type: 'boolean', describe: 'run nothing: rewrite the report from the results kept in OUT/results' })
           .option('trace', { type: 'boolean', default: true, describe: 'the emulated trace and all that needs it (--no-trace: run times of native, agent and JFR only)' })
           .option('json', { type: 'boolean', describe: 'print the results as JSON on stdout' }),
       async (a) => {
@@ -227,6 +228,7 @@ export async function main(argv: string[]): Promise<number> {
           noLoss: a.loss === false,
           noJacoco: a.jacoco === false,
           noTrace: a.trace === false,
+          reportOnly: a['report-only'],
           json: a.json,
           commandLine: `jportal ${argv.join(' ')}`,
         });

@@ -9,7 +9,7 @@
  *    per second of emulated run and per traced instruction;
  * 3. `jportal decode --json` with all workers (outputs written), bench/decode/run.js on the same trace (our flow
  *    layer with one worker and all workers beside libipt's block decoder, one run), the decoder's stages timed
- *    in a process of their own (bench-stages.ts: flow, reconstruction, recovery, peak memory), and
+ *    in a process of their own (bench-stages.ts: flow, attribution, recovery, peak memory), and
  *    `jportal analyze --json` (time and peak memory through /usr/bin/time);
  * 4. top-10 hot methods of the loss-free trace (exclusive bytecodes) against JFR's (top frames of
  *    jdk.ExecutionSample) and against ours from the 25%-loss trace;
@@ -45,6 +45,8 @@ export interface BenchAppsOptions {
   noLoss?: boolean;
   /** leave out JaCoCo */
   noJacoco?: boolean;
+  /** write the report from the kept results only, run nothing */
+  reportOnly?: boolean;
   /** timing only: leave out the emulator and everything that needs its trace (hot methods, coverage) */
   noTrace?: boolean;
   json?: boolean;
@@ -171,7 +173,7 @@ function emptyDir(d: string): void {
 }
 
 /** Top-N methods by top-frame samples of jdk.ExecutionSample in a JFR file, labelled like hot-methods.json. */
-function jfrTop(jfrFile: string, n: number): { samples: number; top: string[] } {
+export function jfrTop(jfrFile: string, n: number): { samples: number; top: string[] } {
   const r = spawnSync('jfr', ['print', '--json', '--stack-depth', '1', '--events', 'jdk.ExecutionSample', jfrFile], { encoding: 'utf8', maxBuffer: 1 << 30 });
   if (r.status !== 0) throw new Error(`jfr print ${jfrFile}: ${oneLine(r.stderr)}`);
   type Frame = { method: { type: { name: string }; name: string; descriptor: string } };
@@ -190,7 +192,7 @@ function jfrTop(jfrFile: string, n: number): { samples: number; top: string[] } 
 }
 
 /** Top-N methods by exclusive bytecodes from an analyze report's hot-methods.json. */
-function oursTop(reportDir: string, n: number): string[] {
+export function oursTop(reportDir: string, n: number): string[] {
   const j = JSON.parse(fs.readFileSync(path.join(reportDir, 'hot-methods.json'), 'utf8')) as { total: { methods: { label: string; exclBytecodes: number }[] } };
   return j.total.methods.filter((m) => m.label !== '(unknown)' && m.exclBytecodes > 0).slice(0, n).map((m) => m.label);
 }
@@ -198,7 +200,7 @@ function oursTop(reportDir: string, n: number): string[] {
 const shared = (a: string[], b: string[]) => a.filter((x) => b.includes(x)).length;
 
 /** Instructions traced and lost, from the emulator's thread_end sideband records. */
-function sidebandInsns(trace: string): { insns: number; lost: number } {
+export function sidebandInsns(trace: string): { insns: number; lost: number } {
   const f = path.join(trace, 'pt', 'sideband.jsonl');
   let insns = 0;
   let lost = 0;
@@ -246,11 +248,11 @@ function analyze(trace: string, extra: string[]): { seconds: number; maxRssBytes
   if (r.status !== 0) throw new Error(`jportal analyze exited ${r.status ?? r.signal}: ${oneLine(r.stderr)}`);
   const [e, m] = fs.readFileSync(timeFile, 'utf8').trim().split('\n').pop()!.split(' ');
   const summary = JSON.parse(r.stdout) as AnalyzeJson;
-  for (const f of ['report.html', 'hot-methods.json', 'coverage/jacoco.xml']) if (!fs.existsSync(path.join(trace, 'report', f))) throw new Error(`jportal analyze wrote no ${f}`);
+  for (const f of extra.includes('--only') ? ['hot-methods.json'] : ['report.html', 'hot-methods.json', 'coverage/jacoco.xml']) if (!fs.existsSync(path.join(trace, 'report', f))) throw new Error(`jportal analyze wrote no ${f}`);
   return { seconds: Number(e), maxRssBytes: Number(m) * 1024, summary };
 }
 
-function compareCoverage(jacocoXml: string, oursXml: string): CoverageCheck {
+export function compareCoverage(jacocoXml: string, oursXml: string): CoverageCheck {
   const jx = parseJacocoXml(jacocoXml).lines;
   const ox = parseJacocoXml(oursXml).lines;
   let both = 0;
@@ -399,7 +401,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
         libiptErrors: j.flow.libiptErrors,
       };
     });
-    await stage('decoder stages (flow, reconstruct, recover)', () => {
+    await stage('decoder stages (flow, attribute, recover)', () => {
       const r = spawnSync(process.execPath, [NODE_HEAP, path.join(__dirname, '..', 'bench-stages.js'), trace], { encoding: 'utf8', maxBuffer: 16 << 20 });
       if (r.status !== 0) throw new Error(`bench-stages exited ${r.status ?? r.signal}: ${oneLine(r.stderr)}`);
       res.stages = JSON.parse(r.stdout) as StageTimes;
@@ -461,7 +463,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
 
 // ---- report ----------------------------------------------------------------------------------------------
 
-const f1 = (x: number | undefined, d = 1) => (x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(d));
+const f1 = (x: number | undefined, d = 1, unit = '') => (x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(d) + unit);
 const pctS = (x: number | undefined, d = 1) => (x === undefined || !Number.isFinite(x) ? '—' : `${x >= 0 ? '+' : ''}${(100 * x).toFixed(d)}%`);
 const mb = (b: number | undefined) => (b === undefined ? '—' : `${(b / 1e6).toFixed(1)} MB`);
 const ratio = (a: number | undefined, b: number | undefined) => (a !== undefined && b !== undefined && b > 0 ? a / b : undefined);
@@ -493,7 +495,7 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
       const a0 = ratio(r.run?.agentNoClasses, r.run?.native);
       if (a) ov.push(a);
       if (a0) ov0.push(a0);
-      L.push(`| ${r.app} | ${f1(r.run?.native, 2)} s | ${f1(r.run?.agent, 2)} s | ${pctS(a && a - 1)} | ${f1(r.run?.agentNoClasses, 2)} s | ${pctS(a0 && a0 - 1)} | ${f1(r.startup?.native, 2)} s | ${f1(r.startup?.agent, 2)} s | ${f1(ratio(r.startup?.agent, r.startup?.native), 2)}x | ${f1(r.startup?.agentNoClasses, 2)} s | ${f1(ratio(r.startup?.agentNoClasses, r.startup?.native), 2)}x | ${mb(r.metadataBytes)} |`);
+      L.push(`| ${r.app} | ${f1(r.run?.native, 2, ' s')} | ${f1(r.run?.agent, 2, ' s')} | ${pctS(a && a - 1)} | ${f1(r.run?.agentNoClasses, 2, ' s')} | ${pctS(a0 && a0 - 1)} | ${f1(r.startup?.native, 2, ' s')} | ${f1(r.startup?.agent, 2, ' s')} | ${f1(ratio(r.startup?.agent, r.startup?.native), 2, 'x')} | ${f1(r.startup?.agentNoClasses, 2, ' s')} | ${f1(ratio(r.startup?.agentNoClasses, r.startup?.native), 2, 'x')} | ${mb(r.metadataBytes)} |`);
     }
     L.push(`| **geometric mean** | | | **${pctS(geomean(ov) - 1)}** | | **${pctS(geomean(ov0) - 1)}** | | | | | | |`, '');
     L.push('### JDK Flight Recorder\'s sampling profiler beside the agent (run-time overhead; top-10 hot methods found)', '');
@@ -507,19 +509,19 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
     }
     L.push('');
     L.push('### Emulated PT, decoding and analysis', '');
-    L.push('| app | emulated run | PT | PT/s emulated | PT bytes/insn | threads | decode 1 worker | all workers | libipt blk | ours/libipt 1 | all | flow | reconstruct | recover | analyze | peak RSS (analyze) | bytecodes |');
+    L.push('| app | emulated run | PT | PT/s emulated | PT bytes/insn | threads | decode 1 worker | all workers | libipt blk | ours/libipt 1 | all | flow | attribute | recover | analyze | peak RSS (analyze) | bytecodes |');
     L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const r of rs) {
       const e = r.emulated;
       const t = r.throughput;
       const s = r.stages;
-      L.push(`| ${r.app} | ${f1(e?.seconds)} s | ${mb(e?.ptBytes)} | ${e ? mb(e.ptBytes / e.seconds) : '—'} | ${e ? f1(e.ptBytes / e.insns, 3) : '—'} | ${e?.threads ?? '—'} | ${f1(t?.oursMBs)} MB/s | ${f1(t?.oursParallelMBs)} MB/s | ${f1(t?.libiptMBs)} MB/s | ${f1(t?.ratio1, 2)}x | ${f1(t?.ratioAll, 2)}x | ${s ? f1(s.flowMs / 1000) : '—'} s | ${s ? f1(s.reconstructMs / 1000) : '—'} s | ${s ? f1(s.recoverMs / 1000) : '—'} s | ${f1(r.analyze?.seconds)} s | ${r.analyze ? `${(r.analyze.maxRssBytes / 2 ** 20).toFixed(0)} MiB` : '—'} | ${r.analyze ? r.analyze.bytecodes.toLocaleString('en-US') : '—'} |`);
+      L.push(`| ${r.app} | ${f1(e?.seconds, 1, ' s')} | ${mb(e?.ptBytes)} | ${e ? `${mb(e.ptBytes / e.seconds)}/s` : '—'} | ${e ? f1(e.ptBytes / e.insns, 3) : '—'} | ${e?.threads ?? '—'} | ${f1(t?.oursMBs, 1, ' MB/s')} | ${f1(t?.oursParallelMBs, 1, ' MB/s')} | ${f1(t?.libiptMBs, 1, ' MB/s')} | ${f1(t?.ratio1, 2, 'x')} | ${f1(t?.ratioAll, 2, 'x')} | ${s ? f1(s.flowMs / 1000, 1, ' s') : '—'} | ${s ? f1(s.attributeMs / 1000, 1, ' s') : '—'} | ${s ? f1(s.recoverMs / 1000, 1, ' s') : '—'} | ${f1(r.analyze?.seconds, 1, ' s')} | ${r.analyze ? `${(r.analyze.maxRssBytes / 2 ** 20).toFixed(0)} MiB` : '—'} | ${r.analyze ? r.analyze.bytecodes.toLocaleString('en-US') : '—'} |`);
     }
     L.push('');
     L.push('Decode throughput: `bench/decode/run.js TRACE --runs 1` on the same trace in the same run: our flow layer');
     L.push('(`decodeTrace`: flow, Java events, attribution) with one worker and with one worker per core (streams split at PSB)');
-    L.push('beside libipt\'s block decoder (`pt_blk_next`, `bench/decode/ptbench.c`, latest code bytes only). flow / reconstruct /');
-    L.push('recover: `bench-stages.js` (decode without attribution; attribution + completion; `recoverGaps`), one process.', '');
+    L.push('beside libipt\'s block decoder (`pt_blk_next`, `bench/decode/ptbench.c`, latest code bytes only). flow / attribute /');
+    L.push('recover: `bench-stages.js` (decode without attribution; attribution of interpreted code + completion of compiled frames; `recoverGaps`; @jportal/reconstruct is not timed yet), one process.', '');
     L.push('### Line coverage against JaCoCo 0.8.6 (same workload, separate run; loss-free trace)', '');
     L.push('| app | JaCoCo covered | jportal covered | both | only JaCoCo | only jportal | agreement (both / either) |');
     L.push('|---|---|---|---|---|---|---|');
@@ -542,7 +544,7 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
     for (const s of results.filter((r) => r.size === 'short')) {
       const fu = results.find((r) => r.size === 'full' && r.app === s.app);
       if (!fu) continue;
-      L.push(`| ${s.app} | ${mb(s.emulated?.ptBytes)} | ${mb(fu.emulated?.ptBytes)} | ${f1(ratio(fu.emulated?.ptBytes, s.emulated?.ptBytes))} | ${f1(s.analyze?.seconds)} s | ${f1(fu.analyze?.seconds)} s | ${f1(ratio(fu.analyze?.seconds, s.analyze?.seconds))} | ${mb(s.analyze?.maxRssBytes)} | ${mb(fu.analyze?.maxRssBytes)} | ${f1(ratio(fu.analyze?.maxRssBytes, s.analyze?.maxRssBytes))} |`);
+      L.push(`| ${s.app} | ${mb(s.emulated?.ptBytes)} | ${mb(fu.emulated?.ptBytes)} | ${f1(ratio(fu.emulated?.ptBytes, s.emulated?.ptBytes))} | ${f1(s.analyze?.seconds, 1, ' s')} | ${f1(fu.analyze?.seconds, 1, ' s')} | ${f1(ratio(fu.analyze?.seconds, s.analyze?.seconds))} | ${mb(s.analyze?.maxRssBytes)} | ${mb(fu.analyze?.maxRssBytes)} | ${f1(ratio(fu.analyze?.maxRssBytes, s.analyze?.maxRssBytes))} |`);
     }
     L.push('');
   }
@@ -574,7 +576,7 @@ export async function runBenchApps(o: BenchAppsOptions): Promise<number> {
   fs.mkdirSync(resultsDir, { recursive: true });
   const facts = machineFacts(java);
   const fresh: AppResult[] = [];
-  for (const size of o.sizes)
+  for (const size of o.reportOnly ? [] : o.sizes)
     for (const app of apps) {
       log.info(`bench apps: ${app.name} (${size}): ${app.what}`);
       const r = await benchApp(app, size, o, java, agent, work, log);
