@@ -347,7 +347,7 @@ export class FlowDecoder {
             continue;
           }
           // (inside a read-ahead too, one level deep: the callee tried may itself hold call sites copied late)
-          if (kind === BlockEnd.Call && s.kind === SectionKind.Nmethod && this.specDepth < MAX_SPECULATION_DEPTH && !this.confirmed.has(b) && this.mayBeStale(s, target, q.tsc)) {
+          if (kind === BlockEnd.Call && s.kind === SectionKind.Nmethod && this.specDepth < MAX_SPECULATION_DEPTH && !this.confirmed.has(b) && (this.mayBeStale(s, target, q.tsc) || image.dispatchStubs.has(target))) {
             const chosen = this.chooseCallTarget(sec, b, target, retcomp);
             // call sites only move forward (unresolved -> resolved -> newer code): once the recorded target fits,
             // it fits from then on — when the read-ahead proved it, not when tracing merely stopped (a call that
@@ -500,6 +500,17 @@ export class FlowDecoder {
     const nmIndex = image.sections[sec].nmethod;
     if (this.callees && nmIndex >= 0) {
       for (const alt of this.callees(nmIndex, ret, tsc)) {
+        if (alt === target || alt === pref) continue;
+        if (this.fits(alt, ret, retcomp)) {
+          this.stats.alternatives++;
+          this.preferred.set(b, alt);
+          return alt;
+        }
+      }
+    }
+    // a monomorphic inline cache to an interpreted method: the unverified entry of the callee's c2i adapter
+    if (nmIndex >= 0) {
+      for (const alt of image.c2iUnverifiedEntries) {
         if (alt === target || alt === pref) continue;
         if (this.fits(alt, ret, retcomp)) {
           this.stats.alternatives++;

@@ -116,6 +116,16 @@ export class CodeImage {
    * bytes the agent saw already held the resolved target.
    */
   readonly resolveExits = new Map<number, number>();
+  /**
+   * The unverified c2i entries of the I2C/C2I adapters (where a monomorphic inline cache to an interpreted method
+   * points): the instruction after the i2c part's closing indirect jump, found by decoding each adapter blob.
+   */
+  readonly c2iUnverifiedEntries: number[] = [];
+  /**
+   * Start addresses of the vtable and itable stubs. A call site that points at one is a megamorphic inline cache;
+   * the agent may have copied it after the transition, so before that it went to one callee (or its adapter).
+   */
+  readonly dispatchStubs = new Set<number>();
   /** Filter ranges of the capture: code outside them is never traced. */
   ranges: { lo: number; hi: number }[] = [];
 

@@ -203,6 +203,7 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
 
   markNotEntrant(image);
   findResolveExits(image);
+  findAdapterEntries(image);
 
   codeletList.sort((a, b) => a.begin - b.begin);
   const codelets = {
@@ -261,6 +262,33 @@ function findResolveExits(image: CodeImage): void {
         ip = t;
       } else if (B.kind[b] === BlockEnd.Next) ip = B.end[b];
       else break;
+    }
+  }
+}
+
+/**
+ * Fills image.dispatchStubs and image.c2iUnverifiedEntries. HotSpot generates each adapter as the i2c part (ending in an indirect jump to
+ * the callee's compiled entry), then the c2i part, whose first instruction is the unverified entry: the receiver's
+ * klass check of an inline cache that points at an interpreted method. Which adapter a call site used is not
+ * recorded (it follows from the callee's signature), so the decoder tries them where a call's recorded target
+ * does not fit.
+ */
+function findAdapterEntries(image: CodeImage): void {
+  const seen = new Set<number>();
+  for (const s of image.sections) {
+    if (s.kind === SectionKind.Blob && (s.name === 'vtable stub' || s.name === 'itable stub')) image.dispatchStubs.add(s.begin);
+    if (s.kind !== SectionKind.Blob || !s.name.startsWith('I2C/C2I adapters') || seen.has(s.begin)) continue;
+    seen.add(s.begin);
+    const B = image.blocks;
+    let ip = s.begin;
+    for (let n = 0; n < 64 && ip < s.end; n++) {
+      const b = image.block(s.id, ip);
+      if (B.kind[b] === BlockEnd.IndirectJump) {
+        if (B.end[b] < s.end) image.c2iUnverifiedEntries.push(B.end[b]);
+        break;
+      }
+      if (B.kind[b] === BlockEnd.Stop || B.kind[b] === BlockEnd.Truncated || B.end[b] <= ip) break;
+      ip = B.end[b]; // straight through the i2c part's own branches: its indirect jump ends it
     }
   }
 }
