@@ -169,6 +169,15 @@ void pt_enc_ovf(pt_encoder *e) {
   if (!e->dropping) e->counts[PTE_OVF]++;
 }
 
+/* TMA: the CTC value and the fast-counter remainder at `tsc`, so MTC packets count on from this TSC */
+static void emit_tma(pt_encoder *e, uint64_t tsc) {
+  uint64_t ctc = tsc / e->ctc_ratio;
+  uint64_t fc = tsc % e->ctc_ratio;
+  uint8_t tma[7] = {0x02, 0x73, (uint8_t)ctc, (uint8_t)(ctc >> 8), 0, (uint8_t)fc, (uint8_t)((fc >> 8) & 1)};
+  put(e, tma, 7);
+  if (!e->dropping) e->counts[PTE_TMA]++;
+}
+
 void pt_enc_psb_plus(pt_encoder *e, uint64_t tsc, int enabled, uint64_t ip) {
   pt_enc_flush_tnt(e);
   uint8_t psb[16];
@@ -182,17 +191,13 @@ void pt_enc_psb_plus(pt_encoder *e, uint64_t tsc, int enabled, uint64_t ip) {
   e->last_ip = 0;
   pt_enc_tsc(e, tsc);
   if (e->now) {
-    uint64_t ctc = tsc / e->ctc_ratio;
-    uint64_t fc = tsc % e->ctc_ratio;
-    uint8_t tma[7] = {0x02, 0x73, (uint8_t)ctc, (uint8_t)(ctc >> 8), 0, (uint8_t)fc, (uint8_t)((fc >> 8) & 1)};
-    put(e, tma, 7);
-    if (!e->dropping) e->counts[PTE_TMA]++;
+    emit_tma(e, tsc);
     if (e->cyc) {
       uint8_t cbr[4] = {0x02, 0x03, (uint8_t)e->nom_freq, 0};
       put(e, cbr, 4);
       if (!e->dropping) e->counts[PTE_CBR]++;
     }
-    e->last_mtc = ctc >> e->mtc_freq;
+    e->last_mtc = (tsc / e->ctc_ratio) >> e->mtc_freq;
     e->last_cyc_tsc = tsc;
     e->timing_started = 1;
   }
@@ -212,6 +217,16 @@ void pt_enc_resume_after_loss(pt_encoder *e, uint64_t ip) {
   e->tnt_bits = 0;
   e->tnt_count = 0;
   pt_enc_ovf(e);
+  if (e->now && e->timing_started) {
+    /* timing packets stopped with the rest during the overflow, and an 8-bit MTC cannot say how many periods
+     * passed: re-anchor with TSC (+ TMA), as the SDM has a PT unit do after anything that stops its timing
+     * packets — this is what gives a decoder the time span of the lost stretch */
+    uint64_t tsc = e->now();
+    pt_enc_tsc(e, tsc);
+    emit_tma(e, tsc);
+    e->last_mtc = (tsc / e->ctc_ratio) >> e->mtc_freq;
+    e->timing_produced += 15;
+  }
   e->last_ip = 0; /* with no base the FUP's IP is sent absolute (sign-extended 48 bits) */
   pt_enc_fup(e, ip);
 }
