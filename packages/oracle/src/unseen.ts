@@ -10,6 +10,9 @@
  */
 import { callSequenceAccuracy, EventKind, EventSeq, SequenceOptions } from './compare';
 
+/** A decoded sequence keeps @jportal/decode's event kinds: 3 is a gap (lost data). */
+const DECODED_GAP = 3;
+
 export interface UnseenMask {
   /** the decoded sequence without the events inside activations the oracle could not see */
   decoded: EventSeq;
@@ -56,7 +59,7 @@ export function maskUnseen(truth: EventSeq, decoded: EventSeq, hasCode: (method:
         else if (kd === EventKind.Exit && --depth === 0) {
           end = j;
           break;
-        }
+        } else if (kd === DECODED_GAP) break; // the stack is not known across lost data: no end to trust
       }
       if (end < 0) continue; // never closed (gap, end of stream): keep it
       paired++;
