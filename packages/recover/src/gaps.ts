@@ -1,16 +1,25 @@
 /**
  * Recovery of lost stretches: a thread's decoded events have a `gap` event wherever PT data was lost. Programs
  * repeat themselves, so what ran in a gap has usually run elsewhere in the same thread with the same context:
- * the K bytecodes before the gap and the K after it. For each gap this finds the complete stretches (no gap
- * inside) that start right after an occurrence of the pre-gap context and end right before an occurrence of the
- * post-gap context; where the post context comes again and again (a loop), the end whose PT time best matches the
- * gap's time (last event before it to first after it) is taken, within a multiple of that time. The most
- * frequent of the candidates' fills is copied into the gap.
+ * the K bytecodes before the gap and the K after it.
  *
- * Contexts are found through an index of K-grams of (method, bci) keys, so the work is linear in the trace plus
- * a bounded walk per candidate. Copied events keep their kind, method, bci and opcode; their source becomes
- * RECOVERED and their time is spread over the gap's time span. The gap event itself stays: the data was lost,
- * and what fills it is a reconstruction, scored by how many candidates agreed.
+ * How long the gap ran is known from PT time: the span from the last event before it to the first after it,
+ * times the thread's pace (bytecodes per tick) in the stretches around it, gives the expected fill length L.
+ * For each gap, candidates start right after an occurrence of the pre-gap context in complete data and are
+ * walked forward bytecode by bytecode. Where a walk runs into the end of its segment (another gap), it is
+ * composed: it goes on after another occurrence of the K bytecodes it copied last (a loop's next iteration,
+ * seen elsewhere). Every place where the post-gap context follows is a possible end; the end whose length is
+ * closest to L is the candidate's fill (the first end, when the gap has no time span). The fill most candidates
+ * agree on is copied into the gap; ties go to the one closest to L.
+ *
+ * Contexts compare (method, bci) keys; a bytecode whose method the decoder could not name (it returned into a
+ * frame lost in an earlier gap) matches on its opcode alone. Occurrences are found through indexes of K-grams
+ * (of keys, and of opcodes for contexts with unnamed bytecodes), so the work is linear in the trace plus a walk
+ * of at most a few times L per candidate.
+ *
+ * Copied events keep their kind, method, bci and opcode; their source becomes RECOVERED and their time is
+ * spread over the gap's time span. The gap event itself stays: the data was lost, and what fills it is a
+ * reconstruction, scored by how many candidates agreed (GapFill).
  */
 import { EventStream } from '@jportal/decode';
 
@@ -30,8 +39,13 @@ export interface RecoveryOptions {
   candidates?: number;
   /** longest fill in bytecodes (default 200000) */
   maxFill?: number;
-  /** a fill may take at most this many times the gap's PT time span, and at least its share (default 4) */
+  /**
+   * A fill may be at most this many times the expected length (from the gap's PT time and the thread's pace),
+   * and at least that length divided by it (default 4).
+   */
   timeFactor?: number;
+  /** most pieces a composed fill may have (default 4096) */
+  maxPieces?: number;
   /**
    * Gap reasons (GapReason values of @jportal/decode) to fill; default: overflow only (data the PT unit lost).
    * Decoder gaps (a mismatch with the code image, ...) are short and sit where the decode itself went wrong.
@@ -43,18 +57,22 @@ export interface RecoveryStats {
   gaps: number;
   /** gaps filled */
   recovered: number;
-  /** gaps with no usable context on one side (stream start or end, unattributed events) */
+  /** gaps with no usable context on one side (stream start or end, another gap right next to it) */
   noContext: number;
-  /** gaps whose context occurs elsewhere but no stretch fits (too long, no post context) */
+  /** gaps whose context occurs elsewhere but no walk from it reaches the post context at a fitting length */
   noCandidate: number;
-  /** gaps filled with whole iterations of a loop (no complete stretch as long as the gap was found) */
-  periodic: number;
+  /** filled gaps whose fill is composed of pieces from more than one place (a loop longer than any segment) */
+  composed: number;
   /** filled gaps where the candidates disagreed (the most frequent fill was taken) */
   ambiguous: number;
+  /** filled gaps whose fill meets only a shorter post context (1 or 2 bytecodes) */
+  shortPost: number;
   /** bytecode events copied into gaps */
   bytecodes: number;
   /** all events copied into gaps */
   events: number;
+  /** bytecodes the filled gaps were expected to hold (PT time x pace), for comparison with `bytecodes` */
+  expected: number;
 }
 
 export interface GapFill {
@@ -62,198 +80,232 @@ export interface GapFill {
   gap: number;
   /** bytecodes copied */
   bytecodes: number;
+  /** bytecodes expected from the gap's PT time and the thread's pace (0: unknown) */
+  expected: number;
+  /** pieces the fill is composed of */
+  pieces: number;
   /** candidates that agreed with the chosen fill, and candidates that fit at all */
   agreeing: number;
   fitting: number;
 }
 
 const UNKNOWN = -1;
+/** Bytecodes on each side of a gap over which the thread's pace is measured. */
+const PACE_WINDOW = 20000;
+/** Bytecodes a composed walk may drop from the end of a piece to find a place to go on from. */
+const MAX_BACKOFF = 64;
+
+/** A walk's result: pieces [from, to] of bytecode indexes, in order. */
+interface Walk {
+  from: number[];
+  to: number[];
+  bytecodes: number;
+}
 
 export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { events: EventStream; stats: RecoveryStats; fills: GapFill[] } {
   const K = Math.max(1, opts.context ?? 6);
   const maxCand = opts.candidates ?? 32;
   const maxFill = opts.maxFill ?? 200_000;
-  const timeFactor = opts.timeFactor ?? 4;
+  const factor = Math.max(1, opts.timeFactor ?? 4);
+  const maxPieces = opts.maxPieces ?? 4096;
   const reasons = new Set(opts.reasons ?? [0]);
-  const stats: RecoveryStats = { gaps: 0, recovered: 0, noContext: 0, noCandidate: 0, periodic: 0, ambiguous: 0, bytecodes: 0, events: 0 };
+  const stats: RecoveryStats = { gaps: 0, recovered: 0, noContext: 0, noCandidate: 0, composed: 0, ambiguous: 0, shortPost: 0, bytecodes: 0, events: 0, expected: 0 };
   const fills: GapFill[] = [];
 
-  // the bytecode subsequence: event index, key, segment (gaps separate segments)
-  let n = 0;
-  for (let i = 0; i < input.length; i++) if (input.kind[i] === BYTECODE) n++;
-  const pos = new Int32Array(n);
-  const key = new Float64Array(n);
-  const seg = new Int32Array(n);
-  /** for each event index: bytecodes before it (so a gap at event i lies between bytecodes before[i]-1 and before[i]) */
-  const gapAt: number[] = [];
-  const gapBefore: number[] = [];
-  for (let i = 0, b = 0, s = 0; i < input.length; i++) {
-    const k = input.kind[i];
-    if (k === GAP) {
-      s++;
-      if (reasons.has(input.bci[i])) {
-        gapAt.push(i);
-        gapBefore.push(b);
-      }
-    } else if (k === BYTECODE) {
-      pos[b] = i;
-      key[b] = input.method[i] >= 0 && input.bci[i] >= 0 ? input.method[i] * 65536 + input.bci[i] : UNKNOWN;
-      seg[b++] = s;
-    }
-  }
-  stats.gaps = gapAt.length;
+  const bc = BytecodeView.of(input, reasons, K);
+  const { n, pos, key, op, seg, segEnd } = bc;
+  stats.gaps = bc.gapAt.length;
 
-  // hash of the K-gram ending at each bytecode (NaN when it crosses a gap or holds an unknown key)
-  const gram = new Float64Array(n).fill(NaN);
-  for (let j = K - 1; j < n; j++) {
-    if (seg[j - K + 1] !== seg[j]) continue;
-    let h = 0x811c9dc5;
-    let ok = true;
-    for (let t = j - K + 1; t <= j; t++) {
-      const x = key[t];
-      if (x === UNKNOWN) {
-        ok = false;
-        break;
-      }
-      h = Math.imul(h ^ (x & 0xffffffff), 0x01000193) >>> 0;
-      h = Math.imul(h ^ Math.floor(x / 4294967296), 0x01000193) >>> 0;
-    }
-    if (ok) gram[j] = h;
-  }
-  const sameGram = (a: number, b: number): boolean => {
-    for (let t = 0; t < K; t++) if (key[a - t] !== key[b - t]) return false;
+  /** Do the K bytecodes ending at x match those ending at y (keys where both are named, else opcodes)? */
+  const sameGram = (x: number, y: number): boolean => {
+    for (let t = 0; t < K; t++) if (!compatible(key, op, x - t, y - t)) return false;
     return true;
   };
-  // occurrences of each gram (the first few per gram: enough candidates, bounded memory)
-  const index = new Map<number, number[]>();
-  for (let j = 0; j < n; j++) {
-    const h = gram[j];
-    if (Number.isNaN(h)) continue;
-    let l = index.get(h);
-    if (!l) index.set(h, (l = []));
-    if (l.length < maxCand * 4) l.push(j);
-  }
+  /** Occurrences of the context ending at x: the key index when x's context is all named, else the opcode one. */
+  const occurrencesOf = (x: number): Int32Array | undefined => (Number.isNaN(bc.keyGram[x]) ? bc.opIndex.get(bc.opGram[x]) : bc.keyIndex.get(bc.keyGram[x]));
 
-  // choose a fill per gap: [first bytecode, last bytecode] of the stretch to copy
-  /** per gap event: copy bytecodes [loopFrom, loopTo] `times` times, then [from, to] */
-  const chosen = new Map<number, { from: number; to: number; loopFrom: number; loopTo: number; times: number }>();
-  /** Bytecodes the thread would run in `span` ticks at the pace of the segment that ends at bytecode `a`. */
-  const expectedBytecodes = (a: number, span: number): number => {
-    let s0 = a;
-    while (s0 > 0 && seg[s0 - 1] === seg[a]) s0--;
-    const dt = input.tsc[pos[a]] - input.tsc[pos[s0]];
-    return dt > 0 && span > 0 ? ((a - s0 + 1) / dt) * span : 0;
+  /** Bytecodes per tick in the stretches of up to PACE_WINDOW bytecodes on each side of a gap. */
+  const pace = (a: number, b: number): number => {
+    let count = 0;
+    let ticks = 0;
+    if (a >= 0) {
+      const s0 = Math.max(a - PACE_WINDOW, segStartOf(seg, a));
+      count += a - s0;
+      ticks += input.tsc[pos[a]] - input.tsc[pos[s0]];
+    }
+    if (b < n) {
+      const s1 = Math.min(b + PACE_WINDOW, segEnd[seg[b]]);
+      count += s1 - b;
+      ticks += input.tsc[pos[s1]] - input.tsc[pos[b]];
+    }
+    return ticks > 0 ? count / ticks : 0;
   };
 
   /**
-   * Whole iterations of a loop through the pre context, then the part of one up to the post context: from an
-   * occurrence j of the pre context whose next occurrence j2 (one iteration later) lies in the same segment and
-   * whose iteration holds the post context at q. `times` follows from the gap's time and the iteration's.
+   * Walks forward from just after bytecode j (an occurrence of the pre context), composing across segment ends,
+   * and returns the walk to the end (a place where the post context `post..post+K-1` follows) whose length is
+   * closest to `expected` within [lo, hi] (the first end when expected is 0), or undefined.
    */
-  const periodicFill = (a: number, post: number, span: number, expected: number) => {
-    const occ = index.get(gram[a])!;
-    let tried = 0;
-    for (let o = 0; o + 1 < occ.length && tried < maxCand; o++) {
-      const j = occ[o];
-      const j2 = occ[o + 1];
-      if (j === a || j2 === a || seg[j2] !== seg[j] || !sameGram(j, a) || !sameGram(j2, a)) continue;
-      tried++;
-      const period = input.tsc[pos[j2]] - input.tsc[pos[j]];
-      for (let q = j + 1; q <= j2 && q + K - 1 < n && seg[q + K - 1] === seg[j]; q++) {
-        if (gram[q + K - 1] !== gram[post] || !sameGram(q + K - 1, post)) continue;
-        const partial = input.tsc[pos[q]] - input.tsc[pos[j]];
-        if (span > 0 && partial > span * timeFactor) break; // even the part up to the post context takes too long
-        const times = period > 0 && span > partial ? Math.round((span - partial) / period) : 0;
-        // timestamps are coarse (MTC): no more bytecodes than the thread ran before the gap at its own pace
-        if (times * (j2 - j) > Math.min(maxFill, expected * timeFactor)) return undefined;
-        return { from: j + 1, to: q - 1, loopFrom: j + 1, loopTo: j2, times };
+  const walk = (j: number, post: number, postK: number, expected: number, lo: number, hi: number): Walk | undefined => {
+    const from: number[] = [j + 1];
+    const to: number[] = [];
+    let cur = j + 1;
+    let copied = 0;
+    let best = -1;
+    let bestPieces = 0;
+    let bestErr = Infinity;
+    for (;;) {
+      if (cur >= n || seg[cur] !== seg[from[from.length - 1]]) {
+        // the piece ran into a gap: go on after another occurrence of the K bytecodes copied last. The last few
+        // bytecodes before a gap may be nowhere else (the decode went astray there): then back off up to
+        // MAX_BACKOFF of them and go on from an earlier point of the piece.
+        if (from.length >= maxPieces) break;
+        const first = from[from.length - 1];
+        let next = -1;
+        let last = cur - 1;
+        for (; last - first + 1 >= K && cur - 1 - last <= MAX_BACKOFF; last--) {
+          next = continuation(last, hi - copied);
+          if (next >= 0) break;
+        }
+        if (next < 0) break;
+        copied -= cur - 1 - last;
+        to.push(last);
+        from.push(next + 1);
+        cur = next + 1;
+        continue;
+      }
+      if (cur + postK - 1 < n && seg[cur + postK - 1] === seg[cur] && copied >= lo && startsPost(cur, post, postK)) {
+        const err = Math.abs(copied - expected);
+        if (err < bestErr) {
+          bestErr = err;
+          best = copied;
+          bestPieces = from.length;
+        }
+        if (expected === 0) break;
+      }
+      if (copied >= hi) break;
+      copied++;
+      cur++;
+    }
+    if (best < 0) return undefined;
+    // rebuild the pieces up to the best end
+    const outFrom = from.slice(0, bestPieces);
+    const outTo = to.slice(0, bestPieces - 1);
+    let before = 0;
+    for (let p = 0; p < outTo.length; p++) before += outTo[p] - outFrom[p] + 1;
+    outTo.push(outFrom[bestPieces - 1] + (best - before) - 1);
+    return { from: outFrom, to: outTo, bytecodes: best };
+  };
+  /** Does the post context (postK bytecodes from `post`) start at bytecode c? */
+  const startsPost = (c: number, post: number, postK: number): boolean => {
+    for (let t = 0; t < postK; t++) if (!compatible(key, op, c + t, post + t)) return false;
+    return true;
+  };
+  /**
+   * Another occurrence of the K bytecodes ending at `last` to go on from: the one (of the first few checked)
+   * with the most bytecodes after it in its segment, preferring one with at least `want`.
+   */
+  const continuation = (last: number, want: number): number => {
+    const occ = occurrencesOf(last);
+    if (!occ) return -1;
+    let best = -1;
+    let bestRoom = K; // a continuation must at least get past one context's length
+    let checked = 0;
+    for (let o = 0; o < occ.length && checked < maxCand; o++) {
+      const x = occ[o];
+      if (x === last || !sameGram(x, last)) continue;
+      checked++;
+      const room = segEnd[seg[x]] - x;
+      if (room > bestRoom) {
+        bestRoom = room;
+        best = x;
+        if (room >= want) break;
       }
     }
-    return undefined;
+    return best;
   };
 
-  for (let g = 0; g < gapAt.length; g++) {
-    const a = gapBefore[g] - 1; // last bytecode before the gap
-    const b = gapBefore[g]; // first after
-    const post = b + K - 1;
-    if (a < 0 || post >= n || Number.isNaN(gram[a]) || Number.isNaN(gram[post]) || seg[post] === seg[a]) {
+  // choose a fill per gap
+  const chosen = new Map<number, Walk>();
+  for (let g = 0; g < bc.gapAt.length; g++) {
+    const a = bc.gapBefore[g] - 1; // last bytecode before the gap
+    const b = bc.gapBefore[g]; // first after
+    const post = b;
+    if (a < K - 1 || b + K - 1 >= n || segStartOf(seg, a) > a - K + 1 || seg[b + K - 1] !== seg[b] || seg[a] === seg[b]) {
       stats.noContext++;
       continue;
     }
-    const gi = gapAt[g];
-    // the time from the last event before the gap to the first after it, which a fill's own time should match
-    const span = input.tsc[pos[b]] - input.tsc[pos[a]];
-    const budget = span > 0 ? span * timeFactor : Infinity;
-    const occurrences = index.get(gram[a])!;
-    const byFill = new Map<string, { count: number; from: number; to: number; dt: number }>();
-    let fitting = 0;
-    let tried = 0;
-    for (const j of occurrences) {
-      if (j === a || !sameGram(j, a)) continue;
-      if (++tried > maxCand) break;
-      // among the places where the post context follows (a loop repeats it every iteration), the one whose time
-      // best matches the gap's
-      const t0 = input.tsc[pos[j]];
-      let bestQ = -1;
-      let bestErr = Infinity;
-      for (let q = j + 1; q + K - 1 < n && q - j - 1 <= maxFill && seg[q + K - 1] === seg[j]; q++) {
-        const dt = input.tsc[pos[q]] - t0;
-        if (dt > budget) break;
-        if (gram[q + K - 1] !== gram[post] || !sameGram(q + K - 1, post)) continue;
-        if (span > 0 && dt * timeFactor < span) continue; // far quicker than the gap: not what ran there
-        const err = Math.abs(dt - span);
-        if (err < bestErr) {
-          bestErr = err;
-          bestQ = q;
-        }
-        if (span <= 0) break; // no time to go by: the shortest
-      }
-      if (bestQ < 0) continue;
-      fitting++;
-      const sig = fillSignature(key, j + 1, bestQ - 1);
-      const e = byFill.get(sig);
-      if (e) e.count++;
-      else byFill.set(sig, { count: 1, from: j + 1, to: bestQ - 1, dt: input.tsc[pos[bestQ]] - t0 });
-    }
-    if (!fitting) {
-      // a loop: the pre context comes again one iteration later, and the post context within that iteration;
-      // the gap is whole iterations plus the part up to the post context, as many as its time allows
-      const loop = periodicFill(a, post, span, expectedBytecodes(a, span));
-      if (!loop) {
-        stats.noCandidate++;
-        continue;
-      }
-      chosen.set(gi, loop);
-      stats.periodic++;
-      fills.push({ gap: gi, bytecodes: loop.times * (loop.loopTo - loop.loopFrom + 1) + Math.max(0, loop.to - loop.from + 1), agreeing: 1, fitting: 1 });
+    const occ = occurrencesOf(a);
+    if (!occ) {
+      stats.noContext++;
       continue;
     }
-    let best: { count: number; from: number; to: number; dt: number } | undefined;
-    for (const e of byFill.values()) if (!best || e.count > best.count || (e.count === best.count && Math.abs(e.dt - span) < Math.abs(best.dt - span))) best = e;
+    // the time from the last event before the gap to the first after it, at the thread's pace
+    const span = input.tsc[pos[b]] - input.tsc[pos[a]];
+    const expected = span > 0 ? Math.round(span * pace(a, b)) : 0;
+    const lo = expected > 0 ? Math.floor(expected / factor) : 0;
+    const hi = Math.min(maxFill, expected > 0 ? Math.ceil(expected * factor) + K : maxFill);
+    const byFill = new Map<string, { count: number; walk: Walk }>();
+    let fitting = 0;
+    // the whole post context first; where no walk meets it at a length the gap's time allows (it may be rare:
+    // the first bytecodes after a resync are often a transition), a shorter one: the bytecode after the gap
+    // must still follow the fill
+    let postK = K + 1;
+    while (!fitting && postK > 1) {
+      postK = postK > 3 ? (postK === K + 1 ? K : 2) : postK - 1;
+      let tried = 0;
+      for (let o = 0; o < occ.length && tried < maxCand; o++) {
+        const j = occ[o];
+        if (j === a || !sameGram(j, a)) continue;
+        tried++;
+        const w = walk(j, post, postK, expected, lo, hi);
+        if (!w) continue;
+        fitting++;
+        const sig = fillSignature(key, op, w);
+        const e = byFill.get(sig);
+        if (e) e.count++;
+        else byFill.set(sig, { count: 1, walk: w });
+      }
+    }
+    if (fitting && postK < K) stats.shortPost++;
+    if (!fitting) {
+      stats.noCandidate++;
+      continue;
+    }
+    let best: { count: number; walk: Walk } | undefined;
+    for (const e of byFill.values())
+      if (!best || e.count > best.count || (e.count === best.count && Math.abs(e.walk.bytecodes - expected) < Math.abs(best.walk.bytecodes - expected))) best = e;
     if (byFill.size > 1) stats.ambiguous++;
-    chosen.set(gi, { from: best!.from, to: best!.to, loopFrom: 0, loopTo: -1, times: 0 });
-    fills.push({ gap: gi, bytecodes: Math.max(0, best!.to - best!.from + 1), agreeing: best!.count, fitting });
+    if (best!.walk.from.length > 1) stats.composed++;
+    stats.expected += expected;
+    chosen.set(bc.gapAt[g], best!.walk);
+    fills.push({ gap: bc.gapAt[g], bytecodes: best!.walk.bytecodes, expected, pieces: best!.walk.from.length, agreeing: best!.count, fitting });
   }
 
-  // the output: the input with each chosen stretch copied after its gap event
+  // the output: the input with each chosen walk's events copied after its gap event
   const out = new EventStream();
   for (let i = 0; i < input.length; i++) {
     out.push(input.kind[i], input.source[i], input.method[i], input.bci[i], input.opcode[i], input.tsc[i], input.aux[i]);
-    const c = chosen.get(i);
-    if (!c) continue;
+    const w = chosen.get(i);
+    if (!w) continue;
     stats.recovered++;
     const t0 = input.tsc[i];
     const t1 = input.aux[i] > t0 ? input.aux[i] : t0;
-    // the events of bytecodes [from, to] and the calls and returns between them: from just after the bytecode
-    // before `from` up to just before the bytecode after `to`
-    const spans: [number, number][] = [];
-    for (let r = 0; r < c.times; r++) spans.push([pos[c.loopFrom - 1] + 1, pos[c.loopTo]]);
-    if (c.to >= c.from || c.times > 0) spans.push([pos[c.from - 1] + 1, pos[c.to + 1] - 1]);
+    // each piece: the events of its bytecodes and the calls and returns between them, from just after the
+    // bytecode before the piece; the last piece also takes the events up to just before the bytecode after it
+    // (the transition into the post context)
+    const spans: number[] = [];
+    for (let p = 0; p < w.from.length; p++) {
+      const last = p === w.from.length - 1;
+      const e0 = pos[w.from[p] - 1] + 1;
+      const e1 = last ? pos[w.to[p] + 1] - 1 : pos[w.to[p]];
+      if (e1 >= e0) spans.push(e0, e1);
+    }
     let count = 0;
-    for (const [e0, e1] of spans) count += Math.max(0, e1 - e0 + 1);
+    for (let s = 0; s < spans.length; s += 2) count += spans[s + 1] - spans[s] + 1;
     let k = 0;
-    for (const [e0, e1] of spans)
-      for (let e = e0; e <= e1; e++, k++) {
+    for (let s = 0; s < spans.length; s += 2)
+      for (let e = spans[s]; e <= spans[s + 1]; e++, k++) {
         const kind = input.kind[e];
         if (kind !== BYTECODE && kind !== ENTRY && kind !== EXIT && kind !== EXCEPTION) continue;
         out.push(kind, RECOVERED_SOURCE, input.method[e], input.bci[e], input.opcode[e], t0 + ((t1 - t0) * (k + 1)) / (count + 1), input.aux[e]);
@@ -264,15 +316,137 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
   return { events: out, stats, fills };
 }
 
-/** A fill's identity: its keys (the same stretch of code from two places is one candidate). */
-function fillSignature(key: Float64Array, from: number, to: number): string {
-  if (to < from) return '';
+/** Equal keys where both bytecodes are named; equal opcodes where either is not. */
+function compatible(key: Float64Array, op: Int32Array, x: number, y: number): boolean {
+  const kx = key[x];
+  const ky = key[y];
+  if (kx !== UNKNOWN && ky !== UNKNOWN) return kx === ky;
+  return op[x] === op[y] && op[x] >= 0;
+}
+
+function segStartOf(seg: Int32Array, x: number): number {
+  let s = x;
+  while (s > 0 && seg[s - 1] === seg[x]) s--;
+  return s;
+}
+
+/** The bytecode events of a stream as columns, with their segments (gaps separate them) and K-gram indexes. */
+class BytecodeView {
+  n = 0;
+  /** event index of each bytecode */
+  pos!: Int32Array;
+  /** method * 65536 + bci, or UNKNOWN */
+  key!: Float64Array;
+  op!: Int32Array;
+  /** segment of each bytecode */
+  seg!: Int32Array;
+  /** per segment: its last bytecode */
+  segEnd!: Int32Array;
+  /** gaps to fill: event index, and the number of bytecodes before it */
+  gapAt: number[] = [];
+  gapBefore: number[] = [];
+  /** hash of the K keys ending at each bytecode (NaN: crosses a gap or holds an unnamed bytecode) */
+  keyGram!: Float64Array;
+  /** hash of the K opcodes ending at each bytecode (NaN: crosses a gap) */
+  opGram!: Float64Array;
+  keyIndex = new Map<number, Int32Array>();
+  opIndex = new Map<number, Int32Array>();
+
+  static of(input: EventStream, reasons: Set<number>, K: number): BytecodeView {
+    const v = new BytecodeView();
+    let n = 0;
+    let gaps = 0;
+    for (let i = 0; i < input.length; i++) {
+      if (input.kind[i] === BYTECODE) n++;
+      else if (input.kind[i] === GAP) gaps++;
+    }
+    v.n = n;
+    v.pos = new Int32Array(n + 1);
+    v.key = new Float64Array(n);
+    v.op = new Int32Array(n);
+    v.seg = new Int32Array(n);
+    v.segEnd = new Int32Array(gaps + 1).fill(-1);
+    for (let i = 0, b = 0, s = 0; i < input.length; i++) {
+      const k = input.kind[i];
+      if (k === GAP) {
+        s++;
+        if (reasons.has(input.bci[i])) {
+          v.gapAt.push(i);
+          v.gapBefore.push(b);
+        }
+      } else if (k === BYTECODE) {
+        v.pos[b] = i;
+        v.key[b] = input.method[i] >= 0 && input.bci[i] >= 0 ? input.method[i] * 65536 + input.bci[i] : UNKNOWN;
+        v.op[b] = input.opcode[i];
+        v.seg[b] = s;
+        v.segEnd[s] = b;
+        b++;
+      }
+    }
+    v.pos[n] = input.length; // one past the last bytecode: the end of the last piece's trailing events
+    v.keyGram = new Float64Array(n).fill(NaN);
+    v.opGram = new Float64Array(n).fill(NaN);
+    for (let j = K - 1; j < n; j++) {
+      if (v.seg[j - K + 1] !== v.seg[j]) continue;
+      let hk = 0x811c9dc5;
+      let ho = 0x811c9dc5;
+      let named = true;
+      for (let t = j - K + 1; t <= j; t++) {
+        const x = v.key[t];
+        if (x === UNKNOWN) named = false;
+        else {
+          hk = Math.imul(hk ^ (x & 0xffffffff), 0x01000193) >>> 0;
+          hk = Math.imul(hk ^ Math.floor(x / 4294967296), 0x01000193) >>> 0;
+        }
+        ho = Math.imul(ho ^ (v.op[t] & 0xffff), 0x01000193) >>> 0;
+      }
+      if (named) v.keyGram[j] = hk;
+      v.opGram[j] = ho;
+    }
+    v.keyIndex = occurrenceIndex(v.keyGram);
+    v.opIndex = occurrenceIndex(v.opGram);
+    return v;
+  }
+}
+
+/** Occurrences per gram hash, in trace order, as one flat array sliced per hash. */
+function occurrenceIndex(gram: Float64Array): Map<number, Int32Array> {
+  const counts = new Map<number, number>();
+  for (let j = 0; j < gram.length; j++) {
+    const h = gram[j];
+    if (!Number.isNaN(h)) counts.set(h, (counts.get(h) ?? 0) + 1);
+  }
+  let total = 0;
+  for (const c of counts.values()) total += c;
+  const flat = new Int32Array(total);
+  const start = new Map<number, number>();
+  let at = 0;
+  for (const [h, c] of counts) {
+    start.set(h, at);
+    at += c;
+  }
+  const fillAt = new Map(start);
+  for (let j = 0; j < gram.length; j++) {
+    const h = gram[j];
+    if (Number.isNaN(h)) continue;
+    const p = fillAt.get(h)!;
+    flat[p] = j;
+    fillAt.set(h, p + 1);
+  }
+  const index = new Map<number, Int32Array>();
+  for (const [h, c] of counts) index.set(h, flat.subarray(start.get(h)!, start.get(h)! + c));
+  return index;
+}
+
+/** A fill's identity: its keys (the same code copied from two places is one candidate). */
+function fillSignature(key: Float64Array, op: Int32Array, w: Walk): string {
   let h1 = 0x811c9dc5;
   let h2 = 0x12345678;
-  for (let t = from; t <= to; t++) {
-    const x = key[t];
-    h1 = Math.imul(h1 ^ (x & 0xffffffff), 0x01000193) >>> 0;
-    h2 = Math.imul(h2 ^ Math.floor(x / 65536), 0x5bd1e995) >>> 0;
-  }
-  return `${to - from + 1}:${h1}:${h2}`;
+  for (let p = 0; p < w.from.length; p++)
+    for (let t = w.from[p]; t <= w.to[p]; t++) {
+      const x = key[t] === UNKNOWN ? -1 - op[t] : key[t];
+      h1 = Math.imul(h1 ^ (x & 0xffffffff), 0x01000193) >>> 0;
+      h2 = Math.imul(h2 ^ Math.floor(x / 65536), 0x5bd1e995) >>> 0;
+    }
+  return `${w.bytecodes}:${h1}:${h2}`;
 }
