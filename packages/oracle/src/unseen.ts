@@ -10,8 +10,12 @@
  */
 import { callSequenceAccuracy, EventKind, EventSeq, SequenceOptions } from './compare';
 
-/** A decoded sequence keeps @jportal/decode's event kinds: 3 is a gap (lost data). */
+/**
+ * A decoded sequence keeps @jportal/decode's event kinds: 3 is a gap, its bci the reason, 0 an overflow (data the
+ * PT unit lost). The decoder's own gaps (a mismatch with the code image) keep the frames it knows.
+ */
 const DECODED_GAP = 3;
+const OVERFLOW = 0;
 
 export interface UnseenMask {
   /** the decoded sequence without the events inside activations the oracle could not see */
@@ -59,7 +63,7 @@ export function maskUnseen(truth: EventSeq, decoded: EventSeq, hasCode: (method:
         else if (kd === EventKind.Exit && --depth === 0) {
           end = j;
           break;
-        } else if (kd === DECODED_GAP) break; // the stack is not known across lost data: no end to trust
+        } else if (kd === DECODED_GAP && decoded.bci[j] === OVERFLOW) break; // the stack is not known across lost data
       }
       if (end < 0) continue; // never closed (gap, end of stream): keep it
       paired++;
