@@ -4,7 +4,7 @@
  * an optional classpath (directories, jars).
  */
 import { ClassFile, parseClass } from '@jportal/classfile';
-import { decodeTrace, decodeTraceParallel, DecodedThread, JvmModel } from '@jportal/decode';
+import { decodeTrace, decodeTraceParallel, DecodedThread, DecodedTrace, JvmModel } from '@jportal/decode';
 import { loadClasspath } from '@jportal/icfg';
 import { OracleKind, readOracle, readOracleThread } from '@jportal/oracle';
 import { recoverGaps, RecoveryStats } from '@jportal/recover';
@@ -90,6 +90,43 @@ function emptyThread(name: string, tid: number, javaTid: number, n: number): Thr
   };
 }
 
+export interface RefineOptions {
+  /** check against the CFGs and repair (default true) */
+  reconstruct?: boolean;
+  /** fill PT-loss gaps (default true) */
+  recover?: boolean;
+}
+
+/** What the steps after decoding did, per thread of the decoded trace (same order); undefined: step not run. */
+export interface RefineReport {
+  reconstruction: (ReconstructReport | undefined)[];
+  recovery: (RecoveryStats | undefined)[];
+}
+
+/**
+ * The steps after decoding, on every thread of a decoded trace (its `events` are replaced): reconstruction
+ * (@jportal/reconstruct: each frame's steps checked against the method's CFG, proven-missing bytecodes inserted),
+ * then recovery of what PT lost (@jportal/recover). Shared by `jportal analyze` and `jportal accuracy`, so the
+ * accuracy table measures what a user's profiles are made of.
+ */
+export function refineDecoded(decoded: DecodedTrace, opts: RefineOptions = {}): RefineReport {
+  const out: RefineReport = { reconstruction: [], recovery: [] };
+  const cfgOf = opts.reconstruct === false ? undefined : cfgFromModel(decoded.model);
+  for (const t of decoded.threads) {
+    if (cfgOf) {
+      const r = checkAndRepair(t.events, cfgOf);
+      t.events = r.events;
+      out.reconstruction.push(r.report);
+    } else out.reconstruction.push(undefined);
+    if (opts.recover !== false) {
+      const r = recoverGaps(t.events);
+      t.events = r.events;
+      out.recovery.push(r.stats);
+    } else out.recovery.push(undefined);
+  }
+  return out;
+}
+
 export async function loadTraceAnalysis(dir: string, opts: TraceLoadOptions = {}): Promise<TraceAnalysis> {
   const decoded =
     (opts.workers ?? 1) > 1
@@ -120,22 +157,10 @@ export async function loadTraceAnalysis(dir: string, opts: TraceLoadOptions = {}
     }
     return i;
   };
-  const recovery: (RecoveryStats | undefined)[] = [];
-  const reconstruction: (ReconstructReport | undefined)[] = [];
+  const { recovery, reconstruction } = refineDecoded(decoded, opts);
   const threads: ThreadEvents[] = [];
-  const cfgOf = opts.reconstruct === false ? undefined : cfgFromModel(model);
   for (const t of decoded.threads) {
-    let events = t.events;
-    if (cfgOf) {
-      const r = checkAndRepair(events, cfgOf);
-      events = r.events;
-      reconstruction.push(r.report);
-    } else reconstruction.push(undefined);
-    if (opts.recover !== false) {
-      const r = recoverGaps(events);
-      events = r.events;
-      recovery.push(r.stats);
-    } else recovery.push(undefined);
+    const events = t.events;
     let first = 0;
     if (opts.fromVmStart && model.vmStartTsc) while (first < events.length && !(events.tsc[first] >= model.vmStartTsc)) first++;
     const n = events.length - first;

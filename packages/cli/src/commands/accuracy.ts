@@ -12,6 +12,7 @@
  *   bci) the smaller count), so an overall far below it is the alignment failing, not the decoder; top-10 hot
  *   methods shared.
  *
+ * The decoded events go through what `jportal analyze` does after decoding (reconstruction, then recovery).
  * Alignment is `jportal compare`'s (sequence accuracy); the decoded side leaves out the activations the oracle
  * cannot see (VM upcalls) for PD/DA/PR/RA and hot methods, as compare does for counts.
  */
@@ -23,7 +24,7 @@ import { decodeTrace, DecodeError } from '@jportal/decode';
 import { alignmentBound, hotMethodOverlap, lossAccuracy, LossAccuracy, MethodSpace, readOracle, sequenceAccuracy } from '@jportal/oracle';
 import { CliError, ExitCode } from '../exit';
 import { stderrLogger } from '../log';
-import { recoverGaps } from '@jportal/recover';
+import { refineDecoded } from '@jportal/analyze';
 import { threadPairs } from '../thread-pairs';
 
 /**
@@ -136,12 +137,12 @@ export async function runAccuracy(o: AccuracyOptions): Promise<number> {
         if (e instanceof DecodeError) throw new CliError(`accuracy: ${e.message}`, e.exitCode as 2 | 3);
         throw e;
       }
-      if (o.recover !== false)
-        for (const t of decoded.threads) {
-          const r = recoverGaps(t.events);
-          t.events = r.events;
-          if (r.stats.gaps) log.info(`accuracy: loss ${loss}, ${t.name}: ${r.stats.recovered} of ${r.stats.gaps} gaps recovered (${r.stats.bytecodes} bytecodes; ${r.stats.noContext} without context, ${r.stats.noCandidate} without a fitting stretch, ${r.stats.ambiguous} ambiguous)`);
-        }
+      // what `jportal analyze` does after decoding: reconstruction, then recovery
+      const refined = refineDecoded(decoded, { recover: o.recover !== false });
+      decoded.threads.forEach((t, i) => {
+        const r = refined.recovery[i];
+        if (r?.gaps) log.info(`accuracy: loss ${loss}, ${t.name}: ${r.recovered} of ${r.gaps} gaps recovered (${r.bytecodes} bytecodes of ${r.expected} expected from PT time; ${r.noContext} without context, ${r.noCandidate} without a fitting walk, ${r.composed} composed, ${r.ambiguous} ambiguous)`);
+      });
       const lost = lostShareByTid(trace);
       const space = new MethodSpace();
       const unmatched: string[] = [];
