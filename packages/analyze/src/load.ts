@@ -4,11 +4,11 @@
  * an optional classpath (directories, jars).
  */
 import { ClassFile, parseClass } from '@jportal/classfile';
-import { decodeTrace, decodeTraceParallel, DecodedThread, DecodedTrace, JvmModel } from '@jportal/decode';
+import { decodeTrace, decodeTraceParallel, DecodedThread, DecodedTrace, EventStream, JvmModel } from '@jportal/decode';
 import { loadClasspath } from '@jportal/icfg';
 import { OracleKind, readOracle, readOracleThread } from '@jportal/oracle';
 import { recoverGaps, RecoveryStats } from '@jportal/recover';
-import { cfgFromModel, checkAndRepair, ReconstructReport } from '@jportal/reconstruct';
+import { attributeOrphans, cfgFromModel, checkAndRepair, OrphanContext, OrphanReport, ReconstructReport } from '@jportal/reconstruct';
 import { Analysis, AnalysisMethod, Kind, Origin, ThreadEvents, Tier } from './model';
 
 export interface TraceLoadOptions {
@@ -36,6 +36,8 @@ export interface TraceAnalysis extends Analysis {
   recovery: (RecoveryStats | undefined)[];
   /** per thread (same order): contradictions with the CFG and repairs; undefined when it did not run */
   reconstruction: (ReconstructReport | undefined)[];
+  /** per thread (same order): frames the decoder could not name, projected onto the ICFG; undefined: none or not run */
+  orphans: (OrphanReport | undefined)[];
   /** the decoder's model of the JVM (code image, methods, classes) */
   model: JvmModel;
   decoded: DecodedThread[];
@@ -99,20 +101,35 @@ export interface RefineOptions {
 
 /** What the steps after decoding did, per thread of the decoded trace (same order); undefined: step not run. */
 export interface RefineReport {
+  /** frames the decoder could not name (returns into callers lost in a gap) projected onto the ICFG */
+  orphans: (OrphanReport | undefined)[];
   reconstruction: (ReconstructReport | undefined)[];
   recovery: (RecoveryStats | undefined)[];
 }
 
+/** Whether a thread has bytecodes of unknown method or bci (frames lost in a gap). */
+function hasOrphans(e: EventStream): boolean {
+  for (let i = 0; i < e.length; i++) if (e.kind[i] === Kind.Bytecode && (e.method[i] < 0 || e.bci[i] < 0)) return true;
+  return false;
+}
+
 /**
  * The steps after decoding, on every thread of a decoded trace (its `events` are replaced): reconstruction
- * (@jportal/reconstruct: each frame's steps checked against the method's CFG, proven-missing bytecodes inserted),
- * then recovery of what PT lost (@jportal/recover). Shared by `jportal analyze` and `jportal accuracy`, so the
+ * (@jportal/reconstruct: frames the decoder could not name are projected onto the ICFG, then each frame's steps
+ * are checked against the method's CFG and proven-missing bytecodes inserted), then recovery of what PT lost (@jportal/recover). Shared by `jportal analyze` and `jportal accuracy`, so the
  * accuracy table measures what a user's profiles are made of.
  */
 export function refineDecoded(decoded: DecodedTrace, opts: RefineOptions = {}): RefineReport {
-  const out: RefineReport = { reconstruction: [], recovery: [] };
+  const out: RefineReport = { orphans: [], reconstruction: [], recovery: [] };
   const cfgOf = opts.reconstruct === false ? undefined : cfgFromModel(decoded.model);
+  let orphanContext: OrphanContext | undefined;
   for (const t of decoded.threads) {
+    if (cfgOf && hasOrphans(t.events)) {
+      orphanContext ??= new OrphanContext(decoded.model);
+      const r = attributeOrphans(t.events, orphanContext);
+      t.events = r.events;
+      out.orphans.push(r.report);
+    } else out.orphans.push(undefined);
     if (cfgOf) {
       const r = checkAndRepair(t.events, cfgOf);
       t.events = r.events;
@@ -157,7 +174,7 @@ export async function loadTraceAnalysis(dir: string, opts: TraceLoadOptions = {}
     }
     return i;
   };
-  const { recovery, reconstruction } = refineDecoded(decoded, opts);
+  const { orphans, recovery, reconstruction } = refineDecoded(decoded, opts);
   const threads: ThreadEvents[] = [];
   for (const t of decoded.threads) {
     const events = t.events;
@@ -193,7 +210,7 @@ export async function loadTraceAnalysis(dir: string, opts: TraceLoadOptions = {}
     }
     threads.push(out);
   }
-  return { source: { kind: 'trace', dir }, methods, threads, tscPerNs: model.tscPerNs, problems, recovery, reconstruction, model, decoded: decoded.threads };
+  return { source: { kind: 'trace', dir }, methods, threads, tscPerNs: model.tscPerNs, problems, orphans, recovery, reconstruction, model, decoded: decoded.threads };
 }
 
 export interface OracleLoadOptions {

@@ -3,3 +3,5 @@ export { checkAndRepair, RECONSTRUCTED_SOURCE, Contradiction, CONTRADICTION_NAME
 export type { CheckOptions, ReconstructReport, ContradictionExample, ContradictionClass, ContradictionName, RepairKind } from './check';
 export { cfgFromModel } from './model';
 export type { CfgSource } from './model';
+export { attributeOrphans, OrphanContext } from './orphans';
+export type { OrphanOptions, OrphanReport, OrphanFrameDetail } from './orphans';

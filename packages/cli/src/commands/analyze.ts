@@ -68,7 +68,9 @@ export async function runAnalyze(o: AnalyzeCommandOptions): Promise<number> {
   }
   progress.done();
   const decodeMs = Date.now() - t0;
-  const rc = a.reconstruction.reduce((x, r) => ({ contradictions: x.contradictions + (r?.contradictions ?? 0), repaired: x.repaired + (r ? r.repair.unique + r.repair.ambiguous : 0), inserted: x.inserted + (r?.repair.inserted ?? 0) }), { contradictions: 0, repaired: 0, inserted: 0 });
+  const orphans = a.orphans.reduce((x, r) => ({ unattributed: x.unattributed + (r?.orphans ?? 0), attributed: x.attributed + (r?.attributedBytecodes ?? 0), frames: x.frames + (r?.frames ?? 0), ambiguousFrames: x.ambiguousFrames + (r?.ambiguous ?? 0) }), { unattributed: 0, attributed: 0, frames: 0, ambiguousFrames: 0 });
+  if (orphans.unattributed) log.info(`analyze: ${orphans.unattributed} bytecodes ran in frames the decoder could not name (callers lost in a gap); ${orphans.attributed} named by projecting their ${orphans.frames} frames onto the ICFG (${orphans.ambiguousFrames} frames ambiguous)`);
+  const rc = { ...a.reconstruction.reduce((x, r) => ({ contradictions: x.contradictions + (r?.contradictions ?? 0), repaired: x.repaired + (r ? r.repair.unique + r.repair.ambiguous : 0), inserted: x.inserted + (r?.repair.inserted ?? 0) }), { contradictions: 0, repaired: 0, inserted: 0 }), orphans };
   if (rc.contradictions) log.info(`analyze: ${rc.contradictions} decoded steps contradict the methods' CFGs; ${rc.repaired} repaired by inserting ${rc.inserted} bytecodes (@jportal/reconstruct)`);
   log.info(`analyze: decoded ${a.threads.length} threads in ${(decodeMs / 1000).toFixed(1)} s${a.recovery.some((r) => r?.gaps) ? `; recovery filled ${a.recovery.reduce((s, r) => s + (r?.recovered ?? 0), 0)} of ${a.recovery.reduce((s, r) => s + (r?.gaps ?? 0), 0)} gaps` : ''}`);
 
