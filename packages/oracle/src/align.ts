@@ -51,8 +51,13 @@ class Runs {
 
 const MIN_WINDOW = 64;
 const NONE = { a: new Int32Array(0), b: new Int32Array(0) };
-/** window of a forced step (any number of edits) */
-const FORCED_WINDOW = 256;
+/**
+ * Window of a forced step (any number of edits). In a long loop no gram is unique, so forced steps carry the
+ * alignment; a small window lets it slip by an iteration where the decoded side differs (inferred or recovered
+ * events), and stay slipped. Measured on switches 20000 at 25% loss, 1.3 M truth events: 256 matched 49.1% of the
+ * truth, 1024 71.9%, 2048 72.6% (at 2x the time of 1024).
+ */
+const FORCED_WINDOW = 1024;
 
 class Aligner {
   readonly myers = new Myers();
