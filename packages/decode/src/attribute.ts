@@ -15,11 +15,19 @@
  * - a return opcode ends the frame (an `exit` event is added), native and intrinsic entries are entered and
  *   left at once, gaps forget the stack, OSR migration ends the interpreted frame.
  * Method ids of methods that no METHOD record named are added to the model (after the largest recorded id).
+ *
+ * The pass runs once per event of long streams, so it allocates nothing per event: states are indices into
+ * typed arrays (state-pool.ts, compacted between events), frames are reused by depth, successors and call sites
+ * are memoized per method (successor-table.ts, MethodUniverse.callSite), and the thousands of states of a search
+ * frame's first opcodes are computed once per opcode sequence (search-trie.ts).
  */
-import { ClassFile, ExceptionHandler, forEachInstruction, parseClass, successors } from '@jportal/classfile';
+import { ClassFile, ExceptionHandler, parseClass } from '@jportal/classfile';
 import { EventKind, EventSource, EventStream } from './events';
 import { EntryClass } from './java';
 import { JvmModel } from './load';
+import { SuccessorTable } from './successor-table';
+import { KeySet, StatePool, StateRoots } from './state-pool';
+import { edgeKey, SearchNode } from './search-trie';
 
 const ACC_STATIC = 0x0008;
 const ACC_NATIVE = 0x0100;
@@ -29,42 +37,34 @@ const ACC_ABSTRACT = 0x0400;
 const MAX_STATES = 50_000;
 /** a frame started from a call site's candidates is read again by search only within its first opcodes */
 const REPLAY_MAX = 32;
+/** a search frame keeps to the shared trie (search-trie.ts) while it has more states than this */
+const OWN_STATES_AT = 32;
+/** at most this many states are kept in a thread's search trie (beyond, new nodes serve one frame only) */
+const TRIE_BUDGET = 1 << 23;
 
-interface Method {
+/** A method of a recorded class. */
+export interface Method {
   id: number;
+  /** position in MethodUniverse.methods: tells Method objects apart in typed arrays (ids could repeat) */
+  index: number;
   code: Uint8Array | null;
   handlers: ExceptionHandler[];
   native: boolean;
   cf: ClassFile;
   loader: number;
+  /** the successors of its instructions, once asked for (MethodUniverse.successors) */
+  succ: SuccessorTable | null;
 }
 
-interface State {
-  m: Method;
-  bci: number;
-  prev: State | null;
-  /** index of the event (in the output stream) this state explains */
-  ev: number;
-}
-
-interface Frame {
-  states: State[];
-  /** output index of the entry event that started the frame (-1 when there was none) */
-  entryEv: number;
-  /** no state is left: the frame's events stay unattributed, only its depth is tracked */
-  lost: boolean;
-  /** all methods are candidates and no opcode has narrowed them yet */
-  search: boolean;
-  /** the frame was re-created by a deoptimization: any bci of `anyBci` may come next */
-  anyBci: Method | null;
+/** What an interpreted entry right after an invoke may start (MethodUniverse.callSite). */
+export interface CallSite {
+  /** the methods the invoke may call, distinct, in the order of invokeTargets */
+  targets: readonly Method[];
   /**
-   * Output indices of the frame's own bytecodes, while it started from a call site's candidates, has made no
-   * call and has run at most REPLAY_MAX opcodes; else null. If its opcodes stop fitting those candidates, it can
-   * be read again as a frame of unknown method (an upcall from the VM, see `replay`).
+   * the candidates of the frame the entry starts: the targets, then (for an invokestatic) the static
+   * initializers the VM may run first. Targets come first: an ambiguous end takes the first state.
    */
-  own: number[] | null;
-  /** the invoke the frame is at has made its call (an entry came since its last opcode) */
-  called: boolean;
+  candidates: readonly Method[];
 }
 
 export interface AttributionStats {
@@ -89,10 +89,14 @@ export interface AttributionStats {
 /** Every method of every recorded class, indexed for resolution and search. Built once per trace. */
 export class MethodUniverse {
   readonly byId = new Map<number, Method>();
+  /** every method, by Method.index */
+  readonly methods: Method[] = [];
   private readonly byNameDesc = new Map<string, Method[]>();
   private readonly classes = new Map<string, { cf: ClassFile; loader: number }[]>();
   private readonly byFirstOpcode: Method[][] = Array.from({ length: 256 }, () => []);
   private readonly targetCache = new Map<number, Method[] | undefined>();
+  private readonly siteCache = new Map<number, CallSite | undefined>();
+  private readonly specificCache = new Map<number, Method | null>();
   private readonly superCache = new Map<string, Set<string>>();
   private readonly reachCache = new Map<string, Set<string>>();
   /** each class's static initializer */
@@ -133,7 +137,8 @@ export class MethodUniverse {
           known.set(k, id);
           model.methods.set(id, { className: cf.name, name: mi.name, signature: mi.descriptor, classId: 0xffffffff, loader });
         }
-        const m: Method = { id, code: mi.code ?? null, handlers: mi.handlers, native: (mi.access & ACC_NATIVE) !== 0, cf, loader };
+        const m: Method = { id, index: this.methods.length, code: mi.code ?? null, handlers: mi.handlers, native: (mi.access & ACC_NATIVE) !== 0, cf, loader, succ: null };
+        this.methods.push(m);
         this.byId.set(id, m);
         const nd = mi.name + mi.descriptor;
         let l = this.byNameDesc.get(nd);
@@ -160,13 +165,53 @@ export class MethodUniverse {
     return t;
   }
 
+  /** What an entry after the invoke at `bci` of `m` may start; undefined when invokeTargets knows no target. */
+  callSite(m: Method, bci: number): CallSite | undefined {
+    if (bci < 0 || bci > 0xffff) return this.resolveCallSite(m, bci); // (not a bci of any code: no key)
+    const key = m.index * 65536 + bci;
+    let site = this.siteCache.get(key);
+    if (site === undefined && !this.siteCache.has(key)) {
+      site = this.resolveCallSite(m, bci);
+      this.siteCache.set(key, site);
+    }
+    return site;
+  }
+
+  /** The successor table of a method with code. */
+  successors(m: Method): SuccessorTable {
+    return (m.succ ??= new SuccessorTable(m.code!));
+  }
+
+  private resolveCallSite(m: Method, bci: number): CallSite | undefined {
+    const t = bci >= 0 ? this.invokeTargets(m, bci) : undefined;
+    if (!t) return undefined;
+    const seen = new Set<Method>(t);
+    const targets = [...seen];
+    const candidates = [...targets];
+    if (m.code![bci] === 0xb8) {
+      // invokestatic: the first call of a static method initializes its class
+      for (const x of t) for (const c of this.initializers(x)) if (!seen.has(c)) {
+        seen.add(c);
+        candidates.push(c);
+      }
+    }
+    return { targets, candidates };
+  }
+
   /**
    * The one method the invoke at `bci` of `m` runs when that follows from the class hierarchy alone: its targets
    * less those every other target overrides (declared in a supertype of another target's class); undefined when
    * more than one is left.
    */
   mostSpecificTarget(m: Method, bci: number): Method | undefined {
-    const t = this.invokeTargets(m, bci);
+    // a function of invokeTargets' answer, which is memoized under the same key
+    const key = m.id * 65536 + bci;
+    let r = this.specificCache.get(key);
+    if (r === undefined) this.specificCache.set(key, (r = this.findMostSpecific(this.invokeTargets(m, bci)) ?? null));
+    return r ?? undefined;
+  }
+
+  private findMostSpecific(t: Method[] | undefined): Method | undefined {
     if (!t || t.length === 0) return undefined;
     if (t.length === 1) return t[0];
     const left = t.filter((x) => !t.some((y) => y !== x && y.cf.name !== x.cf.name && this.supertypes(y.cf.name).has(x.cf.name)));
@@ -278,140 +323,666 @@ const isReturn = (op: number) => op >= 0xac && op <= 0xb1;
 const isIfOpcode = (op: number) => (op >= 153 && op <= 166) || op === 198 || op === 199;
 
 /**
+ * An interpreted frame on the attribution stack. Frames are reused by depth (no object per entry).
+ * Its states are either its own, in `states`, or while it follows the search trie (pathLen > 0), the entries of
+ * the last node of `path`.
+ */
+class Frame implements StateRoots {
+  /** the NFA states the frame may be in (StatePool indices), the first `n` (unless pathLen > 0) */
+  states: Int32Array = new Int32Array(8);
+  /** how many states the frame may be in */
+  n = 0;
+  /** the search-trie nodes the frame went through since its search began, the first `pathLen` */
+  readonly path: SearchNode[] = [];
+  /** the output events of the opcodes that led to each node of `path` */
+  pathEvs: Int32Array = new Int32Array(8);
+  pathLen = 0;
+  /** output index of the entry event that started the frame (-1 when there was none) */
+  entryEv = -1;
+  /** no state is left: the frame's events stay unattributed, only its depth is tracked */
+  lost = false;
+  /** all methods are candidates and no opcode has narrowed them yet */
+  search = false;
+  /** the frame was re-created by a deoptimization: any bci of this method (Method.index; -1: none) may come next */
+  anyBci = -1;
+  /**
+   * Output indices of the frame's own bytecodes (the first `ownLen` of `own`), while it started from a call
+   * site's candidates, has made no call and has run at most REPLAY_MAX opcodes; else ownLen is -1. If its
+   * opcodes stop fitting those candidates, it can be read again as a frame of unknown method (an upcall from
+   * the VM, see `replay`).
+   */
+  readonly own = new Int32Array(REPLAY_MAX);
+  ownLen = -1;
+  /** the invoke the frame is at has made its call (an entry came since its last opcode) */
+  called = false;
+
+  /** How many of `states` hold the frame's states (StateRoots): none while it follows the trie. */
+  get stored(): number {
+    return this.pathLen > 0 ? 0 : this.n;
+  }
+
+  /** The trie node the frame is at (pathLen > 0). */
+  get node(): SearchNode {
+    return this.path[this.pathLen - 1];
+  }
+
+  reset(entryEv: number, lost: boolean, anyBci: number): void {
+    this.n = 0;
+    this.pathLen = 0;
+    this.entryEv = entryEv;
+    this.lost = lost;
+    this.search = false;
+    this.anyBci = anyBci;
+    this.ownLen = -1;
+    this.called = false;
+  }
+
+  addState(s: number): void {
+    if (this.n === this.states.length) this.states = grownInt32(this.states, this.n + 1);
+    this.states[this.n++] = s;
+  }
+
+  setStates(from: Int32Array, n: number): void {
+    if (n > this.states.length) this.states = new Int32Array(Math.max(n, this.states.length * 2));
+    this.states.set(from.subarray(0, n));
+    this.n = n;
+    this.pathLen = 0;
+  }
+
+  /** Goes on to trie node `node` by the opcode of output event `ev`; its entries are the frame's states. */
+  enterNode(node: SearchNode, ev: number): void {
+    if (this.pathLen === this.pathEvs.length) this.pathEvs = grownInt32(this.pathEvs, this.pathLen + 1);
+    this.path[this.pathLen] = node;
+    this.pathEvs[this.pathLen++] = ev;
+    this.n = node.count;
+  }
+}
+
+const EMPTY = new Int32Array(0);
+
+/** A copy of `a` with room for at least `need` entries. */
+function grownInt32(a: Int32Array, need: number): Int32Array<ArrayBuffer> {
+  const b = new Int32Array(Math.max(need, a.length * 2));
+  b.set(a);
+  return b;
+}
+
+/**
  * Rewrites one thread's events with interpreted frames attributed: the same events in the same order, interpreted
  * bytecodes and entries with method (and bci) where the opcodes determine them, plus an `exit` after each
  * interpreted return.
  */
 export function attributeInterpreted(universe: MethodUniverse, input: EventStream): { events: EventStream; stats: AttributionStats } {
-  const out = new EventStream();
-  const stats: AttributionStats = { interpreted: 0, withMethod: 0, withBci: 0, searched: 0, lostFrames: 0, ambiguousEnds: 0, handlers: 0, resynced: 0 };
-  const stack: Frame[] = [];
-  let lastCompiledMethod = -1;
-  let lastCompiledBci = -1;
-  let lastWasCompiled = false;
-  /** an exception was thrown since the last interpreted bytecode: that bytecode may be a handler's */
-  let exceptionPending = false;
-  /** the compiled method that was deoptimized: its frame continues in the interpreter without an entry */
-  let deoptHint = -1;
-  /** output index of the last gap */
-  let lastGapEv = -1;
-  /** native/intrinsic entries whose method depends on the caller's invoke: [invoke event, entry event, exit event] */
-  const pendingNatives: number[] = [];
-  const scratch: State[] = [];
-  const seen = new Set<number>();
+  const a = new Attributor(universe, attributedCapacity(input));
+  a.run(input);
+  return { events: a.out, stats: a.stats };
+}
+
+/** Room for the input's events and an exit per interpreted entry (most frames end with one): grown once at most. */
+function attributedCapacity(input: EventStream): number {
+  let entries = 0;
+  for (let i = 0; i < input.length; i++) if (input.kind[i] === EventKind.Entry && input.source[i] === EventSource.Interpreter) entries++;
+  return input.length + entries + 1024;
+}
+
+class Attributor {
+  readonly out: EventStream;
+  readonly stats: AttributionStats = { interpreted: 0, withMethod: 0, withBci: 0, searched: 0, lostFrames: 0, ambiguousEnds: 0, handlers: 0, resynced: 0 };
+  private readonly methods: Method[];
+  /** Method.index -> method id */
+  private readonly ids: Int32Array;
+  private readonly pool = new StatePool();
+  /** the stack: frames[0..depth); frames beyond are kept for reuse */
+  private readonly frames: Frame[] = [];
+  private depth = 0;
+  /** the states a step makes, before they become a frame's (StatePool indices) */
+  private scratch: Int32Array = new Int32Array(64);
+  private scratchN = 0;
+  /** (method id, bci) of the states in `scratch`: a state reached two ways is one */
+  private readonly seen = new KeySet();
+  /** a frame's states while `replay` tries another reading */
+  private saved = new Int32Array(64);
+  /** the successors a state goes on to (nextBcis) */
+  private next: Int32Array = new Int32Array(16);
+  /** the search trie's first level, by opcode, and how many states the trie holds */
+  private readonly trieRoots = new Map<number, SearchNode>();
+  private trieSize = 0;
+  // making the states of a frame on the trie (beginMaking, stateOfNode): by path level (offset in madeGen and
+  // madeState) and entry, the state made, valid where madeGen holds makingGen; `chain`: entries on the way down
+  private madeAt = new Int32Array(8);
+  private madeGen = new Uint32Array(0);
+  private madeState = new Int32Array(0);
+  private makingGen = 0;
+  private chain: Int32Array = new Int32Array(16);
+  /** the call site of a caller with several states: their targets merged (see callersSite) */
+  private readonly merged = { targets: [] as Method[], candidates: [] as Method[], set: new Set<Method>() };
+  /** (Method.index, bci) of the states of a caller with several (callersSite) */
+  private siteMethod = new Int32Array(16);
+  private siteBci = new Int32Array(16);
+
+  constructor(
+    private readonly universe: MethodUniverse,
+    capacity: number,
+  ) {
+    this.out = new EventStream(capacity);
+    this.methods = universe.methods;
+    this.ids = Int32Array.from(this.methods, (m) => m.id);
+  }
+
+  run(input: EventStream): void {
+    const { out, stats, universe } = this;
+    let lastCompiledMethod = -1;
+    let lastCompiledBci = -1;
+    let lastWasCompiled = false;
+    /** an exception was thrown since the last interpreted bytecode: that bytecode may be a handler's */
+    let exceptionPending = false;
+    /** the compiled method that was deoptimized: its frame continues in the interpreter without an entry */
+    let deoptHint = -1;
+    /** output index of the last gap */
+    let lastGapEv = -1;
+    /** native/intrinsic entries whose method depends on the caller's invoke: [invoke event, entry event, exit event] */
+    const pendingNatives: number[] = [];
+
+    for (let i = 0; i < input.length; i++) {
+      if (this.pool.full) this.pool.compact(this.frames, this.depth);
+      const kind = input.kind[i];
+      const source = input.source[i];
+      const tsc = input.tsc[i];
+      const ev = out.length;
+      out.push(kind, source, input.method[i], input.bci[i], input.opcode[i], tsc, input.aux[i]);
+
+      if (source !== EventSource.Interpreter) {
+        const compiled = source === EventSource.Compiled || source === EventSource.Inlined;
+        // compiled code ran: the invoke of the interpreted frame on top (if at one) has made its call
+        if ((kind === EventKind.Bytecode || kind === EventKind.Entry) && compiled && this.depth) {
+          const top = this.frames[this.depth - 1];
+          top.called = true;
+          top.ownLen = -1;
+        }
+        if (kind === EventKind.Bytecode && compiled) {
+          lastCompiledMethod = input.method[i];
+          lastCompiledBci = input.bci[i];
+          lastWasCompiled = true;
+        } else if (kind === EventKind.Gap) {
+          // the stack is kept: what comes next either continues a frame (checked opcode by opcode) or not
+          lastWasCompiled = false;
+          lastGapEv = ev;
+        } else if (kind === EventKind.OsrEntry) {
+          // the interpreted activation moves into compiled code: the frame ends here, the method goes on
+          if (this.depth) this.endFrame(this.pop(), tsc, false);
+        } else if (kind === EventKind.Exception) {
+          exceptionPending = true;
+        } else if (kind === EventKind.Deopt) {
+          deoptHint = lastCompiledMethod;
+          lastWasCompiled = false;
+        }
+        continue;
+      }
+      if (kind === EventKind.Exception) {
+        exceptionPending = true;
+        continue;
+      }
+      if (kind === EventKind.Deopt) {
+        deoptHint = lastCompiledMethod;
+        continue;
+      }
+
+      if (kind === EventKind.Entry) {
+        // who called: the invoke of the interpreted frame on top (unless that invoke already made its call: what
+        // enters now is an upcall), else the compiled code that just ran
+        let site: CallSite | undefined;
+        const top = this.depth ? this.frames[this.depth - 1] : undefined;
+        if (top) top.ownLen = -1; // a frame that made a call is not read again (its callee followed its candidates)
+        if (top && !top.lost && !top.search && top.n > 0 && !lastWasCompiled) {
+          if (!top.called) site = this.callersSite(top);
+          top.called = true;
+        } else if (lastWasCompiled && lastCompiledMethod >= 0 && lastCompiledBci >= 0) {
+          const caller = universe.byId.get(lastCompiledMethod);
+          if (caller) site = universe.callSite(caller, lastCompiledBci);
+        }
+        lastWasCompiled = false;
+        const cls = input.aux[i] as EntryClass;
+        if (cls !== EntryClass.Bytecode) {
+          // native, intrinsic or abstract: no bytecodes run in this activation
+          const only = site ? onlyTarget(site.targets, cls === EntryClass.Native) : undefined;
+          if (only) out.method[ev] = only.id;
+          else if (top && !top.lost && ev > 0 && out.kind[ev - 1] === EventKind.Bytecode) pendingNatives.push(ev - 1, ev, out.length);
+          out.aux[ev] = 0;
+          out.push(EventKind.Exit, EventSource.Interpreter, out.method[ev], -1, -1, tsc);
+          continue;
+        }
+        out.aux[ev] = 0;
+        this.startFrame(site?.candidates, ev);
+        continue;
+      }
+
+      if (kind !== EventKind.Bytecode) continue;
+      stats.interpreted++;
+      lastWasCompiled = false;
+      const op = input.opcode[i];
+      let f: Frame | undefined = this.depth ? this.frames[this.depth - 1] : undefined;
+      if (deoptHint >= 0) {
+        // a deoptimized activation resumes here, at some bci of the method that was compiled
+        const m = universe.byId.get(deoptHint);
+        f = this.pushFrame(-1, !m?.code, m?.code ? m.index : -1);
+        deoptHint = -1;
+      }
+      // bytecodes with no frame we saw begin (after a gap or at the stream's start)
+      if (!f) f = this.pushFrame(-1, true, -1);
+      let handled = false;
+      if (exceptionPending && op >= 0) {
+        // the next bytecode after a throw is a handler's, in this frame or a caller
+        const d = this.handlerFor(op, ev);
+        if (d >= 0) {
+          stats.handlers++;
+          while (this.depth - 1 > d) this.endFrame(this.pop(), tsc, true);
+          f = this.frames[d];
+          handled = true;
+        }
+      }
+      exceptionPending = false;
+      if (handled) f.ownLen = -1;
+      if (!f.lost && op >= 0 && !handled && !this.step(f, op, ev)) {
+        // a young frame with no gap since its entry: an entry that ran no bytecode (an intrinsic) whose caller
+        // goes on, else an upcall the VM made before the call (replay)
+        const young = f.ownLen >= 0 && f.entryEv > lastGapEv;
+        let d = young && f.ownLen === 0 ? this.callerStep(op, ev, 1) : -1;
+        if (d < 0 && young && this.replay(f, op, ev)) f.ownLen = -1;
+        else {
+          // events went missing (a gap, code we could not follow): a caller may have the control again, or the
+          // same method goes on at another bci; else the frame is lost
+          if (d < 0) d = this.callerStep(op, ev, 8);
+          if (d >= 0) {
+            while (this.depth - 1 > d) this.endFrame(this.pop(), tsc, true);
+            f = this.frames[d];
+            stats.resynced++;
+          } else if (this.reanchor(f, op, ev)) {
+            stats.resynced++;
+            f.ownLen = -1;
+          } else {
+            f.lost = true;
+            f.n = f.pathLen = 0;
+            stats.lostFrames++;
+          }
+        }
+      }
+      if (op >= 0) {
+        f.called = false;
+        if (f.ownLen >= 0) {
+          if (f.ownLen < REPLAY_MAX) f.own[f.ownLen++] = ev;
+          else f.ownLen = -1;
+        }
+      }
+      if (!f.lost && op >= 0 && f.n > 0) {
+        if (f.n === 1) this.settle(f.states[0]);
+        else {
+          const id = this.agreedId(f);
+          if (id !== undefined) {
+            if (out.method[ev] < 0) stats.withMethod++;
+            out.method[ev] = id;
+          }
+        }
+        this.resolveEntry(f);
+      }
+      if (isReturn(op)) {
+        this.pop(); // (f is the top frame)
+        const m = !f.lost && f.n > 0 ? this.agreedMethod(f) : undefined;
+        // the exit goes after the return bytecode; it is the last event of the frame
+        this.endFrame(f, tsc, true);
+        if (m) this.narrowCaller(this.depth ? this.frames[this.depth - 1] : undefined, m);
+      }
+    }
+    while (this.depth) this.endFrame(this.pop(), out.length ? out.tsc[out.length - 1] : 0, false);
+    // native calls made while the caller was still ambiguous: its invoke is known now
+    for (let k = 0; k < pendingNatives.length; k += 3) {
+      const inv = pendingNatives[k];
+      const caller = out.method[inv] >= 0 && out.bci[inv] >= 0 ? universe.byId.get(out.method[inv]) : undefined;
+      const t = caller ? universe.invokeTargets(caller, out.bci[inv]) : undefined;
+      const only = t ? onlyTarget(t, true) : undefined;
+      if (only) out.method[pendingNatives[k + 1]] = out.method[pendingNatives[k + 2]] = only.id;
+    }
+  }
+
+  private pushFrame(entryEv: number, lost: boolean, anyBci: number): Frame {
+    if (this.depth === this.frames.length) this.frames.push(new Frame());
+    const f = this.frames[this.depth++];
+    f.reset(entryEv, lost, anyBci);
+    return f;
+  }
+
+  /** Takes the top frame off the stack; it stays valid until the next push. */
+  private pop(): Frame {
+    return this.frames[--this.depth];
+  }
+
+  /** The method id all the frame's states agree on (n > 0), else undefined. */
+  private agreedId(f: Frame): number | undefined {
+    if (f.pathLen) return f.node.agreedId;
+    const { ids, pool } = this;
+    const id = ids[pool.method[f.states[0]]];
+    for (let k = 1; k < f.n; k++) if (ids[pool.method[f.states[k]]] !== id) return undefined;
+    return id;
+  }
+
+  /** The method all the frame's states are in (n > 0), else undefined. */
+  private agreedMethod(f: Frame): Method | undefined {
+    if (f.pathLen) return f.node.agreedMethod >= 0 ? this.methods[f.node.agreedMethod] : undefined;
+    const pool = this.pool;
+    const m = pool.method[f.states[0]];
+    for (let k = 1; k < f.n; k++) if (pool.method[f.states[k]] !== m) return undefined;
+    return this.methods[m];
+  }
+
+  /** The states in scratch become frame f's (the buffers trade places: no copy). */
+  private giveScratch(f: Frame): void {
+    const taken = f.states;
+    f.states = this.scratch;
+    f.n = this.scratchN;
+    f.pathLen = 0;
+    this.scratch = taken;
+    this.scratchN = 0;
+  }
+
+  private pushScratch(s: number): void {
+    if (this.scratchN === this.scratch.length) this.scratch = grownInt32(this.scratch, this.scratchN + 1);
+    this.scratch[this.scratchN++] = s;
+  }
 
   /** Gives the events of a resolved chain of states their method and bci, then cuts the chain. */
-  const settle = (s: State) => {
-    for (let x: State | null = s; x && x.ev >= 0; x = x.prev) {
-      if (out.method[x.ev] < 0) stats.withMethod++;
-      if (out.bci[x.ev] < 0) stats.withBci++;
-      out.method[x.ev] = x.m.id;
-      out.bci[x.ev] = x.bci;
-      if (!x.prev || x.prev.ev < 0) break;
+  private settle(s: number): void {
+    const { out, stats, pool, ids } = this;
+    for (let x = s; x >= 0 && pool.ev[x] >= 0; x = pool.prev[x]) {
+      const e = pool.ev[x];
+      if (out.method[e] < 0) stats.withMethod++;
+      if (out.bci[e] < 0) stats.withBci++;
+      out.method[e] = ids[pool.method[x]];
+      out.bci[e] = pool.bci[x];
+      const p = pool.prev[x];
+      if (p < 0 || pool.ev[p] < 0) break;
     }
-    s.prev = null;
-  };
+    pool.prev[s] = -1;
+  }
 
-  const resolveEntry = (f: Frame) => {
-    if (f.entryEv >= 0 && f.states.length > 0) {
-      const id = f.states[0].m.id;
-      if (f.states.every((s) => s.m.id === id)) out.method[f.entryEv] = id;
+  private resolveEntry(f: Frame): void {
+    if (f.entryEv >= 0 && f.n > 0) {
+      const id = this.agreedId(f);
+      if (id !== undefined) this.out.method[f.entryEv] = id;
     }
-  };
+  }
 
-  const endFrame = (f: Frame, tsc: number, emitExit: boolean) => {
+  private endFrame(f: Frame, tsc: number, emitExit: boolean): void {
+    const out = this.out;
     let id = -1;
-    if (!f.lost && f.states.length > 0) {
-      if (f.states.length > 1) stats.ambiguousEnds++;
-      const s = f.states[0];
-      settle(s);
-      id = s.m.id;
+    if (!f.lost && f.n > 0) {
+      if (f.n > 1) this.stats.ambiguousEnds++;
+      // (the other states of a frame on the trie die with it: only the first is made)
+      const s = f.pathLen ? this.firstStateOfNode(f) : f.states[0];
+      this.settle(s);
+      id = this.ids[this.pool.method[s]];
       if (f.entryEv >= 0 && out.method[f.entryEv] < 0) out.method[f.entryEv] = id;
     }
     if (emitExit) out.push(EventKind.Exit, EventSource.Interpreter, id, -1, -1, tsc);
-  };
+  }
 
   /**
    * A callee that returned is known to be `callee`: of the caller's states (each at the invoke that made the call),
    * only those whose invoke can reach it remain. Methods with the same bytecode (constructor chains, say) are told
    * apart this way.
    */
-  const narrowCaller = (caller: Frame | undefined, callee: Method) => {
-    if (!caller || caller.lost || caller.search || caller.anyBci || caller.states.length < 2) return;
-    const keep = caller.states.filter((x) => x.bci >= 0 && universe.invokeTargets(x.m, x.bci)?.includes(callee));
-    if (keep.length === 0 || keep.length === caller.states.length) return;
-    caller.states = keep;
-    if (keep.length === 1) settle(keep[0]);
-    resolveEntry(caller);
-  };
+  private narrowCaller(caller: Frame | undefined, callee: Method): void {
+    if (!caller || caller.lost || caller.search || caller.anyBci >= 0 || caller.n < 2) return;
+    this.ownStates(caller);
+    const pool = this.pool;
+    this.scratchN = 0;
+    for (let k = 0; k < caller.n; k++) {
+      const s = caller.states[k];
+      const bci = pool.bci[s];
+      if (bci >= 0 && this.universe.invokeTargets(this.methods[pool.method[s]], bci)?.includes(callee)) this.pushScratch(s);
+    }
+    if (this.scratchN === 0 || this.scratchN === caller.n) return;
+    this.giveScratch(caller);
+    if (caller.n === 1) this.settle(caller.states[0]);
+    this.resolveEntry(caller);
+  }
 
-  /** Advances frame f by opcode `op` explained by output event `ev`; false when no state allows it. */
-  const step = (f: Frame, op: number, ev: number): boolean => {
-    scratch.length = 0;
-    seen.clear();
+  /** Advances frame f by opcode `op` explained by output event `ev`; false (f as it was) when no state allows it. */
+  private step(f: Frame, op: number, ev: number): boolean {
+    const { pool, methods } = this;
     if (f.search) {
-      for (const m of universe.startingWith(op)) scratch.push({ m, bci: 0, prev: null, ev });
       f.search = false;
-    } else if (f.anyBci) {
-      const m = f.anyBci;
-      forEachInstruction(m.code!, (b, o) => {
-        if (o === op) scratch.push({ m, bci: b, prev: null, ev });
-      });
-      f.anyBci = null;
+      return this.stepInTrie(f, this.searchRoot(op), ev);
+    }
+    if (f.pathLen) return this.stepInTrie(f, this.searchChild(f.node, f.pathEvs[f.pathLen - 1], op), ev);
+    this.scratchN = 0;
+    if (f.anyBci >= 0) {
+      const m = methods[f.anyBci];
+      const code = m.code!;
+      const bcis = this.universe.successors(m).instructions();
+      for (let k = 0; k < bcis.length; k++) if (code[bcis[k]] === op) this.pushScratch(pool.add(m.index, bcis[k], -1, ev));
+      f.anyBci = -1;
     } else {
-      for (const s of f.states) {
-        const code = s.m.code!;
-        if (s.bci < 0) {
-          if (code.length > 0 && code[0] === op) scratch.push({ m: s.m, bci: 0, prev: s, ev });
-          continue;
+      this.seen.clear();
+      for (let k = 0; k < f.n; k++) this.successorStates(f.states[k], op, ev);
+    }
+    if (this.scratchN === 0 || this.scratchN > MAX_STATES) return false;
+    this.giveScratch(f);
+    return true;
+  }
+
+  /** The states after state `s` that hold opcode `op` (explained by output event `ev`), into scratch. */
+  private successorStates(s: number, op: number, ev: number): void {
+    const pool = this.pool;
+    const mi = pool.method[s];
+    const bci = pool.bci[s];
+    if (bci < 0) {
+      const code = this.methods[mi].code!;
+      if (code.length > 0 && code[0] === op) this.pushScratch(pool.add(mi, 0, s, ev));
+      return;
+    }
+    const sev = pool.ev[s];
+    const n = this.nextBcis(mi, bci, op, sev >= 0 ? this.out.aux[sev] : 0);
+    for (let k = 0; k < n; k++) this.pushScratch(pool.add(mi, this.next[k], s, ev));
+  }
+
+  /**
+   * The successors of `bci` in method `mi` that hold `op`, into `next` (their number), less those `seen` has
+   * (which gets them): a state reached two ways is one. `aux`: the aux of the event `bci` explained (an if*'s
+   * outcome, as the template's conditional jump told it: 1 taken, -1 not taken; java.ts).
+   */
+  private nextBcis(mi: number, bci: number, op: number, aux: number): number {
+    const m = this.methods[mi];
+    const code = m.code!;
+    const outcome = isIfOpcode(code[bci]) ? aux : 0;
+    const taken = outcome > 0 ? bci + (((code[bci + 1] << 24) >> 16) | code[bci + 2]) : -1;
+    const table = this.universe.successors(m);
+    const o = table.of(bci);
+    const list = table.list;
+    const keyBase = m.id * 65536;
+    let n = 0;
+    for (let k = o + 1, end = o + 1 + list[o]; k < end; k++) {
+      const t = list[k];
+      if (code[t] !== op) continue;
+      if ((outcome > 0 && t !== taken) || (outcome < 0 && t !== bci + 3)) continue;
+      if (!this.seen.add(keyBase + t)) continue;
+      if (n === this.next.length) this.next = grownInt32(this.next, n + 1);
+      this.next[n++] = t;
+    }
+    return n;
+  }
+
+  /** The search step of frame f to trie node `node` by output event `ev`; false (f as it was) when no state is left. */
+  private stepInTrie(f: Frame, node: SearchNode, ev: number): boolean {
+    if (node.count === 0 || node.count > MAX_STATES) return false;
+    f.enterNode(node, ev);
+    if (node.count <= OWN_STATES_AT) this.ownStates(f);
+    return true;
+  }
+
+  /** The first trie level: every method that starts with `op`. */
+  private searchRoot(op: number): SearchNode {
+    let node = this.trieRoots.get(op);
+    if (!node) {
+      const ms = this.universe.startingWith(op);
+      const method = new Int32Array(ms.length);
+      for (let k = 0; k < ms.length; k++) method[k] = ms[k].index;
+      node = this.makeNode(op, method, new Int32Array(ms.length), new Int32Array(ms.length).fill(-1), ms.length);
+      this.trieRoots.set(op, node);
+    }
+    return node;
+  }
+
+  /** The child of `node` by opcode `op` (`ev`: the event that led to `node`, whose aux tells an if*'s outcome). */
+  private searchChild(node: SearchNode, ev: number, op: number): SearchNode {
+    const aux = isIfOpcode(node.op) ? this.out.aux[ev] : 0;
+    const key = edgeKey(op, aux > 0 ? 1 : aux < 0 ? -1 : 0);
+    let child = node.children.get(key);
+    if (child) return child;
+    // the NFA step of every entry, in order (as `step` would make the states)
+    this.seen.clear();
+    let count = 0;
+    let method = new Int32Array(64);
+    let bci = new Int32Array(64);
+    let parent = new Int32Array(64);
+    for (let j = 0; j < node.count; j++) {
+      const n = this.nextBcis(node.method[j], node.bci[j], op, aux);
+      for (let k = 0; k < n; k++) {
+        if (count === method.length) {
+          method = grownInt32(method, count + 1);
+          bci = grownInt32(bci, count + 1);
+          parent = grownInt32(parent, count + 1);
         }
-        // an if* whose outcome the template's conditional jump told (aux 1 taken, -1 not taken; java.ts)
-        const outcome = s.ev >= 0 && isIfOpcode(code[s.bci]) ? out.aux[s.ev] : 0;
-        const taken = outcome > 0 ? s.bci + (((code[s.bci + 1] << 24) >> 16) | code[s.bci + 2]) : -1;
-        for (const t of successors(code, s.bci)) {
-          if (code[t] !== op) continue;
-          if ((outcome > 0 && t !== taken) || (outcome < 0 && t !== s.bci + 3)) continue;
-          const key = s.m.id * 65536 + t;
-          if (seen.has(key)) continue;
-          seen.add(key);
-          scratch.push({ m: s.m, bci: t, prev: s, ev });
-        }
+        method[count] = node.method[j];
+        bci[count] = this.next[k];
+        parent[count++] = j;
       }
     }
-    if (scratch.length === 0 || scratch.length > MAX_STATES) return false;
-    f.states = scratch.slice();
-    return true;
-  };
+    child = this.makeNode(op, method, bci, parent, count);
+    if (this.trieSize + count <= TRIE_BUDGET) {
+      this.trieSize += count;
+      node.children.set(key, child);
+    }
+    return child;
+  }
+
+  private makeNode(op: number, method: Int32Array, bci: Int32Array, parent: Int32Array, count: number): SearchNode {
+    if (count === 0 || count > MAX_STATES) return new SearchNode(op, EMPTY, EMPTY, EMPTY, count, undefined, -1);
+    let agreedId: number | undefined = this.ids[method[0]];
+    let agreedMethod = method[0];
+    for (let k = 1; k < count; k++) {
+      if (this.ids[method[k]] !== agreedId) agreedId = undefined;
+      if (method[k] !== agreedMethod) agreedMethod = -1;
+    }
+    return new SearchNode(op, method.slice(0, count), bci.slice(0, count), parent.slice(0, count), count, agreedId, agreedMethod);
+  }
+
+  /**
+   * A frame on the trie gets its states as its own (StatePool), each with its chain back to the search's first
+   * opcode; no-op for others.
+   */
+  private ownStates(f: Frame): void {
+    if (!f.pathLen) return;
+    this.beginMaking(f);
+    const last = f.pathLen - 1;
+    const node = f.node;
+    this.scratchN = 0;
+    for (let j = 0; j < node.count; j++) this.pushScratch(this.stateOfNode(f, last, j));
+    this.giveScratch(f);
+  }
+
+  /** The state of the first entry of a frame on the trie, with its chain (for its end: the rest are not needed). */
+  private firstStateOfNode(f: Frame): number {
+    this.beginMaking(f);
+    return this.stateOfNode(f, f.pathLen - 1, 0);
+  }
+
+  /** Starts making the states of frame f's trie path: none is made yet. */
+  private beginMaking(f: Frame): void {
+    if (this.madeAt.length < f.pathLen) this.madeAt = new Int32Array(f.pathLen * 2);
+    let total = 0;
+    for (let l = 0; l < f.pathLen; l++) {
+      this.madeAt[l] = total;
+      total += f.path[l].count;
+    }
+    if (this.madeGen.length < total) {
+      this.madeGen = new Uint32Array(total * 2);
+      this.madeState = new Int32Array(total * 2);
+      this.makingGen = 0;
+    }
+    if (++this.makingGen === 0xffffffff) {
+      this.madeGen.fill(0);
+      this.makingGen = 1;
+    }
+  }
+
+  /**
+   * The state of entry j of the frame's trie node at path level `level`, made with the states before it that
+   * are not made yet (since beginMaking: entries share the states of the entries they came from).
+   */
+  private stateOfNode(f: Frame, level: number, j: number): number {
+    const { madeAt, madeGen, madeState, makingGen: gen } = this;
+    // climb to a made entry or above the first level, then make the entries on the way down
+    let k = 0;
+    let l = level;
+    let e = j;
+    for (; l >= 0 && madeGen[madeAt[l] + e] !== gen; l--) {
+      if (k === this.chain.length) this.chain = grownInt32(this.chain, k + 1);
+      this.chain[k++] = e;
+      e = f.path[l].parent[e];
+    }
+    let prev = l >= 0 ? madeState[madeAt[l] + e] : -1;
+    for (l++; k > 0; l++) {
+      const x = this.chain[--k];
+      const node = f.path[l];
+      prev = this.pool.add(node.method[x], node.bci[x], prev, f.pathEvs[l]);
+      madeGen[madeAt[l] + x] = gen;
+      madeState[madeAt[l] + x] = prev;
+    }
+    return prev;
+  }
 
   /** An opcode no state allowed: the handler of this frame or a caller that starts with it (an exception). */
-  const handlerFor = (op: number, ev: number): number => {
-    for (let d = stack.length - 1; d >= 0; d--) {
-      const f = stack[d];
+  private handlerFor(op: number, ev: number): number {
+    const pool = this.pool;
+    for (let d = this.depth - 1; d >= 0; d--) {
+      const f = this.frames[d];
       if (f.lost) continue;
-      const next: State[] = [];
-      for (const s of f.states) {
-        const code = s.m.code!;
-        for (const h of s.m.handlers) if (s.bci >= h.startPc && s.bci < h.endPc && code[h.handlerPc] === op && !next.some((x) => x.m === s.m && x.bci === h.handlerPc)) next.push({ m: s.m, bci: h.handlerPc, prev: s, ev });
+      this.ownStates(f);
+      this.scratchN = 0;
+      for (let k = 0; k < f.n; k++) {
+        const s = f.states[k];
+        const mi = pool.method[s];
+        const m = this.methods[mi];
+        const code = m.code!;
+        const bci = pool.bci[s];
+        for (const h of m.handlers) if (bci >= h.startPc && bci < h.endPc && code[h.handlerPc] === op && !this.scratchHas(mi, h.handlerPc)) this.pushScratch(pool.add(mi, h.handlerPc, s, ev));
       }
-      if (next.length) {
-        f.states = next;
+      if (this.scratchN) {
+        this.giveScratch(f);
         return d;
       }
     }
     return -1;
-  };
+  }
+
+  /** A state of method `mi` (Method.index) at `bci` is in scratch. */
+  private scratchHas(mi: number, bci: number): boolean {
+    const pool = this.pool;
+    for (let k = 0; k < this.scratchN; k++) {
+      const x = this.scratch[k];
+      if (pool.method[x] === mi && pool.bci[x] === bci) return true;
+    }
+    return false;
+  }
 
   /** A caller frame (below the top, at most `depth` down) that `op` continues: the frames above it returned unseen. Its index or -1. */
-  const callerStep = (op: number, ev: number, depth: number): number => {
-    for (let d = stack.length - 2; d >= 0 && d >= stack.length - 1 - depth; d--) {
-      const c = stack[d];
-      if (c.lost || c.search || c.anyBci || c.states.length === 0) continue;
-      const saved = c.states;
-      if (step(c, op, ev)) return d;
-      c.states = saved;
+  private callerStep(op: number, ev: number, depth: number): number {
+    for (let d = this.depth - 2; d >= 0 && d >= this.depth - 1 - depth; d--) {
+      const c = this.frames[d];
+      if (c.lost || c.search || c.anyBci >= 0 || c.n === 0) continue;
+      if (this.step(c, op, ev)) return d; // (a step that fails leaves the frame as it was)
     }
     return -1;
-  };
+  }
 
   /**
    * A young frame's opcodes stop fitting the methods its call site can call, and nothing went missing since its
@@ -419,256 +990,127 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
    * a class initializer, call-site linkage), whose caller is the VM. The frame is read again from its entry as a
    * search over all methods, its opcodes so far and then `op`; false (the frame unchanged) when no method fits.
    */
-  const replay = (f: Frame, op: number, ev: number): boolean => {
-    const own = f.own!;
-    const saved = f.states;
+  private replay(f: Frame, op: number, ev: number): boolean {
+    const { out, stats } = this;
+    this.ownStates(f);
+    if (this.saved.length < f.n) this.saved = new Int32Array(f.n);
+    this.saved.set(f.states.subarray(0, f.n));
+    const savedN = f.n;
     f.search = true;
     let ok = true;
-    for (let k = 0; ok && k < own.length; k++) ok = step(f, out.opcode[own[k]], own[k]);
-    if (ok) ok = step(f, op, ev);
+    for (let k = 0; ok && k < f.ownLen; k++) ok = this.step(f, out.opcode[f.own[k]], f.own[k]);
+    if (ok) ok = this.step(f, op, ev);
     if (!ok) {
       f.search = false;
-      f.states = saved;
+      f.setStates(this.saved, savedN);
       return false;
     }
     stats.searched++;
     // what the call site's candidates explained is explained again by the new states
-    for (const e of own) {
+    for (let k = 0; k < f.ownLen; k++) {
+      const e = f.own[k];
       if (out.method[e] >= 0) stats.withMethod--;
       if (out.bci[e] >= 0) stats.withBci--;
       out.method[e] = out.bci[e] = -1;
     }
     if (f.entryEv >= 0) out.method[f.entryEv] = -1;
     return true;
-  };
+  }
 
   /** The frame's method, if its states agree on one, goes on at any bci holding `op`. */
-  const reanchor = (f: Frame, op: number, ev: number): boolean => {
-    if (f.states.length === 0) return false;
-    const m = f.states[0].m;
-    if (!f.states.every((x) => x.m === m)) return false;
-    const saved = f.states;
+  private reanchor(f: Frame, op: number, ev: number): boolean {
+    if (f.n === 0) return false;
+    const m = this.agreedMethod(f);
+    if (!m) return false;
+    this.ownStates(f);
     // what was known before the break stays (the first state, if several were still possible)
-    if (saved.length > 1) stats.ambiguousEnds++;
-    settle(saved[0]);
-    f.anyBci = m;
-    if (step(f, op, ev)) return true;
-    f.states = saved;
-    return false;
-  };
+    if (f.n > 1) this.stats.ambiguousEnds++;
+    this.settle(f.states[0]);
+    f.anyBci = m.index;
+    return this.step(f, op, ev); // (a step that fails leaves the states as they were)
+  }
 
   /**
-   * The methods an entry after the invokes of `callers` may start: their targets, then (for an invokestatic)
-   * the static initializers the VM may run first. Targets come first: an ambiguous end takes the first state.
+   * What an entry after the invoke the frame is at may start: the call site of its state, or with several
+   * states, their call sites merged (mergedSites). Undefined when a state is at no invoke with a known target.
    */
-  const withInitializers = (callers: State[], targets: Set<Method>): Method[] => {
-    const list = [...targets];
-    targets = new Set(targets);
-    for (const s of callers) {
-      if (s.bci < 0 || s.m.code![s.bci] !== 0xb8) continue; // invokestatic
-      for (const t of universe.invokeTargets(s.m, s.bci) ?? []) for (const c of universe.initializers(t)) if (!targets.has(c)) {
-        targets.add(c);
-        list.push(c);
+  private callersSite(f: Frame): CallSite | undefined {
+    const { pool, universe, methods } = this;
+    if (f.pathLen) {
+      // the same for every frame at that node
+      const node = f.node;
+      if (node.site === undefined) {
+        const site = this.mergedSites(node.method, node.bci, node.count);
+        node.site = site ? { targets: [...site.targets], candidates: [...site.candidates] } : null;
+      }
+      return node.site ?? undefined;
+    }
+    if (f.n === 1) return universe.callSite(methods[pool.method[f.states[0]]], pool.bci[f.states[0]]);
+    if (this.siteMethod.length < f.n) {
+      this.siteMethod = new Int32Array(f.n * 2);
+      this.siteBci = new Int32Array(f.n * 2);
+    }
+    for (let k = 0; k < f.n; k++) {
+      this.siteMethod[k] = pool.method[f.states[k]];
+      this.siteBci[k] = pool.bci[f.states[k]];
+    }
+    return this.mergedSites(this.siteMethod, this.siteBci, f.n);
+  }
+
+  /**
+   * The call sites of the invokes at (method[k], bci[k]) for k < n merged (into `merged`, reused): their targets
+   * in order, then their initializers; undefined when one has no known target.
+   */
+  private mergedSites(method: Int32Array, bci: Int32Array, n: number): CallSite | undefined {
+    const { universe, methods } = this;
+    const { targets, candidates, set } = this.merged;
+    targets.length = candidates.length = 0;
+    set.clear();
+    for (let k = 0; k < n; k++) {
+      const site = universe.callSite(methods[method[k]], bci[k]);
+      if (!site) return undefined;
+      for (const m of site.targets) if (!set.has(m)) {
+        set.add(m);
+        targets.push(m);
       }
     }
-    return list;
-  };
+    candidates.push(...targets);
+    for (let k = 0; k < n; k++) {
+      const site = universe.callSite(methods[method[k]], bci[k])!;
+      for (let j = site.targets.length; j < site.candidates.length; j++) {
+        const c = site.candidates[j];
+        if (!set.has(c)) {
+          set.add(c);
+          candidates.push(c);
+        }
+      }
+    }
+    return this.merged;
+  }
 
-  const startFrame = (candidates: Method[] | undefined, entryEv: number): Frame => {
-    const f: Frame = { states: [], entryEv, lost: false, search: false, anyBci: null, own: null, called: false };
-    if (!candidates) {
+  private startFrame(candidates: readonly Method[] | undefined, entryEv: number): void {
+    const f = this.pushFrame(entryEv, false, -1);
+    if (candidates) {
+      for (const m of candidates) if (m.code && m.code.length > 0) f.addState(this.pool.add(m.index, -1, -1, -1));
+      if (f.n > 0) f.ownLen = 0;
+    }
+    if (f.n === 0) {
+      // no call site known, or it names no method with bytecode (a signature-polymorphic linker,
+      // MethodHandle.linkTo* or invokeBasic, that jumps to its target): found by search
       f.search = true;
-      stats.searched++;
-    } else {
-      for (const m of candidates) if (m.code && m.code.length > 0) f.states.push({ m, bci: -1, prev: null, ev: -1 });
-      if (f.states.length > 0) f.own = [];
-      if (f.states.length === 0) {
-        // bytecodes follow, but the call site names no method with bytecode: a signature-polymorphic linker
-        // (MethodHandle.linkTo*, invokeBasic) that jumps to its target: found by search
-        f.search = true;
-        stats.searched++;
-      }
-    }
-    return f;
-  };
-
-  for (let i = 0; i < input.length; i++) {
-    const kind = input.kind[i];
-    const source = input.source[i];
-    const tsc = input.tsc[i];
-    const ev = out.length;
-    out.push(kind, source, input.method[i], input.bci[i], input.opcode[i], tsc, input.aux[i]);
-
-    if (source !== EventSource.Interpreter) {
-      // compiled code ran: the invoke of the interpreted frame on top (if at one) has made its call
-      if ((kind === EventKind.Bytecode || kind === EventKind.Entry) && (source === EventSource.Compiled || source === EventSource.Inlined) && stack.length) {
-        stack[stack.length - 1].called = true;
-        stack[stack.length - 1].own = null;
-      }
-      if (kind === EventKind.Bytecode && (source === EventSource.Compiled || source === EventSource.Inlined)) {
-        lastCompiledMethod = input.method[i];
-        lastCompiledBci = input.bci[i];
-        lastWasCompiled = true;
-      } else if (kind === EventKind.Gap) {
-        // the stack is kept: what comes next either continues a frame (checked opcode by opcode) or not
-        lastWasCompiled = false;
-        lastGapEv = ev;
-      } else if (kind === EventKind.OsrEntry) {
-        // the interpreted activation moves into compiled code: the frame ends here, the method goes on
-        if (stack.length) endFrame(stack.pop()!, tsc, false);
-      } else if (kind === EventKind.Exception) {
-        exceptionPending = true;
-      } else if (kind === EventKind.Deopt) {
-        deoptHint = lastCompiledMethod;
-        lastWasCompiled = false;
-      }
-      continue;
-    }
-    if (kind === EventKind.Exception) {
-      exceptionPending = true;
-      continue;
-    }
-    if (kind === EventKind.Deopt) {
-      deoptHint = lastCompiledMethod;
-      continue;
-    }
-
-    if (kind === EventKind.Entry) {
-      // who called: the invoke of the interpreted frame on top (unless that invoke already made its call: what
-      // enters now is an upcall), else the compiled code that just ran
-      let targets: Set<Method> | undefined;
-      let callers: State[] = [];
-      const top = stack[stack.length - 1];
-      if (top) top.own = null; // a frame that made a call is not read again (its callee followed its candidates)
-      if (top && !top.lost && !top.search && top.states.length > 0 && !lastWasCompiled) {
-        if (!top.called) {
-          const set = new Set<Method>();
-          let all = true;
-          for (const s of top.states) {
-            const t = s.bci >= 0 ? universe.invokeTargets(s.m, s.bci) : undefined;
-            if (!t) {
-              all = false;
-              break;
-            }
-            for (const m of t) set.add(m);
-          }
-          if (all) {
-            targets = set;
-            callers = top.states;
-          }
-        }
-        top.called = true;
-      } else if (lastWasCompiled && lastCompiledMethod >= 0 && lastCompiledBci >= 0) {
-        const caller = universe.byId.get(lastCompiledMethod);
-        const t = caller ? universe.invokeTargets(caller, lastCompiledBci) : undefined;
-        if (caller && t) {
-          targets = new Set(t);
-          callers = [{ m: caller, bci: lastCompiledBci, prev: null, ev: -1 }];
-        }
-      }
-      lastWasCompiled = false;
-      const cls = input.aux[i] as EntryClass;
-      if (cls !== EntryClass.Bytecode) {
-        // native, intrinsic or abstract: no bytecodes run in this activation
-        const natives = targets && [...targets].filter((m) => cls !== EntryClass.Native || m.native);
-        if (natives && natives.length === 1) out.method[ev] = natives[0].id;
-        else if (top && !top.lost && ev > 0 && out.kind[ev - 1] === EventKind.Bytecode) pendingNatives.push(ev - 1, ev, out.length);
-        out.aux[ev] = 0;
-        out.push(EventKind.Exit, EventSource.Interpreter, out.method[ev], -1, -1, tsc);
-        continue;
-      }
-      out.aux[ev] = 0;
-      stack.push(startFrame(targets && withInitializers(callers, targets), ev));
-      continue;
-    }
-
-    if (kind !== EventKind.Bytecode) continue;
-    stats.interpreted++;
-    lastWasCompiled = false;
-    const op = input.opcode[i];
-    let f = stack[stack.length - 1];
-    if (deoptHint >= 0) {
-      // a deoptimized activation resumes here, at some bci of the method that was compiled
-      const m = universe.byId.get(deoptHint);
-      f = { states: [], entryEv: -1, lost: !m?.code, search: false, anyBci: m?.code ? m : null, own: null, called: false };
-      stack.push(f);
-      deoptHint = -1;
-    }
-    if (!f) {
-      // bytecodes with no frame we saw begin (after a gap or at the stream's start)
-      f = { states: [], entryEv: -1, lost: true, search: false, anyBci: null, own: null, called: false };
-      stack.push(f);
-    }
-    let handled = false;
-    if (exceptionPending && op >= 0) {
-      // the next bytecode after a throw is a handler's, in this frame or a caller
-      const d = handlerFor(op, ev);
-      if (d >= 0) {
-        stats.handlers++;
-        while (stack.length - 1 > d) endFrame(stack.pop()!, tsc, true);
-        f = stack[d];
-        handled = true;
-      }
-    }
-    exceptionPending = false;
-    if (handled) f.own = null;
-    if (!f.lost && op >= 0 && !handled && !step(f, op, ev)) {
-      // a young frame with no gap since its entry: an entry that ran no bytecode (an intrinsic) whose caller
-      // goes on, else an upcall the VM made before the call (replay)
-      const young = f.own !== null && f.entryEv > lastGapEv;
-      let d = young && f.own!.length === 0 ? callerStep(op, ev, 1) : -1;
-      if (d < 0 && young && replay(f, op, ev)) f.own = null;
-      else {
-        // events went missing (a gap, code we could not follow): a caller may have the control again, or the
-        // same method goes on at another bci; else the frame is lost
-        if (d < 0) d = callerStep(op, ev, 8);
-        if (d >= 0) {
-          while (stack.length - 1 > d) endFrame(stack.pop()!, tsc, true);
-          f = stack[d];
-          stats.resynced++;
-        } else if (reanchor(f, op, ev)) {
-          stats.resynced++;
-          f.own = null;
-        } else {
-          f.lost = true;
-          f.states = [];
-          stats.lostFrames++;
-        }
-      }
-    }
-    if (op >= 0) {
-      f.called = false;
-      if (f.own) {
-        if (f.own.length < REPLAY_MAX) f.own.push(ev);
-        else f.own = null;
-      }
-    }
-    if (!f.lost && op >= 0) {
-      if (f.states.length === 1) settle(f.states[0]);
-      else {
-        const id = f.states[0].m.id;
-        if (f.states.every((s) => s.m.id === id)) {
-          if (out.method[ev] < 0) stats.withMethod++;
-          out.method[ev] = id;
-        }
-      }
-      resolveEntry(f);
-    }
-    if (isReturn(op)) {
-      stack.pop();
-      const unique = !f.lost && f.states.length > 0 && f.states.every((x) => x.m === f.states[0].m);
-      // the exit goes after the return bytecode; it is the last event of the frame
-      endFrame(f, tsc, true);
-      if (unique) narrowCaller(stack[stack.length - 1], f.states[0].m);
+      this.stats.searched++;
     }
   }
-  while (stack.length) endFrame(stack.pop()!, out.length ? out.tsc[out.length - 1] : 0, false);
-  // native calls made while the caller was still ambiguous: its invoke is known now
-  for (let k = 0; k < pendingNatives.length; k += 3) {
-    const [inv, entry, exit] = [pendingNatives[k], pendingNatives[k + 1], pendingNatives[k + 2]];
-    const caller = out.method[inv] >= 0 && out.bci[inv] >= 0 ? universe.byId.get(out.method[inv]) : undefined;
-    const t = caller ? universe.invokeTargets(caller, out.bci[inv])?.filter((m) => m.native) : undefined;
-    if (t && t.length === 1) out.method[entry] = out.method[exit] = t[0].id;
-  }
-  return { events: out, stats };
+}
+
+/** The one target an entry of that class can be (natives only: a native method), else undefined. */
+function onlyTarget(targets: readonly Method[], nativeOnly: boolean): Method | undefined {
+  let only: Method | undefined;
+  let count = 0;
+  for (const m of targets)
+    if (!nativeOnly || m.native) {
+      only = m;
+      count++;
+    }
+  return count === 1 ? only : undefined;
 }

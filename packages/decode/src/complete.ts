@@ -13,7 +13,8 @@
  */
 import { successors } from '@jportal/classfile';
 import { EventKind, EventSource, EventStream } from './events';
-import { MethodUniverse } from './attribute';
+import type { Method, MethodUniverse } from './attribute';
+import { SuccessorTable } from './successor-table';
 
 /**
  * The longest run of bytecodes inserted between two events of a frame. Measured on examples/switches against the
@@ -40,16 +41,33 @@ export interface CompletionStats {
   silentCallees: number;
 }
 
-interface CFrame {
-  method: number;
+/** A compiled frame on the completion stack. Frames are reused by depth (no object per entry). */
+class CFrame {
+  method = -1;
   /** bci of the frame's last bytecode event; -1 before the first (the frame starts at bci 0), -2 unknown */
-  last: number;
-  source: EventSource;
+  last = -1;
+  source = EventSource.Compiled;
   /** the bcis this frame's last events were at (observed or inserted), newest at `recentAt - 1` */
-  recent: Int32Array;
-  recentAt: number;
+  readonly recent = new Int32Array(RECENT);
+  recentAt = 0;
   /** output length when `last` was set: an invoke at `last` whose callee left no event has out.length equal */
-  outAtLast: number;
+  outAtLast = -1;
+
+  /** `bci` is one of the recent bcis. */
+  wasAt(bci: number): boolean {
+    const r = this.recent;
+    for (let k = 0; k < RECENT; k++) if (r[k] === bci) return true;
+    return false;
+  }
+
+  reset(method: number, last: number, source: EventSource): void {
+    this.method = method;
+    this.last = last;
+    this.source = source;
+    this.recent.fill(-3);
+    this.recentAt = 0;
+    this.outAtLast = -1;
+  }
 }
 
 const RECENT = 16;
@@ -64,26 +82,76 @@ export const INFERRED = 1;
  * so this value, which no call site has, is negative */
 export const INFERRED_ENTRY = -1;
 
+/** Key of a (from, to) pair of bcis or -1 (other values have none: -1). */
+function pairKey(from: number, to: number): number {
+  return from >= -1 && from <= 0xffff && to >= -1 && to <= 0xffff ? (from + 1) * 0x10001 + (to + 1) : -1;
+}
+
+/** What completion learned of one method's control flow, by pairKey. */
+interface MethodMemo {
+  paths: Map<number, Int32Array | null>;
+  /** `distance(.., REACH)` */
+  reach: Map<number, number>;
+}
+
+/** Room for the input's events and two inserted per compiled bytecode (what C2 code needed on real applications). */
+function completedCapacity(input: EventStream): number {
+  let compiled = 0;
+  for (let i = 0; i < input.length; i++) if (input.kind[i] === EventKind.Bytecode && (input.source[i] === EventSource.Compiled || input.source[i] === EventSource.Inlined)) compiled++;
+  return input.length + 2 * compiled + 1024;
+}
+
 export function completeCompiled(universe: MethodUniverse, input: EventStream): { events: EventStream; stats: CompletionStats } {
-  const out = new EventStream();
+  const out = new EventStream(completedCapacity(input));
   const stats: CompletionStats = { compiledIn: 0, merged: 0, inserted: 0, unfilled: 0, echoes: 0, callSites: 0, silentCallees: 0 };
-  const stack: CFrame[] = [];
-  const cache = new Map<string, Int32Array | null>();
+  /** the stack: frames[0..depth); frames beyond are kept for reuse */
+  const frames: CFrame[] = [];
+  let depth = 0;
+  /** by Method.index */
+  const memos: (MethodMemo | undefined)[] = new Array(universe.methods.length).fill(undefined);
+  const bfs = new BoundedBfs();
+
+  // the method of the last lookup by id (events come in runs of one method)
+  let lastId = -1;
+  let lastMethod: Method | undefined;
+  const methodOf = (id: number): Method | undefined => {
+    if (id !== lastId) {
+      lastId = id;
+      lastMethod = universe.byId.get(id);
+    }
+    return lastMethod;
+  };
+  const memoOf = (m: Method): MethodMemo => (memos[m.index] ??= { paths: new Map(), reach: new Map() });
 
   /** bcis strictly between `from` and `to` on the unique shortest path (from = -1: from the method's start, bci 0
    * included; to = -1: to the nearest return, included); null when there is none within MAX_FILL */
   const path = (method: number, from: number, to: number): Int32Array | null => {
-    const key = `${method}:${from}:${to}`;
-    const hit = cache.get(key);
-    if (hit !== undefined) return hit;
-    let result: Int32Array | null = null;
-    const code = universe.byId.get(method)?.code;
-    if (code) result = shortest(code, from, to);
-    cache.set(key, result);
+    const m = methodOf(method);
+    if (!m?.code) return null;
+    const key = pairKey(from, to);
+    if (key < 0) return shortest(m.code, from, to);
+    const paths = memoOf(m).paths;
+    let result = paths.get(key);
+    if (result === undefined) paths.set(key, (result = shortest(m.code, from, to)));
     return result;
   };
 
-  const frame = (method: number, last: number, source: EventSource): CFrame => ({ method, last, source, recent: new Int32Array(RECENT).fill(-3), recentAt: 0, outAtLast: -1 });
+  /** The length of a shortest path from `from` to `to` in the method (with code), -1 beyond REACH. */
+  const distance = (m: Method, from: number, to: number): number => {
+    const key = pairKey(from, to);
+    if (key < 0) return bfs.distance(universe.successors(m), from, to, REACH);
+    const reach = memoOf(m).reach;
+    let d = reach.get(key);
+    if (d === undefined) reach.set(key, (d = bfs.distance(universe.successors(m), from, to, REACH)));
+    return d;
+  };
+
+  const push = (method: number, last: number, source: EventSource): CFrame => {
+    if (depth === frames.length) frames.push(new CFrame());
+    const f = frames[depth++];
+    f.reset(method, last, source);
+    return f;
+  };
   const note = (f: CFrame, bci: number) => {
     f.last = bci;
     f.recent[f.recentAt++ % RECENT] = bci;
@@ -96,7 +164,7 @@ export function completeCompiled(universe: MethodUniverse, input: EventStream): 
       stats.unfilled++;
       return;
     }
-    const code = universe.byId.get(f.method)!.code!;
+    const code = methodOf(f.method)!.code!;
     // nothing happened since the frame's last event: the invokes on the path called methods that left no event
     const silent = f.outAtLast === out.length;
     for (let k = 0; k < p.length; k++) {
@@ -108,15 +176,15 @@ export function completeCompiled(universe: MethodUniverse, input: EventStream): 
   };
   /** an event at `bci` the frame has just passed and cannot reach going forward: an echo of scheduling */
   const isEcho = (f: CFrame, bci: number): boolean => {
-    if (f.last < 0 || !f.recent.includes(bci)) return false;
-    const code = universe.byId.get(f.method)?.code;
-    return !!code && distance(code, f.last, bci, REACH) < 0;
+    if (f.last < 0 || !f.wasAt(bci)) return false;
+    const m = methodOf(f.method);
+    return !!m?.code && distance(m, f.last, bci) < 0;
   };
   /** The frame stands at an invoke whose callee left no event: the callee's bytecodes, entry to return, when one
    * method fits and its path is unique and short. */
   const silentCallee = (f: CFrame, tsc: number) => {
     if (f.last < 0 || f.outAtLast !== out.length) return;
-    const caller = universe.byId.get(f.method);
+    const caller = methodOf(f.method);
     const op = caller?.code?.[f.last] ?? 0;
     if (op < 0xb6 || op > 0xb9) return;
     const callee = universe.mostSpecificTarget(caller!, f.last);
@@ -124,7 +192,7 @@ export function completeCompiled(universe: MethodUniverse, input: EventStream): 
     const p = path(callee.id, -1, -1);
     if (!p) return;
     out.push(EventKind.Entry, EventSource.Inlined, callee.id, -1, -1, tsc, INFERRED_ENTRY);
-    for (let k = 0; k < p.length; k++) out.push(EventKind.Bytecode, EventSource.Inlined, callee.id, p[k], callee.code![p[k]], tsc, INFERRED);
+    for (let k = 0; k < p.length; k++) out.push(EventKind.Bytecode, EventSource.Inlined, callee.id, p[k], callee.code[p[k]], tsc, INFERRED);
     out.push(EventKind.Exit, EventSource.Inlined, callee.id, -1, -1, tsc, INFERRED_ENTRY);
     stats.inserted += p.length;
     stats.silentCallees++;
@@ -138,10 +206,11 @@ export function completeCompiled(universe: MethodUniverse, input: EventStream): 
     const tsc = input.tsc[i];
     const compiled = source === EventSource.Compiled || source === EventSource.Inlined;
     if (compiled && kind === EventKind.Entry) {
-      const caller = stack[stack.length - 1];
+      const caller = depth ? frames[depth - 1] : undefined;
       const site = source === EventSource.Inlined ? input.aux[i] - 1 : -1;
-      const code = caller && universe.byId.get(caller.method)?.code;
-      const ahead = !!code && site >= 0 && site < code.length && (caller.last < 0 || distance(code, caller.last, site, REACH) >= 0);
+      const m = caller && methodOf(caller.method);
+      const code = m?.code;
+      const ahead = !!code && site >= 0 && site < code.length && (caller!.last < 0 || distance(m!, caller!.last, site) >= 0);
       if (caller && ahead && caller.last !== site) {
         // an inlined callee begins: its caller has reached the call site (the callee's code may come first in
         // the machine code, before any event of the caller's own bytecodes up to the call)
@@ -150,25 +219,21 @@ export function completeCompiled(universe: MethodUniverse, input: EventStream): 
         note(caller, site);
         stats.callSites++;
       }
-      stack.push(frame(method, -1, source));
+      push(method, -1, source);
     } else if (compiled && kind === EventKind.OsrEntry) {
-      stack.push(frame(method, bci >= 0 ? bci : -2, EventSource.Compiled));
+      push(method, bci >= 0 ? bci : -2, EventSource.Compiled);
     } else if (compiled && kind === EventKind.Exit) {
-      const f = stack[stack.length - 1];
+      const f = depth ? frames[depth - 1] : undefined;
       if (f && f.method === method) {
         silentCallee(f, tsc);
         fill(f, -1, tsc);
-        stack.pop();
-      } else stack.length = 0; // out of step (an exception unwound frames): start afresh
+        depth--;
+      } else depth = 0; // out of step (an exception unwound frames): start afresh
     } else if (compiled && kind === EventKind.Bytecode && method >= 0 && bci >= 0) {
       stats.compiledIn++;
-      let f = stack[stack.length - 1];
-      if (!f || f.method !== method) {
-        // a frame we did not see enter (the stream's start, a gap, unwinding): from here on
-        while (stack.length && stack[stack.length - 1].method !== method) stack.pop();
-        f = stack[stack.length - 1];
-        if (!f) stack.push((f = frame(method, -2, source)));
-      }
+      // a frame we did not see enter (the stream's start, a gap, unwinding): from here on
+      while (depth && frames[depth - 1].method !== method) depth--;
+      const f = depth ? frames[depth - 1] : push(method, -2, source);
       if (f.last === bci) {
         stats.merged++;
         continue;
@@ -181,18 +246,73 @@ export function completeCompiled(universe: MethodUniverse, input: EventStream): 
       fill(f, bci, tsc);
       f.source = source;
       out.push(kind, source, method, bci, input.opcode[i], tsc, input.aux[i]);
-      const code = universe.byId.get(method)?.code;
+      const code = methodOf(method)?.code;
       if (code && bci < code.length) out.opcode[out.length - 1] = code[bci];
       note(f, bci);
       continue;
     } else if (kind === EventKind.Gap || kind === EventKind.Exception || kind === EventKind.Deopt) {
       // what ran in between is unknown: no path is drawn across it
-      for (const f of stack) f.last = -2;
-      if (kind !== EventKind.Exception) stack.length = 0;
+      for (let d = 0; d < depth; d++) frames[d].last = -2;
+      if (kind !== EventKind.Exception) depth = 0;
     }
     out.push(kind, source, method, bci, input.opcode[i], tsc, input.aux[i]);
   }
   return { events: out, stats };
+}
+
+/**
+ * Breadth-first search over a method's successors for a shortest path's length, with no allocation per search:
+ * the visited marks are generation stamps by bci, the frontiers typed arrays.
+ */
+class BoundedBfs {
+  private stamps = new Uint32Array(256);
+  private gen = 0;
+  private frontier = new Int32Array(256);
+  private next = new Int32Array(256);
+
+  /** Length of a shortest path from `from` to `to` over successors (1 for a direct successor), or -1 when `to` is
+   * not within `limit` steps. */
+  distance(table: SuccessorTable, from: number, to: number, limit: number): number {
+    const n = table.code.length;
+    if (this.stamps.length < n) {
+      this.stamps = new Uint32Array(n);
+      this.frontier = new Int32Array(n);
+      this.next = new Int32Array(n);
+      this.gen = 0;
+    }
+    if (this.gen === 0xffffffff) {
+      this.stamps.fill(0);
+      this.gen = 0;
+    }
+    const gen = ++this.gen;
+    const stamps = this.stamps;
+    let frontier = this.frontier;
+    let next = this.next;
+    let size = 0;
+    frontier[size++] = from;
+    if (from >= 0 && from < n) stamps[from] = gen;
+    for (let d = 1; d <= limit && size > 0; d++) {
+      let nextSize = 0;
+      for (let k = 0; k < size; k++) {
+        const o = table.of(frontier[k]);
+        const list = table.list;
+        for (let j = o + 1, end = o + 1 + list[o]; j < end; j++) {
+          const s = list[j];
+          if (s === to) return d;
+          // a bci outside the code has no successors: nothing to visit
+          if (s >= 0 && s < n && stamps[s] !== gen) {
+            stamps[s] = gen;
+            next[nextSize++] = s;
+          }
+        }
+      }
+      const t = frontier;
+      frontier = next;
+      next = t;
+      size = nextSize;
+    }
+    return -1;
+  }
 }
 
 /**
@@ -246,24 +366,4 @@ function shortest(code: Uint8Array, from: number, to: number): Int32Array | null
   }
   if (from === -1 && to !== 0 && bcis[bcis.length - 1] !== 0) bcis.push(0);
   return Int32Array.from(bcis.reverse());
-}
-
-/** Length of a shortest path from `from` to `to` over successors (1 for a direct successor), or -1 when `to` is
- * not within `limit` steps. */
-function distance(code: Uint8Array, from: number, to: number, limit: number): number {
-  const seen = new Set<number>([from]);
-  let frontier = [from];
-  for (let d = 1; d <= limit && frontier.length; d++) {
-    const next: number[] = [];
-    for (const b of frontier)
-      for (const s of successors(code, b)) {
-        if (s === to) return d;
-        if (!seen.has(s)) {
-          seen.add(s);
-          next.push(s);
-        }
-      }
-    frontier = next;
-  }
-  return -1;
 }

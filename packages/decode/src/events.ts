@@ -37,14 +37,26 @@ export const enum EventSource {
 }
 
 export class EventStream {
-  kind = new Uint8Array(4096);
-  source = new Uint8Array(4096);
-  method = new Int32Array(4096);
-  bci = new Int32Array(4096);
-  opcode = new Int16Array(4096);
-  tsc = new Float64Array(4096);
-  aux = new Float64Array(4096);
+  kind: Uint8Array;
+  source: Uint8Array;
+  method: Int32Array;
+  bci: Int32Array;
+  opcode: Int16Array;
+  tsc: Float64Array;
+  aux: Float64Array;
   length = 0;
+
+  /** `capacity`: how many events fit before the columns grow (a good guess saves copies and memory). */
+  constructor(capacity = 4096) {
+    const n = Math.max(16, capacity);
+    this.kind = new Uint8Array(n);
+    this.source = new Uint8Array(n);
+    this.method = new Int32Array(n);
+    this.bci = new Int32Array(n);
+    this.opcode = new Int16Array(n);
+    this.tsc = new Float64Array(n);
+    this.aux = new Float64Array(n);
+  }
 
   push(kind: EventKind, source: EventSource, method: number, bci: number, opcode: number, tsc: number, aux = 0): void {
     if (this.length === this.kind.length) this.grow();

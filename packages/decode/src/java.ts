@@ -33,6 +33,37 @@ const FAST_BYTECODES: Record<string, number[]> = {
 
 const EXCEPTION_BLOB = /^(ExceptionBlob|forward exception|catch_exception|unwind_exception|handle_exception|forward_exception|throw_|.* throw_exception)/;
 const DEOPT_BLOB = /^(DeoptimizationBlob|UncommonTrapBlob|deoptimize)/;
+const UNKNOWN_EVENT = -2;
+
+/** A block's memo entry not computed yet. */
+const UNKNOWN = -0x7fffffff;
+/** An interpreter block that is no dispatch or method-entry target (blockTargetOf). */
+const NO_TARGET = -1;
+/** blockTargetOf of a method entry of class c: METHOD_ENTRY - c. */
+const METHOD_ENTRY = -2;
+
+/**
+ * A number per decoded block, computed once: CodeImage's blocks are only ever added, and a block's address and
+ * section never change, so what follows from them holds for good (and Maps keyed by 64-bit addresses stay out of
+ * the per-block path).
+ */
+class BlockMemo {
+  private values = new Int32Array(0);
+
+  get(b: number): number {
+    return b < this.values.length ? this.values[b] : UNKNOWN;
+  }
+
+  set(b: number, value: number, blocks: number): number {
+    if (b >= this.values.length) {
+      const grown = new Int32Array(Math.max(b + 1, blocks, this.values.length * 2));
+      grown.set(this.values);
+      grown.fill(UNKNOWN, this.values.length);
+      this.values = grown;
+    }
+    return (this.values[b] = value);
+  }
+}
 
 /**
  * What an interpreted method entry starts (the `aux` of an interpreter `entry` event): bytecodes (zerolocals,
@@ -83,11 +114,19 @@ export class JavaEventBuilder implements FlowSink {
   private readonly image: CodeImage;
   /** dispatch target -> Java opcodes it executes (one or two) */
   private readonly dispatchOps = new Map<number, number[]>();
+  /** the opcode lists of dispatchOps, indexed by blockTargetOf */
+  private readonly opsLists: number[][] = [];
+  private readonly opsIndex = new Map<number[], number>();
+  private readonly blockTargets = new BlockMemo();
+  private readonly blockSpecials = new BlockMemo();
+  private readonly blockFirstPcs = new BlockMemo();
   private readonly methodEntries: Map<number, number>;
   private readonly entryClass = new Map<number, EntryClass>();
   /** [begin, end, EventKind] of the interpreter codelets that mean an exception or a deoptimization */
   private readonly specialRanges: number[] = [];
   private inSpecial = -1;
+  /** by section: the event entering it means (blobEvent), UNKNOWN_EVENT until asked */
+  private blobEvents = new Int8Array(0);
   private prevKind = BlockEnd.Next;
   private prevSection = -1;
   /** The inlining chain (method ids, innermost first) at the last compiled PcDesc of the current activation. */
@@ -136,6 +175,48 @@ export class JavaEventBuilder implements FlowSink {
     }
   }
 
+  /** EventKind.Exception / Deopt when entering section `sec` (a blob or stub) means one, else -1 (by name, memoized). */
+  private blobEvent(sec: number): number {
+    if (sec >= this.blobEvents.length) {
+      const grown = new Int8Array(Math.max(sec + 1, this.image.sections.length));
+      grown.set(this.blobEvents);
+      grown.fill(UNKNOWN_EVENT, this.blobEvents.length);
+      this.blobEvents = grown;
+    }
+    let kind = this.blobEvents[sec];
+    if (kind === UNKNOWN_EVENT) {
+      const name = this.image.sections[sec].name;
+      kind = this.blobEvents[sec] = EXCEPTION_BLOB.test(name) ? EventKind.Exception : DEOPT_BLOB.test(name) ? EventKind.Deopt : -1;
+    }
+    return kind;
+  }
+
+  /**
+   * What interpreter block b, at `start`, begins when a dispatch or method-entry jump lands on it: the index of its
+   * opcodes in opsLists (a dispatch target), METHOD_ENTRY - its EntryClass (a method entry), or NO_TARGET.
+   */
+  private blockTargetOf(b: number, start: number): number {
+    const v = this.blockTargets.get(b);
+    if (v !== UNKNOWN) return v;
+    const ops = this.dispatchOps.get(start);
+    let target = NO_TARGET;
+    if (ops) {
+      let k = this.opsIndex.get(ops);
+      if (k === undefined) {
+        this.opsIndex.set(ops, (k = this.opsLists.length));
+        this.opsLists.push(ops);
+      }
+      target = k;
+    } else if (this.methodEntries.has(start)) target = METHOD_ENTRY - (this.entryClass.get(start) ?? EntryClass.Bytecode);
+    return this.blockTargets.set(b, target, this.image.blocks.count);
+  }
+
+  /** specialAt of interpreter block b, at `start`. */
+  private blockSpecialOf(b: number, start: number): number {
+    const v = this.blockSpecials.get(b);
+    return v !== UNKNOWN ? v : this.blockSpecials.set(b, this.specialAt(start), this.image.blocks.count);
+  }
+
   /** EventKind.Exception / Deopt when `addr` is in the interpreter's exception or deoptimization codelets, else -1. */
   private specialAt(addr: number): number {
     const r = this.specialRanges;
@@ -153,20 +234,21 @@ export class JavaEventBuilder implements FlowSink {
     if (this.branchEvent >= 0) this.branchOutcome(b, start);
     if (s.kind === SectionKind.Interpreter) {
       // entering the interpreter's exception or deoptimization codelets (once per visit)
-      const special = this.specialAt(start);
+      const special = this.blockSpecialOf(b, start);
       if (special !== this.inSpecial) {
         if (special === EventKind.Exception || special === EventKind.Deopt) this.events.push(special, EventSource.Interpreter, -1, -1, -1, tsc);
         this.inSpecial = special;
       }
       if (this.prevKind === BlockEnd.IndirectJump || this.prevKind === BlockEnd.IndirectCall) {
-        const ops = this.dispatchOps.get(start);
-        if (ops) {
+        const target = this.blockTargetOf(b, start);
+        if (target >= 0) {
+          const ops = this.opsLists[target];
           for (let i = 0; i < ops.length; i++) this.events.push(EventKind.Bytecode, EventSource.Interpreter, -1, -1, ops[i], tsc);
           this.stats.bytecodes += ops.length;
           this.stats.interpreted += ops.length;
           if (ops.length === 1 && isIf(ops[0])) this.awaitBranch(sec, start, b);
-        } else if (this.methodEntries.has(start)) {
-          this.events.push(EventKind.Entry, EventSource.Interpreter, -1, -1, -1, tsc, this.entryClass.get(start) ?? EntryClass.Bytecode);
+        } else if (target <= METHOD_ENTRY) {
+          this.events.push(EventKind.Entry, EventSource.Interpreter, -1, -1, -1, tsc, METHOD_ENTRY - target);
           this.stats.entries++;
         }
       }
@@ -193,24 +275,25 @@ export class JavaEventBuilder implements FlowSink {
           this.chainBcis.push(nm.osrBci);
         }
       }
-      this.compiledBlock(nm, start, B.end[b], tsc);
+      this.compiledBlock(nm, b, start, B.end[b], tsc);
       if (B.kind[b] === BlockEnd.Return) {
         for (let i = 0; i < this.chain.length; i++) this.events.push(EventKind.Exit, i === this.chain.length - 1 ? EventSource.Compiled : EventSource.Inlined, this.chain[i], -1, -1, tsc);
         this.chain.length = 0;
         this.chainBcis.length = 0;
       }
     } else if (this.prevSection !== sec) {
-      if (EXCEPTION_BLOB.test(s.name)) this.events.push(EventKind.Exception, EventSource.Other, -1, -1, -1, tsc);
-      else if (DEOPT_BLOB.test(s.name)) this.events.push(EventKind.Deopt, EventSource.Other, -1, -1, -1, tsc);
+      const kind = this.blobEvent(sec);
+      if (kind >= 0) this.events.push(kind, EventSource.Other, -1, -1, -1, tsc);
     }
     this.prevKind = B.kind[b];
     this.prevSection = sec;
   }
 
   /** Events for the PcDescs of compiled code in (start, end]. */
-  private compiledBlock(nm: NmethodInfo, start: number, end: number, tsc: number): void {
+  private compiledBlock(nm: NmethodInfo, b: number, start: number, end: number, tsc: number): void {
     const pcs = nm.pcs;
-    let i = this.image.pcDescAt(nm, start + 1);
+    let i = this.blockFirstPcs.get(b);
+    if (i === UNKNOWN) i = this.blockFirstPcs.set(b, this.image.pcDescAt(nm, start + 1), this.image.blocks.count);
     if (i < 0) return;
     for (; i < pcs.length && pcs[i] <= end; i++) {
       const f0 = nm.frameStart[i];
