@@ -105,6 +105,9 @@ export interface FlowStats {
 const LOOKAHEAD_ITEMS = 32;
 /** fits() within fits(): at most this many read-aheads nest. */
 const MAX_SPECULATION_DEPTH = 2;
+/** Futile full searches at one call site after which it is searched again only every FUTILE_RETRY_EVERY times. */
+const MAX_FUTILE_SEARCHES = 4;
+const FUTILE_RETRY_EVERY = 64;
 /** Blocks walked for one item before the walk is declared runaway (a spin loop has no packets). */
 const WALK_LIMIT = 1 << 20;
 /** The same for a speculative walk: a wrong guess must fail fast. */
@@ -148,6 +151,8 @@ export class FlowDecoder {
   private readonly confirmed = new Set<number>();
   /** Call block -> the alternative target that last fitted there (tried first next time). */
   private readonly preferred = new Map<number, number>();
+  /** Call block -> full alternative searches in a row that found nothing. */
+  private readonly futile = new Map<number, number>();
 
   /**
    * `callees`, when given, names where a call out of compiled code may have gone by what the code calls: the
@@ -488,38 +493,45 @@ export class FlowDecoder {
     // inside a read-ahead only what this call site was seen to take (a full search nested in every candidate of
     // the outer search costs more than the few gaps it saves)
     if (this.speculating) return target;
+    // a site where the full search found nothing several times running: what goes wrong there is not a stale
+    // target (lost data, a wrong path before it); search again only now and then
+    const misses = this.futile.get(b) ?? 0;
+    if (misses >= MAX_FUTILE_SEARCHES) {
+      this.futile.set(b, misses + 1);
+      if ((misses - MAX_FUTILE_SEARCHES) % FUTILE_RETRY_EVERY !== FUTILE_RETRY_EVERY - 1) return target;
+    }
+    const found = this.searchAlternatives(sec, target, pref, ret, retcomp);
+    if (found < 0) {
+      this.futile.set(b, misses + 1);
+      return target;
+    }
+    this.futile.delete(b);
+    this.stats.alternatives++;
+    this.preferred.set(b, found);
+    return found;
+  }
+
+  /** The first alternative target of a call (in section sec) that the next items fit, or -1 (see chooseCallTarget). */
+  private searchAlternatives(sec: number, target: number, pref: number | undefined, ret: number, retcomp: boolean): number {
+    const image = this.image;
+    const tsc = this.q.tsc;
     for (const alt of this.alternatives(sec)) {
-      if (alt === target || alt === pref) continue;
-      if (this.fits(alt, ret, retcomp)) {
-        this.stats.alternatives++;
-        this.preferred.set(b, alt);
-        return alt;
-      }
+      if (alt !== target && alt !== pref && this.fits(alt, ret, retcomp)) return alt;
     }
     // what the invoke can call: a monomorphic inline cache went straight to a compiled callee's entry
     const nmIndex = image.sections[sec].nmethod;
     if (this.callees && nmIndex >= 0) {
       for (const alt of this.callees(nmIndex, ret, tsc)) {
-        if (alt === target || alt === pref) continue;
-        if (this.fits(alt, ret, retcomp)) {
-          this.stats.alternatives++;
-          this.preferred.set(b, alt);
-          return alt;
-        }
+        if (alt !== target && alt !== pref && this.fits(alt, ret, retcomp)) return alt;
       }
     }
     // a monomorphic inline cache to an interpreted method: the unverified entry of the callee's c2i adapter
     if (nmIndex >= 0) {
       for (const alt of image.c2iUnverifiedEntries) {
-        if (alt === target || alt === pref) continue;
-        if (this.fits(alt, ret, retcomp)) {
-          this.stats.alternatives++;
-          this.preferred.set(b, alt);
-          return alt;
-        }
+        if (alt !== target && alt !== pref && this.fits(alt, ret, retcomp)) return alt;
       }
     }
-    return target;
+    return -1;
   }
 
   /** Whether the last fits() that succeeded consumed its whole read-ahead budget (not ended by tracing stopping). */
