@@ -70,6 +70,21 @@ export class EventStream {
     this.aux[i] = aux;
   }
 
+  /** A copy holding the same events (columns cut to the length). */
+  clone(): EventStream {
+    const c = new EventStream(this.length);
+    const n = this.length;
+    c.kind.set(this.kind.subarray(0, n));
+    c.source.set(this.source.subarray(0, n));
+    c.method.set(this.method.subarray(0, n));
+    c.bci.set(this.bci.subarray(0, n));
+    c.opcode.set(this.opcode.subarray(0, n));
+    c.tsc.set(this.tsc.subarray(0, n));
+    c.aux.set(this.aux.subarray(0, n));
+    c.length = n;
+    return c;
+  }
+
   private grow(): void {
     this.kind = grown(this.kind);
     this.source = grown(this.source);

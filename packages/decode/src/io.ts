@@ -95,18 +95,11 @@ export function readEvents(file: string): { header: EventsFileHeader; events: Ev
     } catch {
       throw new EventsFormatError(file, 16, 'header is not JSON');
     }
-    const ev = new EventStream();
     const n = header.count;
     if (!Number.isInteger(n) || n < 0) throw new EventsFormatError(file, 16, `bad event count ${n}`);
+    const ev = new EventStream(n);
     let off = 16 + jlen;
     const target: Record<string, ArrayBufferView & { set(a: ArrayLike<number>): void }> = {};
-    ev.kind = new Uint8Array(n);
-    ev.source = new Uint8Array(n);
-    ev.method = new Int32Array(n);
-    ev.bci = new Int32Array(n);
-    ev.opcode = new Int16Array(n);
-    ev.tsc = new Float64Array(n);
-    ev.aux = new Float64Array(n);
     Object.assign(target, { kind: ev.kind, source: ev.source, method: ev.method, bci: ev.bci, opcode: ev.opcode, tsc: ev.tsc, aux: ev.aux });
     for (const c of header.columns) {
       const size = SIZES[c.type];
@@ -114,7 +107,7 @@ export function readEvents(file: string): { header: EventsFileHeader; events: Ev
       off += (size - (off % size)) % size;
       if (off + n * size > fileSize) throw new EventsFormatError(file, off, `column ${c.name} is truncated (needs ${n * size} bytes, ${fileSize - off} left)`);
       const dst = target[c.name];
-      if (dst && dst.byteLength === n * size) readAt(new Uint8Array(dst.buffer, dst.byteOffset, dst.byteLength), off);
+      if (dst && (dst as unknown as { BYTES_PER_ELEMENT: number }).BYTES_PER_ELEMENT === size) readAt(new Uint8Array(dst.buffer, dst.byteOffset, n * size), off);
       else if (dst) {
         // a known column stored with another element type: read, then convert
         const copy = new Uint8Array(n * size);

@@ -513,19 +513,7 @@ export function attributeOrphans(
     noSurvivor: 0, gaveUp: 0, remaining: 0, byStart: { entry: 0, state: 0, unknown: 0 }, work: 0,
   };
   const frames = collectFrames(events, report);
-  let out = events;
-  if (!opts.inPlace) {
-    out = new EventStream();
-    const n = events.length;
-    out.kind = events.kind.slice(0, Math.max(n, 1));
-    out.source = events.source.slice(0, Math.max(n, 1));
-    out.method = events.method.slice(0, Math.max(n, 1));
-    out.bci = events.bci.slice(0, Math.max(n, 1));
-    out.opcode = events.opcode.slice(0, Math.max(n, 1));
-    out.tsc = events.tsc.slice(0, Math.max(n, 1));
-    out.aux = events.aux.slice(0, Math.max(n, 1));
-    out.length = n;
-  }
+  const out = opts.inPlace ? events : events.clone();
   const solver = new Solver(cx, events, opts.maxStates ?? 20000, opts.maxWork ?? 4e6);
   for (const f of frames) {
     report.frames++;

@@ -113,7 +113,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
   const fills: GapFill[] = [];
 
   const bc = BytecodeView.of(input, reasons, K);
-  const { n, pos, key, op, seg, segEnd } = bc;
+  const { n, pos, key, op, seg, segStart, segEnd } = bc;
   stats.gaps = bc.gapAt.length;
 
   /** Do the K bytecodes ending at x match those ending at y (keys where both are named, else opcodes)? */
@@ -129,7 +129,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     let count = 0;
     let ticks = 0;
     if (a >= 0) {
-      const s0 = Math.max(a - PACE_WINDOW, segStartOf(seg, a));
+      const s0 = Math.max(a - PACE_WINDOW, segStart[seg[a]]);
       count += a - s0;
       ticks += input.tsc[pos[a]] - input.tsc[pos[s0]];
     }
@@ -231,7 +231,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     const a = bc.gapBefore[g] - 1; // last bytecode before the gap
     const b = bc.gapBefore[g]; // first after
     const post = b;
-    if (a < K - 1 || b + K - 1 >= n || segStartOf(seg, a) > a - K + 1 || seg[b + K - 1] !== seg[b] || seg[a] === seg[b]) {
+    if (a < K - 1 || b + K - 1 >= n || segStart[seg[a]] > a - K + 1 || seg[b + K - 1] !== seg[b] || seg[a] === seg[b]) {
       stats.noContext++;
       continue;
     }
@@ -324,12 +324,6 @@ function compatible(key: Float64Array, op: Int32Array, x: number, y: number): bo
   return op[x] === op[y] && op[x] >= 0;
 }
 
-function segStartOf(seg: Int32Array, x: number): number {
-  let s = x;
-  while (s > 0 && seg[s - 1] === seg[x]) s--;
-  return s;
-}
-
 /** The bytecode events of a stream as columns, with their segments (gaps separate them) and K-gram indexes. */
 class BytecodeView {
   n = 0;
@@ -340,7 +334,8 @@ class BytecodeView {
   op!: Int32Array;
   /** segment of each bytecode */
   seg!: Int32Array;
-  /** per segment: its last bytecode */
+  /** per segment: its first and last bytecode */
+  segStart!: Int32Array;
   segEnd!: Int32Array;
   /** gaps to fill: event index, and the number of bytecodes before it */
   gapAt: number[] = [];
@@ -365,6 +360,7 @@ class BytecodeView {
     v.key = new Float64Array(n);
     v.op = new Int32Array(n);
     v.seg = new Int32Array(n);
+    v.segStart = new Int32Array(gaps + 1).fill(-1);
     v.segEnd = new Int32Array(gaps + 1).fill(-1);
     for (let i = 0, b = 0, s = 0; i < input.length; i++) {
       const k = input.kind[i];
@@ -379,6 +375,7 @@ class BytecodeView {
         v.key[b] = input.method[i] >= 0 && input.bci[i] >= 0 ? input.method[i] * 65536 + input.bci[i] : UNKNOWN;
         v.op[b] = input.opcode[i];
         v.seg[b] = s;
+        if (v.segStart[s] < 0) v.segStart[s] = b;
         v.segEnd[s] = b;
         b++;
       }
