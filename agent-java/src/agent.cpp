@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "oracle.h"
@@ -79,7 +80,8 @@ void recordVmInfo(Agent& a, JNIEnv* jni) {
   static const char* kFlags[] = {"CodeEntryAlignment", "OptoLoopAlignment", "InteriorEntryAlignment", "UseCompressedOops",
                                  "UseCompressedClassPointers", "SegmentedCodeCache", "TieredCompilation", "TieredStopAtLevel",
                                  "ReservedCodeCacheSize", "UseAVX", "UseCodeCacheFlushing", "UseSerialGC", "UseG1GC",
-                                 "UseParallelGC", "UseZGC", "UseShenandoahGC", "UseCountedLoopSafepoints", "BackgroundCompilation"};
+                                 "UseParallelGC", "UseZGC", "UseShenandoahGC", "UseCountedLoopSafepoints", "BackgroundCompilation",
+                                 "UseSharedSpaces"};
   size_t at = p.beginArray();
   uint32_t n = 0;
   for (const char* f : kFlags) {
@@ -88,6 +90,23 @@ void recordVmInfo(Agent& a, JNIEnv* jni) {
     p.str(f);
     p.str(v);
     n++;
+  }
+  if (a.opts.classes && !a.opts.classesEarly) {
+    // the boot classes loaded before ClassFileLoadHook was on are read from this file at analysis (CLASS
+    // source 3): its size and modification time tell the reader whether it is still the file the JVM ran on
+    std::string image = property(a.jvmti, "java.home") + "/lib/modules";
+    struct stat st{};
+    if (stat(image.c_str(), &st) == 0) {
+      p.str("jportal.runtime_image");
+      p.str(image);
+      p.str("jportal.runtime_image_size");
+      p.str(std::to_string((unsigned long long)st.st_size));
+      p.str("jportal.runtime_image_mtime");
+      p.str(std::to_string((long long)st.st_mtime));
+      n += 3;
+    } else {
+      warnOnce("runtime-image", "classes", "no runtime image at %s: start-up classes will have no bytes", image.c_str());
+    }
   }
   p.endArray(at, n);
   std::vector<CodeHeapRange> heaps = a.layoutOk ? a.layout.codeHeaps() : std::vector<CodeHeapRange>();
@@ -108,6 +127,8 @@ void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv* jni, jthread) {
   a.live = true;
   recordVmInfo(a, jni);
   a.ring.commit(VM_START, 0, Payload());
+  // before the replay below: compiled methods of start-up classes must find them named
+  if (a.opts.classes && !a.opts.classesEarly) recordImageClasses(a, jni);
   if (a.layoutOk) recordInterpreter(a);
   recordExistingThreads(a, jni);
   // what happened before we could see it (code blobs are also reported from Agent_OnLoad on); the replayed
@@ -200,7 +221,9 @@ jint start(JavaVM* vm, char* optionText) {
   want.can_tag_objects = 1;
   if (opts.classes) {
     want.can_generate_all_class_hook_events = 1;
-    want.can_generate_early_class_hook_events = 1;
+    // the early hook turns class-data sharing off (HotSpot's filemap.cpp: the classes resolved at start-up
+    // must not be replaced), which costs start-up time and changes which code runs: only on request
+    want.can_generate_early_class_hook_events = opts.classesEarly ? 1 : 0;
   }
   jvmtiCapabilities potential{};
   jvmti->GetPotentialCapabilities(&potential);
@@ -212,7 +235,7 @@ jint start(JavaVM* vm, char* optionText) {
   caps.can_generate_all_class_hook_events = want.can_generate_all_class_hook_events & potential.can_generate_all_class_hook_events;
   caps.can_generate_early_class_hook_events = want.can_generate_early_class_hook_events & potential.can_generate_early_class_hook_events;
   if (jvmti->AddCapabilities(&caps) != JVMTI_ERROR_NONE) warnOnce("caps", "agent", "some JVMTI capabilities are unavailable: records degrade");
-  if (opts.classes && !caps.can_generate_early_class_hook_events)
+  if (opts.classesEarly && !caps.can_generate_early_class_hook_events)
     warnOnce("early-hook", "classes", "no early ClassFileLoadHook: classes loaded during start-up are missing");
 
   jvmtiEventCallbacks cb{};

@@ -76,6 +76,7 @@ struct Agent {
   std::condition_variable watcherWake;
   bool stopWatcher = false;
   uint64_t patchScans = 0;
+  uint64_t lastScanTsc = 0;  // when the last patch scan began (under codeMu)
 
   // threads already written (by java tid)
   std::mutex threadMu;
@@ -97,6 +98,8 @@ void recordSnapshots(Agent& a);
 // classes.cpp
 void JNICALL onClassFileLoadHook(jvmtiEnv*, JNIEnv*, jclass, jobject, const char*, jobject, jint, const unsigned char*, jint*, unsigned char**);
 uint32_t loaderId(Agent& a, JNIEnv* jni, jobject loader);
+// Names the boot classes loaded before ClassFileLoadHook was on (the primordial phase) as runtime-image classes.
+void recordImageClasses(Agent& a, JNIEnv* jni);
 // Id of a method, writing its METHOD record first if it is new (and reconstructing its class if unseen).
 uint32_t methodId(Agent& a, jmethodID m);
 // threads.cpp

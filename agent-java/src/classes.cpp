@@ -218,6 +218,39 @@ void JNICALL onClassFileLoadHook(jvmtiEnv* jvmti, JNIEnv* jni, jclass redefined,
   CALLBACK_GUARD_END("ClassFileLoadHook")
 }
 
+// Without the early hook (so that class-data sharing stays on) the boot classes loaded in the primordial phase
+// never reach ClassFileLoadHook. Their class files are those of the JDK's runtime image (VM_INFO names the file),
+// so each is recorded by name only: CLASS source 3, no bytes. Runs once, in VMInit, before compiled methods are
+// replayed (which would otherwise rebuild these classes from JVMTI, without their exception tables).
+void recordImageClasses(Agent& a, JNIEnv* jni) {
+  jvmtiEnv* j = a.jvmti;
+  jint n = 0;
+  JvmtiPtr<jclass> all(j);
+  if (!jni || j->GetLoadedClasses(&n, &all.p) != JVMTI_ERROR_NONE) {
+    warnOnce("loaded-classes", "classes", "GetLoadedClasses failed: start-up classes are rebuilt from JVMTI when compiled code uses them");
+    return;
+  }
+  static const uint8_t kNoBytes[1] = {0};
+  for (jint i = 0; i < n; i++) {
+    LocalRef cls{jni, all.p[i]};
+    jobject loader = nullptr;
+    if (j->GetClassLoader(all.p[i], &loader) != JVMTI_ERROR_NONE) continue;
+    if (loader) {
+      jni->DeleteLocalRef(loader);
+      continue;  // only the boot loader loads classes in the primordial phase
+    }
+    JvmtiPtr<char> sig(j);
+    if (j->GetClassSignature(all.p[i], &sig.p, nullptr) != JVMTI_ERROR_NONE || !sig.p || sig.p[0] != 'L') continue;  // arrays, primitives
+    std::string name = internalName(sig.p);
+    if (name.empty() || name.find(".0x") != std::string::npos) continue;  // hidden: rebuilt when prepared or used
+    std::lock_guard<std::mutex> lk(a.classMu);
+    if (a.classIds.count({0, name})) continue;  // reached the hook in the start phase
+    uint32_t id = a.nextClassId++;
+    a.classIds[{0, name}] = id;
+    writeClassRecord(a, id, 0, 3, name, kNoBytes, 0);
+  }
+}
+
 // Hidden classes (LambdaForms, lambdas' proxies) never reach ClassFileLoadHook; interpreted code runs in them
 // all the same, so each is rebuilt from JVMTI once it is prepared (not only when compiled code inlines it).
 void JNICALL onClassPrepare(jvmtiEnv* j, JNIEnv* jni, jthread, jclass cls) {

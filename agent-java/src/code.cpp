@@ -17,8 +17,9 @@ bool isMutableBuffer(const char* name) {
 }
 
 // Writes a CODE_PATCH for every run of bytes that differs between `cur` and `seen` (runs closer than 8
-// unchanged bytes are merged) and updates `seen`. `begin` names the code (nmethod or blob) in the record.
-void diffAndRecord(Agent& a, uintptr_t begin, const uint8_t* cur, std::vector<uint8_t>& seen) {
+// unchanged bytes are merged) and updates `seen`. `begin` names the code (nmethod or blob) in the record;
+// `since` is the tsc at which the previous scan began (the change happened after it).
+void diffAndRecord(Agent& a, uintptr_t begin, const uint8_t* cur, std::vector<uint8_t>& seen, uint64_t since) {
   size_t n = seen.size();
   if (memcmp(cur, seen.data(), n) == 0) return;
   size_t i = 0;
@@ -44,6 +45,7 @@ void diffAndRecord(Agent& a, uintptr_t begin, const uint8_t* cur, std::vector<ui
     p.u64(begin);
     p.u64(begin + start);
     p.bytes(now, len);
+    p.u64(since);
     a.ring.commit(CODE_PATCH, 0, p);
     memcpy(seen.data() + start, now, len);
     i = end;
@@ -195,6 +197,8 @@ void scanPatches(Agent& a) {
   auto heaps = a.layout.codeHeaps();
   std::lock_guard<std::mutex> lk(a.codeMu);
   a.patchScans++;
+  const uint64_t since = a.lastScanTsc;
+  a.lastScanTsc = rdtsc();
   for (auto it = a.nmethods.begin(); it != a.nmethods.end(); ++it) {
     uintptr_t begin = it->first;
     LiveNmethod& nm = it->second;
@@ -205,23 +209,34 @@ void scanPatches(Agent& a) {
       nm.watched = false;
       continue;
     }
-    diffAndRecord(a, begin, (const uint8_t*)begin, nm.bytes);
+    diffAndRecord(a, begin, (const uint8_t*)begin, nm.bytes, since);
   }
   // buffers live as long as the VM: no identity check needed
-  for (auto& [begin, seen] : a.mutableBlobs) diffAndRecord(a, begin, (const uint8_t*)begin, seen);
+  for (auto& [begin, seen] : a.mutableBlobs) diffAndRecord(a, begin, (const uint8_t*)begin, seen, since);
 }
+
+// The watcher pauses at least this many times as long as its last scan took (1% of a core), at most kMaxPatchWaitMs.
+constexpr uint64_t kPatchScanShare = 100;
+constexpr uint64_t kMaxPatchWaitMs = 1000;
 
 void startPatchWatcher(Agent& a) {
   if (a.opts.patchIntervalMs == 0 || !a.layoutOk) return;
   a.watcher = std::thread([&a] {
+    uint64_t waitMs = a.opts.patchIntervalMs;
     for (;;) {
       {
         std::unique_lock<std::mutex> lk(a.watcherMu);
-        a.watcherWake.wait_for(lk, std::chrono::milliseconds(a.opts.patchIntervalMs), [&] { return a.stopWatcher; });
+        a.watcherWake.wait_for(lk, std::chrono::milliseconds(waitMs), [&] { return a.stopWatcher; });
         if (a.stopWatcher) return;
       }
       try {
+        uint64_t t0 = monotonicNs();
         scanPatches(a);
+        // a scan compares every live nmethod's bytes: with much compiled code that is milliseconds, so the
+        // pause grows to keep the watcher within 1% of a core (each CODE_PATCH says when the previous scan
+        // began, so a longer pause widens the window a decoder must allow, it does not mislead it)
+        uint64_t budget = (monotonicNs() - t0) * kPatchScanShare / 1000000ull;
+        waitMs = budget > a.opts.patchIntervalMs ? (budget < kMaxPatchWaitMs ? budget : kMaxPatchWaitMs) : a.opts.patchIntervalMs;
       } catch (...) {
         warnOnce("patch-watcher", "patches", "internal error in the patch watcher: patches are no longer recorded");
         return;

@@ -46,7 +46,10 @@ bool parseOptions(const char* text, Options* o, std::string* error) {
     else if (key == "patch_interval_ms") ok = parseUint(value, 3600000, &n), o->patchIntervalMs = (uint32_t)n;
     else if (key == "snapshot") ok = parseBool(value, &o->snapshot);
     else if (key == "oracle") ok = parseBool(value, &o->oracle);
-    else if (key == "classes") ok = parseBool(value, &o->classes);
+    else if (key == "classes") {
+      o->classesEarly = value == "early";
+      ok = o->classesEarly ? (o->classes = true) : parseBool(value, &o->classes);
+    }
     else if (key == "dispatch") ok = value == "symtab" || value == "parse", o->dispatchParse = value == "parse";
     else if (key == "log") ok = value == "quiet" || value == "info" || value == "debug", o->log = value;
     else {
@@ -71,9 +74,13 @@ void printHelp() {
           "  ring_kb=N               the same in KiB (at least 64), for small rings\n"
           "  wait_ms=N               how long a writer waits for ring space before dropping a record; drops\n"
           "                          are counted in DROPPED records (default 2000)\n"
-          "  patch_interval_ms=N     how often live compiled code is re-read for patches; 0 disables (default 50)\n"
+          "  patch_interval_ms=N     how often live compiled code is re-read for patches, at least (the pause grows\n"
+          "                          to 100x the last scan's duration, at most 1 s); 0 disables (default 50)\n"
           "  snapshot=0|1            also record every live nmethod's bytes at VM death (default 0)\n"
-          "  classes=0|1             record class bytes via ClassFileLoadHook (default 1; costs start-up time)\n"
+          "  classes=0|1|early       record class bytes via ClassFileLoadHook (default 1). 1: from the start phase\n"
+          "                          on, keeping class-data sharing; the boot classes loaded before are named as\n"
+          "                          classes of the JDK's runtime image (lib/modules), read from there at analysis.\n"
+          "                          early: every class's bytes from the first (turns class-data sharing off)\n"
           "  dispatch=symtab|parse   find interpreter dispatch tables in libjvm's .symtab or by parsing code\n"
           "                          (default symtab, falling back to parse)\n"
           "  oracle=0|1              ground-truth mode: record every executed bytecode of every thread through\n"

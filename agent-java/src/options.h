@@ -15,6 +15,9 @@ struct Options {
   uint32_t patchIntervalMs = 50;
   bool snapshot = false;
   bool classes = true;
+  // classes=early: the early ClassFileLoadHook (every class's bytes, class-data sharing off); default: the hook
+  // from the start phase on (CDS stays on), classes loaded before it named as runtime-image classes
+  bool classesEarly = false;
   bool dispatchParse = false;  // find the dispatch table by parsing code instead of libjvm's .symtab
   std::string log = "info";
   bool help = false;

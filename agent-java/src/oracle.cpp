@@ -246,8 +246,9 @@ void JNICALL onOracleThreadEnd(jvmtiEnv* j, JNIEnv*, jthread thread) {
   CALLBACK_GUARD_END("ThreadEnd")
 }
 
-// Keeps the ClassFileLoadHook enabled (with the early capability) so class-data sharing is off exactly as in
-// a default `jportal record` run: the bytecodes a program runs at start-up depend on it.
+// Keeps the ClassFileLoadHook enabled as the recording agent does with the same `classes` option (from the
+// start phase on by default, the early hook with classes=early), so that class-data sharing is on or off
+// exactly as in the run it is compared with: the bytecodes a program runs at start-up depend on it.
 void JNICALL onClassFileLoad(jvmtiEnv*, JNIEnv*, jclass, jobject, const char*, jobject, jint, const unsigned char*, jint*, unsigned char**) {}
 
 void JNICALL onVMInit(jvmtiEnv* j, JNIEnv*, jthread) {
@@ -341,7 +342,7 @@ jint startOracle(JavaVM*, jvmtiEnv* j, const Options& opts) {
   if (!caps.can_generate_breakpoint_events) warnOnce("oracle-pairs", "oracle", "no breakpoint capability: fused bytecode pairs show as one event");
   if (opts.classes) {
     caps.can_generate_all_class_hook_events = potential.can_generate_all_class_hook_events;
-    caps.can_generate_early_class_hook_events = potential.can_generate_early_class_hook_events;
+    if (opts.classesEarly) caps.can_generate_early_class_hook_events = potential.can_generate_early_class_hook_events;
   }
   if (j->AddCapabilities(&caps) != JVMTI_ERROR_NONE) {
     log(LogLevel::Error, "oracle", "this JVM cannot single-step through JVMTI; the agent is disabled, the JVM runs on");

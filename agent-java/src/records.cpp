@@ -31,7 +31,7 @@ const TypeDef kTypes[] = {
      "method:u32 code_begin:u64 code_size:u32 blob_begin:u64 insts_begin:u64 stub_begin:u64 entry:u64 verified_entry:u64 "
      "osr_entry:u64 compile_id:i32 level:i8 osr_bci:i32 code:bytes pcs:[pc:u64 frames:[method:u32 bci:i32]]"},
     {NMETHOD_UNLOAD, "NMETHOD_UNLOAD", "method:u32 code_begin:u64"},
-    {CODE_PATCH, "CODE_PATCH", "code_begin:u64 address:u64 bytes:bytes"},
+    {CODE_PATCH, "CODE_PATCH", "code_begin:u64 address:u64 bytes:bytes since:w64"},
     {CODE_SNAPSHOT, "CODE_SNAPSHOT", "code_begin:u64 code:bytes"},
     {CLASS, "CLASS", "class_id:u32 loader:u32 source:u8 name:str bytes:bytes"},
     {METHOD, "METHOD", "method:u32 class_id:u32 loader:u32 class_name:str name:str signature:str modifiers:u32"},

@@ -42,20 +42,27 @@ bool readable(const void* p, size_t n) {
   if (!p) return false;
   static bool vmReadv = true;  // false once the kernel (or an emulator) says ENOSYS
   if (!vmReadv) return readableByPipe(p, n);
-  char buf[256];
-  while (n > 0) {
-    size_t k = n < sizeof buf ? n : sizeof buf;
-    struct iovec local = {buf, k};
-    struct iovec remote = {(void*)p, k};
-    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)k) {
-      if (errno == ENOSYS || errno == EPERM) {
-        vmReadv = false;
-        return readableByPipe(p, n);
+  static const pid_t self = getpid();  // the JVM never forks into a process that runs agent code
+  // readability is per page: one byte of each page the range touches, up to 64 pages per system call
+  constexpr size_t kPage = 4096, kBatch = 64;
+  char sink[kBatch];
+  struct iovec local[kBatch], remote[kBatch];
+  size_t k = 0;
+  const uintptr_t end = (uintptr_t)p + (n ? n : 1);
+  for (uintptr_t q = (uintptr_t)p; q < end; q = (q & ~(kPage - 1)) + kPage) {
+    local[k] = {sink + k, 1};
+    remote[k] = {(void*)q, 1};
+    k++;
+    if (k == kBatch || ((q & ~(kPage - 1)) + kPage) >= end) {
+      if (process_vm_readv(self, local, k, remote, k, 0) != (ssize_t)k) {
+        if (errno == ENOSYS || errno == EPERM) {
+          vmReadv = false;
+          return readableByPipe(p, n);
+        }
+        return false;
       }
-      return false;
+      k = 0;
     }
-    p = (const char*)p + k;
-    n -= k;
   }
   return true;
 }
@@ -335,8 +342,23 @@ bool VmLayout::isNmethod(uintptr_t blob) const {
   if (blobKind_ >= 0 && nmethodKind_ >= 0) return rd<uint8_t>(blob, blobKind_) == (uint8_t)nmethodKind_;
   if (blobName_ < 0) return false;
   const char* name = rd<const char*>(blob, blobName_);
-  if (!name || !readable(name, 8)) return false;
-  return strcmp(name, "nmethod") == 0 || strcmp(name, "native nmethod") == 0;
+  if (!name) return false;
+  // a blob's name is one of a few string constants of libjvm: each pointer is checked (a system call) once,
+  // since the patch watcher asks this for every live nmethod many times a second
+  const uintptr_t key = (uintptr_t)name;
+  for (int list = 0; list < 2; list++)
+    for (const auto& slot : nameVerdicts_[list]) {
+      uintptr_t v = slot.load(std::memory_order_relaxed);
+      if (v == 0) break;
+      if (v == key) return list == 1;
+    }
+  bool yes = readable(name, 8) && (strcmp(name, "nmethod") == 0 || strcmp(name, "native nmethod") == 0);
+  // a race only checks a pointer twice; a full list only costs the check
+  for (auto& slot : nameVerdicts_[yes ? 1 : 0]) {
+    uintptr_t expected = 0;
+    if (slot.compare_exchange_strong(expected, key, std::memory_order_relaxed) || expected == key) break;
+  }
+  return yes;
 }
 
 bool VmLayout::nmethodFacts(uintptr_t blob, NmethodFacts* f) const {

@@ -1,6 +1,7 @@
 // HotSpot internals read through the exported VMStructs tables (offsets at run time, never hard-coded)
 // and libjvm's symbol table. Every JDK 17 vs 25 difference is resolved in VmLayout::resolve().
 #pragma once
+#include <atomic>
 #include <stdint.h>
 
 #include <map>
@@ -101,6 +102,8 @@ class VmLayout {
   long hbLength_ = -1, hbLengthSize_ = 0, hbUsed_ = -1, heapBlockSize_ = -1;
   // code blob
   long blobName_ = -1, blobSize_ = -1, blobCodeBegin_ = -1, blobCodeOffset_ = -1, blobKind_ = -1;
+  // blob name pointers already checked: [0] names of other blobs, [1] names of nmethods (0: a free slot)
+  mutable std::atomic<uintptr_t> nameVerdicts_[2][16] = {};
   long nmethodKind_ = -1;
   // nmethod
   long nmCompLevel_ = -1, nmCompLevelSize_ = 4, nmEntryBci_ = -1, nmCompileId_ = -1, nmStubOffset_ = -1, nmOsrEntry_ = -1;

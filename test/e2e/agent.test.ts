@@ -196,6 +196,23 @@ describe.each(available.map((j) => [j.label, j] as [string, Jdk]))('agent on %s'
       expect(cls).toBeDefined();
       expect(cls!.methods.length).toBeGreaterThan(0);
     }
+    expect(jit.classes.problems).toEqual([]);
+  });
+
+  test('class-data sharing stays on: start-up classes are named, their bytes read from the runtime image', () => {
+    const vm = jit.trace.byType('VM_INFO')[0].payload;
+    const flag = (n: string) => vm.flags.find((f: { name: string }) => f.name === n)?.value;
+    // (JDK 25 no longer has the flag in its flag table: there the named classes below are the evidence)
+    if (flag('UseSharedSpaces') !== undefined || jdk.feature === 17) expect(flag('UseSharedSpaces')).toBe('true');
+    expect(flag('jportal.runtime_image')).toBe(path.join(vm.java_home, 'lib', 'modules'));
+    expect(Number(flag('jportal.runtime_image_size'))).toBe(fs.statSync(flag('jportal.runtime_image')).size);
+    const named = jit.trace.byType('CLASS').filter((r) => r.payload.source === 3);
+    // the primordial phase loads a few hundred boot classes (java.lang.Object among them); none carries bytes
+    expect(named.length).toBeGreaterThan(100);
+    expect(named.every((r) => r.payload.loader === 0 && r.payload.bytes.length === 0)).toBe(true);
+    expect(named.some((r) => r.payload.name === 'java/lang/Object')).toBe(true);
+    // later classes still come through the hook with their bytes, application classes among them
+    expect(jit.trace.byType('CLASS').some((r) => r.payload.name === 'JitHot' && r.payload.source === 0 && r.payload.bytes.length > 0)).toBe(true);
   });
 
   test('hidden classes in inlining chains are reconstructed into class files javap accepts', () => {

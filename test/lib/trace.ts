@@ -2,6 +2,7 @@
 import * as path from 'path';
 import { readMetaFile, ReadProblem, TraceRecord } from '@jportal/format';
 import { ClassFile, parseClass } from '@jportal/classfile';
+import { IMAGE_CLASS_SOURCE, readImageClasses, runtimeImageOf } from '@jportal/decode';
 
 export class Trace {
   readonly records: TraceRecord<any>[];
@@ -46,8 +47,19 @@ export class ClassIndex {
   private readonly raw = new Map<string, Uint8Array>();
   private readonly parsed = new Map<string, ClassFile>();
 
+  /** what could not be read (start-up classes whose runtime image is missing) */
+  readonly problems: string[] = [];
+
   constructor(trace: Trace) {
-    for (const r of trace.byType('CLASS')) this.raw.set(`${r.payload.loader}:${r.payload.name}`, r.payload.bytes);
+    // start-up classes named only (CLASS source 3) come from the runtime image VM_INFO names, as in @jportal/decode
+    const named = new Map<string, string>();
+    for (const r of trace.byType('CLASS')) {
+      const key = `${r.payload.loader}:${r.payload.name}`;
+      if (r.payload.source === IMAGE_CLASS_SOURCE && r.payload.bytes.length === 0) named.set(key, r.payload.name);
+      else this.raw.set(key, r.payload.bytes);
+    }
+    const vm = trace.byType('VM_INFO')[0];
+    if (named.size && vm) readImageClasses(named, runtimeImageOf(vm.payload.java_home, vm.payload.flags), undefined, this.raw, this.problems);
   }
 
   private get(loader: number, name: string): ClassFile | undefined {

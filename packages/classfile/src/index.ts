@@ -2,3 +2,5 @@
 export { parseClass, ClassFormatError, lineOf } from './parse';
 export type { ClassFile, MethodInfo, MethodRef, ExceptionHandler } from './parse';
 export { instructionLength, forEachInstruction, successors, INVOKE_OPCODES, OPCODE_NAMES, opcodeName } from './bytecode';
+export { JImage, JImageError, JImageDecompressorError, jimageHash } from './jimage';
+export type { JImageHeader, JImageLocation } from './jimage';

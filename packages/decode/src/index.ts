@@ -3,6 +3,8 @@ export { CodeImage, SectionKind } from './image';
 export type { CodeSection, NmethodInfo } from './image';
 export { loadTrace } from './load';
 export type { JvmModel, MethodInfo, LoadOptions } from './load';
+export { readImageClasses, runtimeImageOf, IMAGE_CLASS_SOURCE } from './runtime-image';
+export type { RuntimeImageFacts } from './runtime-image';
 export { FlowDecoder, GapReason, GAP_REASONS } from './flow';
 export { invokeCallees } from './callees';
 export type { FlowSink, FlowOptions, FlowStats, CallCandidates } from './flow';

@@ -5,6 +5,7 @@
 import { isRecord, MetaReader, PtSideband, readPtSideband, TraceRecord } from '@jportal/format';
 import * as path from 'path';
 import { CodeImage, CodeSection, NmethodInfo, SectionKind } from './image';
+import { IMAGE_CLASS_SOURCE, readImageClasses, RuntimeImageFacts, runtimeImageOf } from './runtime-image';
 import { BlockEnd } from './x86';
 
 export interface MethodInfo {
@@ -46,14 +47,27 @@ export interface LoadOptions {
    * found by polling, so the change happened at some point in the interval before the record.
    */
   patchLead?: number;
+  /** the JDK runtime image (lib/modules) to read start-up classes from, instead of the one the trace names */
+  runtimeImage?: string;
 }
 
 const toNum = (b: bigint): number => Number(b);
+
+/** A CODE_PATCH as the image needs it: `since` is when the scan before the one that saw it began (format 1.1). */
+interface PatchSeen {
+  tsc: number;
+  address: number;
+  bytes: Uint8Array;
+  since?: number;
+}
 
 export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
   const image = new CodeImage();
   const methods = new Map<number, MethodInfo>();
   const classes = new Map<string, Uint8Array>();
+  /** CLASS records naming runtime-image classes: key -> internal name */
+  const imageClasses = new Map<string, string>();
+  let runtimeImage: RuntimeImageFacts | undefined;
   const codeletList: { begin: number; end: number; bytecode: number; kind: number; description: string }[] = [];
   const dispatchCount = new Map<number, Set<number>>();
   const methodEntries = new Map<number, number>();
@@ -64,7 +78,7 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
   let interp: { base: number; code: Uint8Array } | undefined;
   const blobs: { address: number; code: Uint8Array; name: string; tsc: number }[] = [];
   const loads: { nm: NmethodInfo; code: Uint8Array }[] = [];
-  const patches = new Map<number, { tsc: number; address: number; bytes: Uint8Array }[]>();
+  const patches = new Map<number, PatchSeen[]>();
   const unloads: { codeBegin: number; tsc: number; method: number }[] = [];
   let patchInterval = 50;
 
@@ -126,17 +140,25 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
       } else if (isRecord(r, 'CODE_PATCH')) {
         let l = patches.get(r.payload.code_begin);
         if (!l) patches.set(r.payload.code_begin, (l = []));
-        l.push({ tsc, address: r.payload.address, bytes: r.payload.bytes });
+        l.push({ tsc, address: r.payload.address, bytes: r.payload.bytes, since: r.payload.since === undefined ? undefined : Number(r.payload.since) });
       } else if (isRecord(r, 'NMETHOD_UNLOAD')) unloads.push({ codeBegin: r.payload.code_begin, tsc, method: r.payload.method });
       else if (isRecord(r, 'METHOD'))
         methods.set(r.payload.method, { className: r.payload.class_name, name: r.payload.name, signature: r.payload.signature, classId: r.payload.class_id, loader: r.payload.loader });
-      else if (isRecord(r, 'CLASS')) classes.set(`${r.payload.loader}:${r.payload.name}`, r.payload.bytes);
+      else if (isRecord(r, 'CLASS')) {
+        const key = `${r.payload.loader}:${r.payload.name}`;
+        if (r.payload.source === IMAGE_CLASS_SOURCE && r.payload.bytes.length === 0) imageClasses.set(key, r.payload.name);
+        else {
+          classes.set(key, r.payload.bytes);
+          imageClasses.delete(key);
+        }
+      }
       else if (r.typeName === 'VM_START') vmStartTsc = tsc;
       else if (isRecord(r, 'THREAD_START')) threads.push({ osTid: r.payload.os_tid, javaTid: Number(r.payload.java_tid), name: r.payload.name, startTsc: tsc, endTsc: Infinity });
       else if (isRecord(r, 'THREAD_END')) {
         const t = threads.find((x) => x.javaTid === Number(r.payload.java_tid) && x.endTsc === Infinity);
         if (t) t.endTsc = tsc;
       } else if (isRecord(r, 'VM_INFO')) {
+        runtimeImage = runtimeImageOf(r.payload.java_home, r.payload.flags);
         const f = r.payload.flags.find((x) => x.name === 'jportal.patch_interval_ms');
         if (f) patchInterval = Number(f.value) || patchInterval;
       }
@@ -144,6 +166,10 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
     for (const p of meta.problems) problems.push(p.message);
   } finally {
     meta.close();
+  }
+  if (imageClasses.size) {
+    if (runtimeImage || opts.runtimeImage) readImageClasses(imageClasses, runtimeImage ?? { path: '' }, opts.runtimeImage, classes, problems);
+    else problems.push(`${imageClasses.size} start-up classes have no bytes: the trace has no VM_INFO naming the JDK's runtime image`);
   }
 
   let tscPerNs = 0;
@@ -294,16 +320,17 @@ function findAdapterEntries(image: CodeImage): void {
 }
 
 /**
- * Adds a piece of code and one more version per CODE_PATCH: version k+1 takes over `patchLead` ticks before
- * the k-th patch record (patches are found by polling, so the change happened up to one interval earlier).
+ * Adds a piece of code and one more version per CODE_PATCH. Patches are found by polling, so the change happened
+ * after the previous scan began: version k+1 takes over there (the record's `since`, format 1.1; the watcher's
+ * pause grows with the code it compares), or, in 1.0 traces, `patchLead` ticks before the k-th patch record.
  */
-function addVersions(image: CodeImage, first: Omit<CodeSection, 'id'>, patches: { tsc: number; address: number; bytes: Uint8Array }[], patchLead: number, problems: string[]): void {
+function addVersions(image: CodeImage, first: Omit<CodeSection, 'id'>, patches: PatchSeen[], patchLead: number, problems: string[]): void {
   const ps = [...patches].sort((a, b) => a.tsc - b.tsc);
   let bytes = first.bytes;
   let start = first.validFrom;
   let version = 0;
   for (const p of ps) {
-    const switchAt = Math.max(start, p.tsc - patchLead);
+    const switchAt = Math.max(start, p.since ?? p.tsc - patchLead);
     image.addSection({ ...first, bytes, validFrom: start, validTo: switchAt, version });
     const next = bytes.slice();
     const off = p.address - first.begin;

@@ -39,7 +39,7 @@ export const CANONICAL_LAYOUTS: Record<RecordTypeName, string> = {
   NMETHOD_LOAD:
     'method:u32 code_begin:u64 code_size:u32 blob_begin:u64 insts_begin:u64 stub_begin:u64 entry:u64 verified_entry:u64 osr_entry:u64 compile_id:i32 level:i8 osr_bci:i32 code:bytes pcs:[pc:u64 frames:[method:u32 bci:i32]]',
   NMETHOD_UNLOAD: 'method:u32 code_begin:u64',
-  CODE_PATCH: 'code_begin:u64 address:u64 bytes:bytes',
+  CODE_PATCH: 'code_begin:u64 address:u64 bytes:bytes since:w64',
   CODE_SNAPSHOT: 'code_begin:u64 code:bytes',
   CLASS: 'class_id:u32 loader:u32 source:u8 name:str bytes:bytes',
   METHOD: 'method:u32 class_id:u32 loader:u32 class_name:str name:str signature:str modifiers:u32',
@@ -84,7 +84,7 @@ export interface NmethodLoad {
   code: Uint8Array; pcs: PcDesc[];
 }
 export interface NmethodUnload { method: number; code_begin: number }
-export interface CodePatch { code_begin: number; address: number; bytes: Uint8Array }
+export interface CodePatch { code_begin: number; address: number; bytes: Uint8Array; /** since 1.1: tsc when the scan before the one that saw the change began (absent in 1.0 files) */ since?: bigint }
 export interface CodeSnapshot { code_begin: number; code: Uint8Array }
 export interface ClassRec { class_id: number; loader: number; source: number; name: string; bytes: Uint8Array }
 export interface MethodRec { method: number; class_id: number; loader: number; class_name: string; name: string; signature: string; modifiers: number }

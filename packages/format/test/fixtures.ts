@@ -48,7 +48,7 @@ export function sampleTrace(extraTypes: TypeEntry[] = []): { writer: MetaWriter;
       { pc: nmBegin + 20, frames: [{ method: 0, bci: -1 }] },
     ],
   });
-  put('CODE_PATCH', { code_begin: nmBegin, address: nmBegin + 16, bytes: new Uint8Array([0xe9, 1, 2, 3, 4]) });
+  put('CODE_PATCH', { code_begin: nmBegin, address: nmBegin + 16, bytes: new Uint8Array([0xe9, 1, 2, 3, 4]), since: 0n });
   put('CODE_SNAPSHOT', { code_begin: nmBegin, code: new Uint8Array(64).fill(0x90) });
   put('NMETHOD_UNLOAD', { method: 0, code_begin: nmBegin });
   put('CLASS', { class_id: 0, loader: 0, source: 0, name: 'Hot', bytes: new Uint8Array([0xca, 0xfe, 0xba, 0xbe]) });

@@ -57,8 +57,8 @@ describe('validateTrace', () => {
     w.write('METHOD', method(0));
     const bad = w.write('NMETHOD_LOAD', nm(0x9000, 16, [{ pc: 0x9000, frames: [{ method: 0, bci: 0 }] }, { pc: 0x9010, frames: [{ method: 5, bci: 0 }] }]));
     const undef = w.write('NMETHOD_LOAD', nm(0xa000, 16, [], 7));
-    const patch = w.write('CODE_PATCH', { code_begin: 0x9000, address: 0x900e, bytes: new Uint8Array(4) });
-    w.write('CODE_PATCH', { code_begin: 0x9000, address: 0x900c, bytes: new Uint8Array(4) }); // fits exactly
+    const patch = w.write('CODE_PATCH', { code_begin: 0x9000, address: 0x900e, bytes: new Uint8Array(4), since: 0n });
+    w.write('CODE_PATCH', { code_begin: 0x9000, address: 0x900c, bytes: new Uint8Array(4), since: 0n }); // fits exactly
     const r = validate(w.bytes());
     expect(codes(r)).toEqual(['patch-outside-nmethod', 'pc-outside-nmethod', 'undefined-method', 'undefined-method']);
     expect(r.issues.find((i) => i.code === 'pc-outside-nmethod')).toMatchObject({ offset: bad, message: expect.stringContaining('pc 0x9010 outside') });

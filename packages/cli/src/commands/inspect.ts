@@ -30,6 +30,8 @@ export interface InspectSummary {
   unloads: number;
   classes: number;
   reconstructedClasses: number;
+  /** start-up classes named only (their bytes are in the JDK's runtime image) */
+  imageClasses: number;
   redefinedClasses: number;
   classBytes: number;
   threads: number;
@@ -84,6 +86,7 @@ export function summarize(m: TraceModel): InspectSummary {
     classes: m.classes.total,
     reconstructedClasses: m.classes.reconstructed,
     redefinedClasses: m.classes.redefined,
+    imageClasses: m.classes.fromImage,
     classBytes: m.classes.bytes,
     threads: m.threads.size,
     stalls: m.end?.stalls ?? 0,
@@ -139,7 +142,7 @@ export function formatSummary(s: InspectSummary, m: TraceModel): string {
   row('patches', `${s.patches} in ${s.patchedNmethods} nmethods`);
   row(
     'classes',
-    `${s.classes} (${formatBytes(s.classBytes)}; ${s.reconstructedClasses} reconstructed hidden, ${s.redefinedClasses} redefined)`,
+    `${s.classes} (${formatBytes(s.classBytes)}; ${s.reconstructedClasses} reconstructed hidden, ${s.redefinedClasses} redefined, ${s.imageClasses} from the runtime image)`,
   );
   const names = [...m.threads.values()].map((t) => t.name);
   row('threads', `${s.threads}${names.length ? ': ' + names.slice(0, 8).join(', ') + (names.length > 8 ? ', ...' : '') : ''}`);
