@@ -50,7 +50,7 @@ function keepsEveryEvent(input: EventStream, out: EventStream): boolean {
     for (const c of report.byMethod.values()) perMethod += CONTRADICTION_NAMES.reduce((s, k) => s + c[k], 0);
     expect(perMethod).toBe(classified);
     expect(report.segments).toBe(report.gaps + 1);
-    expect(report.repair.unique + report.repair.ambiguous + report.repair.tooLong + report.repair.exceptionOnly).toBe(report.byClass.path);
+    expect(report.repair.unique + report.repair.ambiguous + report.repair.tooLong + report.repair.exceptionOnly + report.repair.compiledLeft).toBe(report.byClass.path);
     for (const x of report.examples) expect(x.event).toBeLessThan(t.events.length);
 
     // the repaired stream keeps every decoded event
@@ -84,7 +84,7 @@ function keepsEveryEvent(input: EventStream, out: EventStream): boolean {
       `reconstruct ${name} main: ${t.events.length} events, ${report.segments} segments, ${report.pairs} pairs checked in ${ms} ms (${cfgOf.built()} CFGs); ` +
         `contradictions ${report.contradictions} (${CONTRADICTION_NAMES.map((c) => `${c} ${report.byClass[c]}`).join(', ')}; ` +
         `interpreted ${report.bySource.interpreted}, compiled ${report.bySource.compiled}); opcode mismatches ${report.opcodeMismatches}; ` +
-        `repaired ${report.repair.unique} unique + ${report.repair.ambiguous} ambiguous, ${report.repair.tooLong} too long, ${report.repair.exceptionOnly} exception-only; ` +
+        `repaired ${report.repair.unique} unique + ${report.repair.ambiguous} ambiguous, ${report.repair.tooLong} too long, ${report.repair.exceptionOnly} exception-only, ${report.repair.compiledLeft} compiled left; ` +
         `${report.repair.inserted} bytecodes inserted\n` +
         `  sequence accuracy before ${pct(before.all.accuracy)} (${before.all.matched}/${before.all.truthLength}), after ${pct(after.all.accuracy)} (${after.all.matched}/${after.all.truthLength}); ` +
         `without unseen activations: before ${pct(before.visible.accuracy)}, after ${pct(after.visible.accuracy)}\n` +

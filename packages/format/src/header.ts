@@ -2,7 +2,7 @@
 import { crc32Excluding } from './crc32';
 import { TraceFormatError } from './errors';
 import { ByteSink, CompiledLayout, compileLayout, LayoutField, LayoutSyntaxError, missingField, parseLayout } from './layout';
-import { CANONICAL_FIELDS, CANONICAL_LAYOUTS, RECORD_NAMES, RecordType, RecordTypeName } from './records';
+import { CANONICAL_LAYOUTS, REQUIRED_FIELDS, RECORD_NAMES, RecordType, RecordTypeName } from './records';
 
 export const MAGIC = Buffer.from('JPORTAL\0', 'latin1');
 export const FORMAT_MAJOR = 1;
@@ -137,7 +137,7 @@ export function decodeFileHeader(file: string, bytes: Uint8Array, complete: bool
     const known = RECORD_NAMES.get(type);
     if (known !== undefined && known === name) {
       entry.known = known;
-      const missing = missingField(fields, CANONICAL_FIELDS[known]);
+      const missing = missingField(fields, REQUIRED_FIELDS[known]);
       if (missing) entry.mismatch = `record type ${type} (${name}) has layout "${layout}", which lacks field ${missing} of "${CANONICAL_LAYOUTS[known]}"`;
     }
     types.set(type, entry);

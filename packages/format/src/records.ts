@@ -52,6 +52,18 @@ export const CANONICAL_FIELDS: Record<RecordTypeName, LayoutField[]> = Object.fr
   (Object.keys(CANONICAL_LAYOUTS) as RecordTypeName[]).map((n) => [n, parseLayout(CANONICAL_LAYOUTS[n])]),
 ) as Record<RecordTypeName, LayoutField[]>;
 
+/**
+ * Fields appended to a canonical layout by a minor version, which files of an earlier minor version lack (their
+ * payloads then have no such property): the number of trailing fields of each layout that a reader does not
+ * require. 1.1 appended CODE_PATCH.since.
+ */
+export const APPENDED_FIELDS: Partial<Record<RecordTypeName, number>> = { CODE_PATCH: 1 };
+
+/** The fields every file's layout of a type must start with (the canonical ones less those appended later). */
+export const REQUIRED_FIELDS: Record<RecordTypeName, LayoutField[]> = Object.fromEntries(
+  (Object.keys(CANONICAL_FIELDS) as RecordTypeName[]).map((n) => [n, CANONICAL_FIELDS[n].slice(0, CANONICAL_FIELDS[n].length - (APPENDED_FIELDS[n] ?? 0))]),
+) as Record<RecordTypeName, LayoutField[]>;
+
 export const RECORD_NAMES: ReadonlyMap<number, RecordTypeName> = new Map(
   (Object.entries(RecordType) as [RecordTypeName, number][]).map(([n, id]) => [id, n]),
 );

@@ -165,6 +165,21 @@ describe('round trip', () => {
     expect(records[0].payload).toEqual({ begin: 1, end: 2, bytecode: 3, kind: 1, description: 'd', extra: 77 });
   });
 
+  test('a 1.0 file, whose CODE_PATCH layout lacks the since field 1.1 appended, still reads (since absent)', () => {
+    const table = canonicalTypeTable().map((t) => (t.type === RecordType.CODE_PATCH ? extraType(23, 'CODE_PATCH', 'code_begin:u64 address:u64 bytes:bytes') : t));
+    const w = new MetaWriter(undefined, { types: table, minor: 0 });
+    w.writeType(RecordType.CODE_PATCH, { code_begin: 16, address: 20, bytes: new Uint8Array([1, 2]) });
+    const { records, header } = read(w.bytes());
+    expect(header.minor).toBe(0);
+    expect(records[0].payload.since).toBeUndefined();
+    expect(records[0].payload.address).toBe(20);
+    // a layout missing a field that 1.0 already had is still refused
+    const bad = canonicalTypeTable().map((t) => (t.type === RecordType.CODE_PATCH ? extraType(23, 'CODE_PATCH', 'code_begin:u64 address:u64') : t));
+    const wb = new MetaWriter(undefined, { types: bad });
+    wb.writeType(RecordType.CODE_PATCH, { code_begin: 16, address: 20 });
+    expect(readErr(wb.bytes()).message).toMatch(/CODE_PATCH.*lacks field bytes:bytes/);
+  });
+
   test('a payload longer than its layout is fine; a shorter one is a payload-overrun at the record', () => {
     const long = extraType(RecordType.THREAD_END, 'THREAD_END', 'os_tid:u32 java_tid:u64 pad:u32');
     const w = new MetaWriter(undefined, [long]);

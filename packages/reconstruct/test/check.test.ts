@@ -149,7 +149,7 @@ type Ev = { kind: number; method: number; bci: number; source?: number };
 
   it('repairs removed bytecodes exactly to the original when the shortest path is unique', () => {
     const lin = bcis(LIN);
-    const full = [...lin.map((b) => bc(LIN, b, COMPILED)), { kind: EXIT, method: LIN, bci: -1 }, ...swCase1.map((b) => bc(SW, b, COMPILED))];
+    const full = [...lin.map((b) => bc(LIN, b)), { kind: EXIT, method: LIN, bci: -1 }, ...swCase1.map((b) => bc(SW, b))];
     // keep the first and last of each method and every third bytecode in between
     const kept = full.filter((e, i) => e.kind !== BYTECODE || i === 0 || i === full.length - 1 || (e.method === LIN ? e.bci === lin[lin.length - 1] : e.bci === 0) || i % 3 === 0);
     expect(kept.length).toBeLessThan(full.length);
@@ -175,6 +175,15 @@ type Ev = { kind: number; method: number; bci: number; source?: number };
     const dry = checkAndRepair(stream(kept), cfgOf, { repair: false });
     expect(dry.report.byClass).toEqual(report.byClass);
     expect(dry.events.length).toBe(kept.length);
+    // the same pairs in compiled frames are reported, not repaired, unless asked to
+    const asCompiled = (evs: Ev[]) => stream(evs.map((e) => (e.kind === BYTECODE ? { ...e, source: COMPILED } : e)));
+    const compiled = checkAndRepair(asCompiled(kept), cfgOf);
+    expect(compiled.report.byClass).toEqual(report.byClass);
+    expect(compiled.report.repair.compiledLeft).toBe(report.byClass.path);
+    expect(compiled.report.repair.inserted).toBe(0);
+    expect(compiled.events.length).toBe(kept.length);
+    const forced = checkAndRepair(asCompiled(kept), cfgOf, { repairCompiled: true });
+    expect(forced.report.repair.inserted).toBe(full.length - kept.length);
   });
 
   it('marks an ambiguous repair and counts the shortest paths', () => {
@@ -183,7 +192,14 @@ type Ev = { kind: number; method: number; bci: number; source?: number };
     // the join after the switch: the first bci after the case-1 arm's goto
     const join = swCase1[swCase1.indexOf(sw) + 3];
     // sw -> join: two shortest paths (case 1 and case 2 arms, two bytecodes each; the default arm is longer)
-    const { events, report } = checkAndRepair(stream([bc(SW, 0), ...swCase1.slice(1, swCase1.indexOf(sw) + 1).map((b) => bc(SW, b)), bc(SW, join)]), cfgOf);
+    const input = () => stream([bc(SW, 0), ...swCase1.slice(1, swCase1.indexOf(sw) + 1).map((b) => bc(SW, b)), bc(SW, join)]);
+    // by default only what every path passes through is inserted: the two arms share nothing
+    const certain = checkAndRepair(input(), cfgOf);
+    expect(certain.report.repair.ambiguous).toBe(1);
+    expect(certain.report.repair.inserted).toBe(0);
+    expect(certain.events.length).toBe(input().length);
+    // mustPass: false takes one of the shortest paths whole
+    const { events, report } = checkAndRepair(input(), cfgOf, { mustPass: false });
     expect(report.byClass.path).toBe(1);
     expect(report.repair.ambiguous).toBe(1);
     expect(report.repair.maxPaths).toBe(2);
@@ -194,7 +210,7 @@ type Ev = { kind: number; method: number; bci: number; source?: number };
     const arms = [swCase1, swCase2].map((r) => r.slice(r.indexOf(sw) + 1, r.indexOf(sw) + 3));
     expect(arms).toContainEqual(arm);
     // deterministic
-    const again = checkAndRepair(stream([bc(SW, 0), ...swCase1.slice(1, swCase1.indexOf(sw) + 1).map((b) => bc(SW, b)), bc(SW, join)]), cfgOf);
+    const again = checkAndRepair(input(), cfgOf, { mustPass: false });
     expect(rows(again.events)).toEqual(rows(events));
     expect(report.examples.find((x) => x.cls === 'path')).toMatchObject({ method: SW, fromBci: sw, toBci: join, missing: 2, repair: 'ambiguous' });
   });
