@@ -331,7 +331,16 @@ uint32_t methodId(Agent& a, jmethodID m) {
     std::lock_guard<std::mutex> lk(a.classMu);
     auto it = a.classIds.find({lid, className});
     if (it != a.classIds.end()) classId = it->second;
-    else if (cls && a.opts.classes && !className.empty() && className[0] != '[') reconstruct = a.reconstructing.insert({lid, className}).second;
+    else if (cls && a.opts.classes && !a.opts.classesEarly && lid == 0 && !className.empty() && className[0] != '[' &&
+             className.find(".0x") == std::string::npos) {
+      // a boot class that never reached the hook was loaded before it was on: a runtime-image class (compiled
+      // methods can be reported while VMInit, which names these, is still running)
+      static const uint8_t kNoBytes[1] = {0};
+      classId = a.nextClassId++;
+      a.classIds[{lid, className}] = classId;
+      writeClassRecord(a, classId, 0, 3, className, kNoBytes, 0);
+    } else if (cls && a.opts.classes && !className.empty() && className[0] != '[')
+      reconstruct = a.reconstructing.insert({lid, className}).second;
   }
   if (reconstruct && jni) {
     // a class that never reached ClassFileLoadHook (a hidden class): rebuild its class file once
