@@ -40,6 +40,16 @@ void writeClassRecord(Agent& a, uint32_t classId, uint32_t loader, uint8_t sourc
   a.ring.commit(CLASS, 0, p);
 }
 
+// A boot class whose bytes are in the JDK's runtime image: a CLASS record of source 3 with no bytes (caller holds
+// classMu). Returns its class id.
+uint32_t nameImageClassLocked(Agent& a, const std::string& name) {
+  static const uint8_t kNoBytes[1] = {0};
+  uint32_t id = a.nextClassId++;
+  a.classIds[{0, name}] = id;
+  writeClassRecord(a, id, 0, 3, name, kNoBytes, 0);
+  return id;
+}
+
 // Class-file writer for reconstructed classes: the class's own constant pool (from GetConstantPool) with
 // entries appended for what the reconstruction adds.
 class ClassFileBuilder {
@@ -230,7 +240,6 @@ void recordImageClasses(Agent& a, JNIEnv* jni) {
     warnOnce("loaded-classes", "classes", "GetLoadedClasses failed: start-up classes are rebuilt from JVMTI when compiled code uses them");
     return;
   }
-  static const uint8_t kNoBytes[1] = {0};
   for (jint i = 0; i < n; i++) {
     LocalRef cls{jni, all.p[i]};
     jobject loader = nullptr;
@@ -245,9 +254,7 @@ void recordImageClasses(Agent& a, JNIEnv* jni) {
     if (name.empty() || name.find(".0x") != std::string::npos) continue;  // hidden: rebuilt when prepared or used
     std::lock_guard<std::mutex> lk(a.classMu);
     if (a.classIds.count({0, name})) continue;  // reached the hook in the start phase
-    uint32_t id = a.nextClassId++;
-    a.classIds[{0, name}] = id;
-    writeClassRecord(a, id, 0, 3, name, kNoBytes, 0);
+    nameImageClassLocked(a, name);
   }
 }
 
@@ -335,10 +342,7 @@ uint32_t methodId(Agent& a, jmethodID m) {
              className.find(".0x") == std::string::npos) {
       // a boot class that never reached the hook was loaded before it was on: a runtime-image class (compiled
       // methods can be reported while VMInit, which names these, is still running)
-      static const uint8_t kNoBytes[1] = {0};
-      classId = a.nextClassId++;
-      a.classIds[{lid, className}] = classId;
-      writeClassRecord(a, classId, 0, 3, className, kNoBytes, 0);
+      classId = nameImageClassLocked(a, className);
     } else if (cls && a.opts.classes && !className.empty() && className[0] != '[')
       reconstruct = a.reconstructing.insert({lid, className}).second;
   }
