@@ -1,12 +1,32 @@
 #!/usr/bin/env node
 // Runs every package's tests through turbo (output passed through as it comes) and ends with one line
-// totalling them: "tests: N passed, N failed, N skipped". Exit code: turbo's.
+// totalling them: "tests: N passed, N failed, N skipped", preceded by the start of each failure's report
+// (CI keeps only the tail of the log). Exit code: turbo's.
 'use strict';
 const { spawn } = require('child_process');
 
 const child = spawn('npx', ['turbo', 'run', 'test', '--concurrency=1', '--output-logs=full'], { stdio: ['ignore', 'pipe', 'inherit'] });
 let passed = 0, failed = 0, skipped = 0, pending = '';
+// jest prints "FAIL <file>" then "● <suite> › <test>" blocks; keep the first lines of each block
+const failures = [];
+let failureLines = 0, inFailedSuite = false;
+const FAILURE_LINES = 40;
+const keepFailure = (line) => {
+  const text = line.replace(/^(> )?@?[\w./-]+:[\w-]+: /, '').replace(/\x1b\[[0-9;]*m/g, '');
+  if (/^\s*(PASS|FAIL) /.test(text) || /^Test Suites:/.test(text)) {
+    failureLines = 0;
+    inFailedSuite = /^\s*FAIL /.test(text);
+  }
+  if (/^\s*FAIL /.test(text) || (inFailedSuite && /^\s*● /.test(text)) || /_test: FAILED/.test(text)) {
+    failures.push(text);
+    failureLines = /● /.test(text) ? FAILURE_LINES : 0;
+  } else if (failureLines > 0) {
+    failures.push(text);
+    failureLines--;
+  }
+};
 const count = (line) => {
+  keepFailure(line);
   const jest = /Tests:\s+(.*)\d+ total/.exec(line);
   if (jest) {
     for (const [, n, what] of jest[1].matchAll(/(\d+) (passed|failed|skipped|todo)/g)) {
@@ -31,6 +51,7 @@ child.stdout.on('data', (chunk) => {
 });
 child.on('close', (code) => {
   if (pending) count(pending);
+  if (failures.length > 0) console.log(`\nfailures (first ${FAILURE_LINES} lines of each):\n${failures.join('\n')}`);
   console.log(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped`);
   process.exit(code ?? 1);
 });
