@@ -20,6 +20,18 @@ import { CodeImage, SectionKind } from './image';
 import { BLOCK_END_NAMES, BlockEnd } from './x86';
 import { ITEM_NAMES } from '@jportal/pt';
 
+// The query layer's items as module constants: `Item` is another package's export, read through a getter at every
+// use in the hot loop otherwise.
+const BAD_PACKET = Item.BadPacket;
+const END = Item.End;
+const FUP_ASYNC = Item.FupAsync;
+const FUP_STATUS = Item.FupStatus;
+const OVF = Item.Ovf;
+const PGD = Item.Pgd;
+const PGE = Item.Pge;
+const TIP = Item.Tip;
+const TNT = Item.Tnt;
+
 /** Why a gap happened. */
 export const enum GapReason {
   /** OVF: the PT unit lost data */
@@ -128,6 +140,8 @@ export class FlowDecoder {
   /** Last walk failure, for diagnostics: the IP and why. */
   lastFailure = { ip: -1, why: '' };
   private ip = -1;
+  /** The block at `ip` when a conditional branch just chose it (-1: look it up); checked against `ip` before use. */
+  private nextBlock = -1;
   private readonly stack = new Float64Array(256);
   private sp = 0;
   private q!: QueryDecoder;
@@ -182,40 +196,40 @@ export class FlowDecoder {
       if (this.ip < 0) {
         // not following code: the next item with a full IP puts the decoder (back) on it
         const k = q.peek();
-        if (k === Item.End || q.offset >= this.partEnd) break;
+        if (k === END || q.offset >= this.partEnd) break;
         q.consume();
         switch (k) {
-          case Item.Tnt:
+          case TNT:
             st.tntBits++;
             this.startGap(GapReason.Unsynced, q.offset);
             break;
-          case Item.Tip:
+          case TIP:
             st.tips++;
             this.resume(q.ip, q.offset);
             break;
-          case Item.Pge:
+          case PGE:
             enabled = true;
             this.resume(q.ip, q.offset);
             if (this.ip >= 0) this.sink.enable(this.ip, q.tsc);
             break;
-          case Item.FupStatus:
-          case Item.FupAsync:
+          case FUP_STATUS:
+          case FUP_ASYNC:
             // PSB+ status or the resume point after lost data; a lone async FUP while lost: a TIP or PGD follows
-            if (k === Item.FupStatus) {
+            if (k === FUP_STATUS) {
               enabled = true;
               this.resume(q.ip, q.offset);
               if (this.ip >= 0) this.sink.enable(this.ip, q.tsc);
             }
             break;
-          case Item.Pgd:
+          case PGD:
             if (enabled) this.sink.disable(q.tsc);
             enabled = false;
             this.endGap(q.offset);
             break;
-          case Item.Ovf:
+          case OVF:
             this.startGap(GapReason.Overflow, q.offset);
             break;
-          case Item.BadPacket:
+          case BAD_PACKET:
             this.startGap(GapReason.BadPacket, q.offset);
             break;
         }
@@ -254,6 +268,10 @@ export class FlowDecoder {
     const B = image.blocks;
     const q = this.q;
     let ip = this.ip;
+    // the block at ip, when known from the successor caches (valid at the current time, starting at ip)
+    let b = this.nextBlock;
+    this.nextBlock = -1;
+    if (b >= 0 && B.start[b] !== ip) b = -1;
     const limit = this.speculating ? SPECULATION_WALK_LIMIT : WALK_LIMIT;
     // Until an item is consumed the walk is deterministic: back at an address it has been at, it would go round
     // for ever (a loop without packets, where only bad packets lead; a real spin ends with an interrupt, whose FUP
@@ -268,13 +286,16 @@ export class FlowDecoder {
         lap *= 2;
         steps = 0;
       }
-      const sec = image.find(ip, q.tsc);
-      if (sec < 0) return this.why(Step.NoCode, ip, 'no code');
-      const b = image.block(sec, ip);
+      if (b < 0) {
+        const at = image.find(ip, q.tsc);
+        if (at < 0) return this.why(Step.NoCode, ip, 'no code');
+        b = image.block(at, ip);
+      }
+      const sec = B.section[b];
       let k = q.peek();
-      if (!this.speculating && q.offset >= this.partEnd) k = Item.End;
+      if (!this.speculating && q.offset >= this.partEnd) k = END;
       // an interrupt inside this block?
-      if (k === Item.FupAsync && q.ip >= ip && q.ip < B.end[b]) {
+      if (k === FUP_ASYNC && q.ip >= ip && q.ip < B.end[b]) {
         const stopAt = q.ip;
         if (stopAt > ip) {
           const addrs = image.blockInstructions(b);
@@ -289,13 +310,13 @@ export class FlowDecoder {
         q.consume();
         // what the interrupt did: a TIP into traced code, or a disable
         const k2 = q.peek();
-        if (k2 === Item.Tip) {
+        if (k2 === TIP) {
           q.consume();
           this.ip = q.ip >= 0 && image.inRange(q.ip) ? q.ip : -1;
           if (this.ip < 0 && !this.speculating) this.sink.disable(q.tsc);
           return this.spend();
         }
-        if (k2 === Item.Pgd) {
+        if (k2 === PGD) {
           q.consume();
           this.ip = -1;
           if (!this.speculating) this.sink.disable(q.tsc);
@@ -304,19 +325,20 @@ export class FlowDecoder {
         this.ip = stopAt;
         return this.spend();
       }
-      if (k === Item.Ovf || k === Item.BadPacket || k === Item.Pge || k === Item.FupStatus) {
-        if (k === Item.FupStatus) {
+      if (k === OVF || k === BAD_PACKET || k === PGE || k === FUP_STATUS) {
+        if (k === FUP_STATUS) {
           // PSB+ in the middle of straight-line code: the status FUP says where we are — no flow
           q.consume();
+          if (!image.blockValidAt(b, q.tsc)) b = -1;
           mark = -1;
           lap = 1;
           steps = 0;
           continue;
         }
-        return this.why(Step.Mismatch, ip, `${k === Item.Ovf ? 'overflow' : k === Item.BadPacket ? 'bad packet' : 'enable'} while following code`);
+        return this.why(Step.Mismatch, ip, `${k === OVF ? 'overflow' : k === BAD_PACKET ? 'bad packet' : 'enable'} while following code`);
       }
       const kind = B.kind[b];
-      if (k === Item.End) {
+      if (k === END) {
         const endIp = this.endIp;
         if (endIp < 0 || this.speculating) return Step.End;
         if (endIp >= ip && endIp < B.end[b]) {
@@ -339,16 +361,18 @@ export class FlowDecoder {
         case BlockEnd.Next:
           this.emit(b);
           ip = B.end[b];
+          b = image.blockAfter(b, false, q.tsc);
           continue;
         case BlockEnd.Jump:
         case BlockEnd.Call: {
           let target = B.target[b];
           const s = image.sections[sec];
-          if (kind === BlockEnd.Jump && s.skipAt === B.last[b] && k !== Item.Pgd) {
+          if (kind === BlockEnd.Jump && s.skipAt === B.last[b] && k !== PGD) {
             // a not-entrant entry that was not yet patched when this ran: the original first instruction (the
             // block may begin before the entry: the unverified entry falls through into it)
             this.emit(b);
             ip = s.skipTo!;
+            b = -1;
             continue;
           }
           // (inside a read-ahead too, one level deep: the callee tried may itself hold call sites copied late)
@@ -364,7 +388,7 @@ export class FlowDecoder {
           if (kind === BlockEnd.Call) this.push(B.end[b]);
           if (!image.inRange(target)) {
             // leaving the traced range: a TIP.PGD must say so
-            if (k === Item.Pgd && (q.ip < 0 || q.ip === target)) {
+            if (k === PGD && (q.ip < 0 || q.ip === target)) {
               q.consume();
               this.ip = -1;
               if (!this.speculating) this.sink.disable(q.tsc);
@@ -372,18 +396,20 @@ export class FlowDecoder {
             }
             return this.why(Step.Runaway, ip, `direct branch to 0x${target.toString(16)} outside the traced range, next item ${ITEM_NAMES[k]}`);
           }
+          b = target === B.target[b] ? image.blockAfter(b, true, q.tsc) : -1;
           ip = target;
           continue;
         }
         case BlockEnd.Cond:
-          if (k === Item.Tnt) {
+          if (k === TNT) {
             q.consume();
             this.stats.tntBits += this.speculating ? 0 : 1;
             this.emit(b);
             this.ip = q.bit ? B.target[b] : B.end[b];
+            this.nextBlock = image.blockAfter(b, q.bit === 1, q.tsc);
             return this.spend();
           }
-          if (k === Item.Pgd && q.ip >= 0 && q.ip === B.target[b]) {
+          if (k === PGD && q.ip >= 0 && q.ip === B.target[b]) {
             q.consume();
             this.emit(b);
             this.ip = -1;
@@ -393,18 +419,18 @@ export class FlowDecoder {
           return this.why(Step.Mismatch, ip, `conditional branch, next item ${ITEM_NAMES[k]}`);
         case BlockEnd.IndirectJump:
         case BlockEnd.IndirectCall:
-          if (k === Item.Tip || k === Item.Pgd) {
+          if (k === TIP || k === PGD) {
             q.consume();
             this.emit(b);
             if (kind === BlockEnd.IndirectCall) this.push(B.end[b]);
             if (!this.speculating) this.stats.tips++;
-            this.ip = k === Item.Tip && q.ip >= 0 && image.inRange(q.ip) ? q.ip : -1;
+            this.ip = k === TIP && q.ip >= 0 && image.inRange(q.ip) ? q.ip : -1;
             if (this.ip < 0 && !this.speculating) this.sink.disable(q.tsc);
             return this.spend();
           }
           return this.why(Step.Mismatch, ip, `indirect branch, next item ${ITEM_NAMES[k]}`);
         case BlockEnd.Return:
-          if (k === Item.Tnt) {
+          if (k === TNT) {
             // return compression: a taken bit for a return to where its call pointed
             if (!retcomp || !q.bit || this.sp === 0) return this.why(Step.Mismatch, ip, 'return, next item a TNT bit');
             q.consume();
@@ -412,18 +438,18 @@ export class FlowDecoder {
             this.ip = this.stack[--this.sp & 255];
             return this.spend();
           }
-          if (k === Item.Tip || k === Item.Pgd) {
+          if (k === TIP || k === PGD) {
             q.consume();
             this.emit(b);
             if (this.sp > 0) this.sp--;
-            this.ip = k === Item.Tip && q.ip >= 0 && image.inRange(q.ip) ? q.ip : -1;
+            this.ip = k === TIP && q.ip >= 0 && image.inRange(q.ip) ? q.ip : -1;
             if (this.ip < 0 && !this.speculating) this.sink.disable(q.tsc);
             return this.spend();
           }
           return this.why(Step.Mismatch, ip, `return, next item ${ITEM_NAMES[k]}`);
         default:
           // Stop / Truncated: only an interrupt (FUP, handled above) or a disable can explain going on
-          if (k === Item.Pgd) {
+          if (k === PGD) {
             q.consume();
             this.ip = -1;
             if (!this.speculating) this.sink.disable(q.tsc);
@@ -538,14 +564,21 @@ export class FlowDecoder {
   private lastFitStrong = false;
   /** How many fits() are running (a read-ahead may choose a call target by reading ahead itself). */
   private specDepth = 0;
+  private readonly savedStates: Float64Array[] = [];
+  private readonly savedStacks: Float64Array[] = [];
 
   /** Reads ahead from a call to `target` (returning to `ret`): do the next items fit? State is restored. */
   private fits(target: number, ret: number, retcomp: boolean): boolean {
     const q = this.q;
-    const saved = q.save();
+    // per nesting depth, buffers reused for the saved state (a read-ahead is taken at most call sites)
+    const depth = this.specDepth;
+    const saved = this.savedStates[depth] ? q.save(this.savedStates[depth]) : (this.savedStates[depth] = q.save());
     const ip0 = this.ip;
+    const nextBlock0 = this.nextBlock;
     const sp0 = this.sp;
-    const stackCopy = this.stack.slice(0, Math.min(this.sp, 256));
+    const stackCopy = (this.savedStacks[depth] ??= new Float64Array(256));
+    const nstack = Math.min(this.sp, 256);
+    stackCopy.set(nstack === 256 ? this.stack : this.stack.subarray(0, nstack));
     const npending0 = this.npending;
     const outerSpeculating = this.speculating;
     const outerBudget = this.budget;
@@ -557,7 +590,7 @@ export class FlowDecoder {
     this.push(ret);
     this.ip = target;
     if (!this.image.inRange(target)) {
-      ok = q.peek() === Item.Pgd;
+      ok = q.peek() === PGD;
     } else {
       while (this.budget > 0) {
         const r = this.follow(retcomp);
@@ -575,8 +608,9 @@ export class FlowDecoder {
     this.budget = outerBudget;
     q.restore(saved);
     this.ip = ip0;
+    this.nextBlock = nextBlock0;
     this.sp = sp0;
-    this.stack.set(stackCopy);
+    this.stack.set(nstack === 256 ? stackCopy : stackCopy.subarray(0, nstack));
     this.npending = npending0;
     return ok;
   }
@@ -616,7 +650,7 @@ export class FlowDecoder {
     this.stats.droppedBlocks += this.npending;
     this.npending = 0;
     // the walk stopped because the packets it needed were lost: the next item is the PT unit's OVF
-    const lost = this.q.peek() === Item.Ovf;
+    const lost = this.q.peek() === OVF;
     this.startGap(lost ? GapReason.Overflow : r === Step.NoCode ? GapReason.NoCode : r === Step.Runaway ? GapReason.Runaway : GapReason.Mismatch, offset);
     this.ip = -1;
     this.sp = 0;

@@ -71,6 +71,9 @@ class BlockTable {
   insns = new Uint32Array(1024);
   kind = new Uint8Array(1024);
   section = new Uint32Array(1024);
+  /** Successor caches (block index + 1, 0: not known yet): the block at `end`, and the block at `target`. */
+  nextBlock = new Int32Array(1024);
+  targetBlock = new Int32Array(1024);
   count = 0;
 
   add(b: DecodedBlock, section: number): number {
@@ -94,6 +97,8 @@ class BlockTable {
     this.insns = grown(this.insns);
     this.kind = grown(this.kind);
     this.section = grown(this.section);
+    this.nextBlock = grown(this.nextBlock);
+    this.targetBlock = grown(this.targetBlock);
   }
 }
 
@@ -110,6 +115,8 @@ export class CodeImage {
   /** Lookups that found code at the address only outside its recorded time span (taken anyway). */
   timeFallbacks = 0;
   private lastSection = -1;
+  /** Per section id: the time span of its bytes (validFrom, validTo), flat, for the successor caches. */
+  private spans: number[] = [];
   /**
    * Out-of-range call targets of the call-resolution stubs (resolve_*_call, ic_miss, wrong_method): VM entry
    * address -> the stub's start. A call site may still have pointed at such a stub when it ran, even though the
@@ -132,6 +139,7 @@ export class CodeImage {
   addSection(s: Omit<CodeSection, 'id'>): CodeSection {
     const sec: CodeSection = { ...s, id: this.sections.length };
     this.sections.push(sec);
+    this.spans.push(sec.validFrom, sec.validTo);
     this.blockIndex.push(new Map());
     this.decoders.push(undefined);
     for (let p = Math.floor(sec.begin / PAGE); p <= Math.floor((sec.end - 1) / PAGE); p++) {
@@ -179,6 +187,36 @@ export class CodeImage {
     }
     if (best >= 0) this.timeFallbacks++;
     return best;
+  }
+
+  /**
+   * The block that runs after block `b` at time `tsc`: the one at its end (`taken` false) or at its direct target
+   * (`taken` true); -1 when no code is there. What find() + block() would answer, cached per block while the
+   * cached block's section holds its bytes at `tsc`.
+   */
+  blockAfter(b: number, taken: boolean, tsc: number): number {
+    const B = this.blocks;
+    const cached = (taken ? B.targetBlock[b] : B.nextBlock[b]) - 1;
+    if (cached >= 0) {
+      const at = B.section[cached] * 2;
+      if (tsc >= this.spans[at] && tsc < this.spans[at + 1]) return cached;
+    }
+    const ip = taken ? B.target[b] : B.end[b];
+    const sec = this.find(ip, tsc);
+    if (sec < 0) return -1;
+    const nb = this.block(sec, ip);
+    // only an answer inside the section's own span is cached (a time fallback is looked up again next time)
+    if (tsc >= this.spans[sec * 2] && tsc < this.spans[sec * 2 + 1]) {
+      if (taken) B.targetBlock[b] = nb + 1;
+      else B.nextBlock[b] = nb + 1;
+    }
+    return nb;
+  }
+
+  /** Whether the bytes of block `b`'s section are the code at time `tsc`. */
+  blockValidAt(b: number, tsc: number): boolean {
+    const at = this.blocks.section[b] * 2;
+    return tsc >= this.spans[at] && tsc < this.spans[at + 1];
   }
 
   /** The block of section `sec` starting at `ip` (decoded on first use); -1 if the bytes do not decode. */

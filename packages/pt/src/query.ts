@@ -101,7 +101,7 @@ export class QueryDecoder {
     this.have = false;
   }
 
-  /** Saves the cursor's whole state. */
+  /** Saves the cursor's whole state (into `out` when given: a reused buffer saves an allocation per read-ahead). */
   save(out: Float64Array = new Float64Array(STATE_SIZE)): Float64Array {
     out[0] = this.pos;
     out[1] = this.inPsb ? 1 : 0;
@@ -118,9 +118,7 @@ export class QueryDecoder {
     out[12] = this.bit;
     out[13] = this.offset;
     this.lastIp.save(out, 14);
-    const t = new Float64Array(11);
-    this.time.save(t);
-    out.set(t, 17);
+    this.time.save(out, 17);
     out[28] = this.packets;
     return out;
   }
@@ -141,7 +139,7 @@ export class QueryDecoder {
     this.bit = s[12];
     this.offset = s[13];
     this.lastIp.restore(s, 14);
-    this.time.restore(s.subarray(17, 28));
+    this.time.restore(s, 17);
     // packets read ahead and given back are not counted twice
     this.packets = s[28];
   }

@@ -37,32 +37,32 @@ export class TimeTracker {
   constructor(readonly config: TimingConfig) {}
 
   /** Saves the whole state into `out` (11 numbers), for a decoder that reads ahead and comes back. */
-  save(out: Float64Array): void {
-    out[0] = this.tsc;
-    out[1] = this.anchor;
-    out[2] = this.ctc;
-    out[3] = this.haveCtc ? 1 : 0;
-    out[4] = this.cycles;
-    out[5] = this.cbr;
-    out[6] = this.mtcCount;
-    out[7] = this.lostMtc;
-    out[8] = this.haveRef ? 1 : 0;
-    out[9] = this.refCtc;
-    out[10] = this.refTsc;
+  save(out: Float64Array, at = 0): void {
+    out[at] = this.tsc;
+    out[at + 1] = this.anchor;
+    out[at + 2] = this.ctc;
+    out[at + 3] = this.haveCtc ? 1 : 0;
+    out[at + 4] = this.cycles;
+    out[at + 5] = this.cbr;
+    out[at + 6] = this.mtcCount;
+    out[at + 7] = this.lostMtc;
+    out[at + 8] = this.haveRef ? 1 : 0;
+    out[at + 9] = this.refCtc;
+    out[at + 10] = this.refTsc;
   }
 
-  restore(s: Float64Array): void {
-    this.tsc = s[0];
-    this.anchor = s[1];
-    this.ctc = s[2];
-    this.haveCtc = s[3] === 1;
-    this.cycles = s[4];
-    this.cbr = s[5];
-    this.mtcCount = s[6];
-    this.lostMtc = s[7];
-    this.haveRef = s[8] === 1;
-    this.refCtc = s[9];
-    this.refTsc = s[10];
+  restore(s: Float64Array, at = 0): void {
+    this.tsc = s[at];
+    this.anchor = s[at + 1];
+    this.ctc = s[at + 2];
+    this.haveCtc = s[at + 3] === 1;
+    this.cycles = s[at + 4];
+    this.cbr = s[at + 5];
+    this.mtcCount = s[at + 6];
+    this.lostMtc = s[at + 7];
+    this.haveRef = s[at + 8] === 1;
+    this.refCtc = s[at + 9];
+    this.refTsc = s[at + 10];
   }
 
   reset(): void {
