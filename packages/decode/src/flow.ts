@@ -287,9 +287,8 @@ export class FlowDecoder {
         steps = 0;
       }
       if (b < 0) {
-        const at = image.find(ip, q.tsc);
-        if (at < 0) return this.why(Step.NoCode, ip, 'no code');
-        b = image.block(at, ip);
+        b = image.blockAt(ip, q.tsc);
+        if (b < 0) return this.why(Step.NoCode, ip, 'no code');
       }
       const sec = B.section[b];
       let k = q.peek();

@@ -60,6 +60,8 @@ export interface NmethodInfo {
 }
 
 const PAGE_SHIFT = 12;
+const TARGET_CACHE_BITS = 14;
+const TARGET_CACHE_MASK = (1 << TARGET_CACHE_BITS) - 1;
 const PAGE = 2 ** PAGE_SHIFT;
 
 /** Growable typed-array table of decoded blocks, shared by every section. */
@@ -212,6 +214,30 @@ export class CodeImage {
     }
     return nb;
   }
+
+  /**
+   * The block at `ip` at time `tsc` (find() + block()), or -1 when no code is there. Looked up in a direct-mapped
+   * cache first: the targets of indirect branches (the interpreter's dispatch above all) are a few thousand
+   * addresses.
+   */
+  blockAt(ip: number, tsc: number): number {
+    const slot = (ip ^ (ip >>> TARGET_CACHE_BITS)) & TARGET_CACHE_MASK;
+    const cached = this.targetCacheBlock[slot] - 1;
+    if (cached >= 0 && this.targetCacheIp[slot] === ip) {
+      const at = this.blocks.section[cached] * 2;
+      if (tsc >= this.spans[at] && tsc < this.spans[at + 1]) return cached;
+    }
+    const sec = this.find(ip, tsc);
+    if (sec < 0) return -1;
+    const b = this.block(sec, ip);
+    if (tsc >= this.spans[sec * 2] && tsc < this.spans[sec * 2 + 1]) {
+      this.targetCacheIp[slot] = ip;
+      this.targetCacheBlock[slot] = b + 1;
+    }
+    return b;
+  }
+  private readonly targetCacheIp = new Float64Array(1 << TARGET_CACHE_BITS);
+  private readonly targetCacheBlock = new Int32Array(1 << TARGET_CACHE_BITS);
 
   /** Whether the bytes of block `b`'s section are the code at time `tsc`. */
   blockValidAt(b: number, tsc: number): boolean {
