@@ -114,6 +114,59 @@ function oursFlow() {
   return { seconds: median(times), insns, gaps };
 }
 
+/**
+ * The flow walk alone (PT -> blocks, what pt_blk_next does), every stream cut at PSB boundaries into ~4 MiB parts
+ * spread over `workers` worker threads (one part list for every worker count, so 1 and N walk the same parts). The
+ * clock starts once every worker has loaded the code image (ptbench's time excludes loading too).
+ */
+async function oursFlowWalk(workers) {
+  const { Worker } = require('worker_threads');
+  const parts = [];
+  for (const f of streams) {
+    const bytes = new Uint8Array(fs.readFileSync(f));
+    for (const p of dec.splitAtPsb(bytes, 4 << 20, sb.timing)) parts.push({ file: f, begin: p.begin, end: p.end, endIp: p.endIp });
+  }
+  parts.sort((a, b) => b.end - b.begin - (a.end - a.begin));
+  const decodeDist = path.join(REPO, 'packages', 'decode', 'dist');
+  const pool = await Promise.all(
+    Array.from({ length: workers }, () => new Promise((resolve, reject) => {
+      const w = new Worker(path.join(__dirname, 'flow-worker.js'), { workerData: { dir, decodeDist } });
+      w.once('message', () => resolve(w));
+      w.once('error', reject);
+    })),
+  );
+  const times = [];
+  let insns = 0, gaps = 0, blocks = 0;
+  for (let r = 0; r < RUNS; r++) {
+    insns = gaps = blocks = 0;
+    const queue = [...parts];
+    const t0 = process.hrtime.bigint();
+    await Promise.all(pool.map((w) => new Promise((resolve, reject) => {
+      const next = () => {
+        const p = queue.shift();
+        if (!p) {
+          w.off('message', done);
+          resolve();
+          return;
+        }
+        w.postMessage(p);
+      };
+      const done = (m) => {
+        insns += m.insns;
+        gaps += m.gaps;
+        blocks += m.blocks;
+        next();
+      };
+      w.on('message', done);
+      w.once('error', reject);
+      next();
+    })));
+    times.push(Number(process.hrtime.bigint() - t0) / 1e9);
+  }
+  await Promise.all(pool.map((w) => w.terminate()));
+  return { seconds: median(times), insns, gaps, blocks, parts: parts.length };
+}
+
 async function oursParallel(workers) {
   const times = [];
   for (let r = 0; r < RUNS; r++) {
@@ -130,6 +183,8 @@ async function oursParallel(workers) {
   const rPkt = libipt('pkt');
   const rBlk = libipt('blk');
   const oPkt = oursPackets();
+  const oWalk1 = await oursFlowWalk(1);
+  const oWalkN = cores > 1 ? await oursFlowWalk(cores) : undefined;
   const oFlow = oursFlow();
   const oPar = cores > 1 ? await oursParallel(cores) : undefined;
   const mbs = (s) => ptBytes / 1e6 / s;
@@ -139,17 +194,28 @@ async function oursParallel(workers) {
     runs: RUNS,
     cores,
     packet: { ours: mbs(oPkt.seconds), libipt: mbs(rPkt.seconds), ratio: rPkt.seconds / oPkt.seconds },
+    libiptBlock: { mbs: mbs(rBlk.seconds), insns: rBlk.insns, errors: rBlk.errors },
+    // the flow walk alone (PT -> blocks), as libipt's block decoder
+    flowWalk: {
+      parts: oWalk1.parts, insns: oWalk1.insns, gaps: oWalk1.gaps,
+      one: mbs(oWalk1.seconds), ratio: rBlk.seconds / oWalk1.seconds,
+      all: oWalkN ? mbs(oWalkN.seconds) : null, allRatio: oWalkN ? rBlk.seconds / oWalkN.seconds : null, workers: cores,
+    },
+    // the whole decode (flow + Java events + attribution and completion): decodeTrace, decodeTraceParallel
     flow: {
       ours: mbs(oFlow.seconds), oursInsns: oFlow.insns, oursGaps: oFlow.gaps,
       libiptBlock: mbs(rBlk.seconds), libiptInsns: rBlk.insns, libiptErrors: rBlk.errors,
       ratio: rBlk.seconds / oFlow.seconds,
     },
-    parallel: oPar ? { workers: cores, ours: mbs(oPar.seconds), speedup: oFlow.seconds / oPar.seconds } : null,
+    parallel: oPar ? { workers: cores, ours: mbs(oPar.seconds), speedup: oFlow.seconds / oPar.seconds, ratio: rBlk.seconds / oPar.seconds } : null,
   };
   const f = (x) => x.toFixed(1).padStart(7);
   log(`packet layer   ours ${f(result.packet.ours)} MB/s   libipt pt_pkt ${f(result.packet.libipt)} MB/s   ours/libipt ${result.packet.ratio.toFixed(2)}`);
-  log(`flow layer     ours ${f(result.flow.ours)} MB/s   libipt pt_blk ${f(result.flow.libiptBlock)} MB/s   ours/libipt ${result.flow.ratio.toFixed(2)}`);
-  log(`               (ours: ${oFlow.insns} instructions, ${oFlow.gaps} gaps, time-indexed image; libipt: ${rBlk.insns} instructions, ${rBlk.errors} errors, latest bytes only)`);
-  if (oPar) log(`worker threads ${cores}: ${f(result.parallel.ours)} MB/s, speedup ${result.parallel.speedup.toFixed(2)}x over one thread`);
+  const w = result.flowWalk;
+  log(`flow walk      ours ${f(w.one)} MB/s   libipt pt_blk ${f(result.libiptBlock.mbs)} MB/s   ours/libipt ${w.ratio.toFixed(2)}   (PT -> blocks, ${w.parts} parts, 1 worker)`);
+  if (oWalkN) log(`flow walk      ours ${f(w.all)} MB/s   with ${cores} workers: ours/libipt ${w.allRatio.toFixed(2)}, speedup ${(oWalk1.seconds / oWalkN.seconds).toFixed(2)}x`);
+  log(`               (ours: ${oWalk1.insns} instructions, ${oWalk1.gaps} gaps, time-indexed image; libipt: ${rBlk.insns} instructions, ${rBlk.errors} errors, latest bytes only)`);
+  log(`whole decode   ours ${f(result.flow.ours)} MB/s   ours/libipt ${result.flow.ratio.toFixed(2)}   (decodeTrace: + Java events, attribution, completion; with loading)`);
+  if (oPar) log(`whole decode   ours ${f(result.parallel.ours)} MB/s   with ${cores} workers: ours/libipt ${result.parallel.ratio.toFixed(2)}, speedup ${result.parallel.speedup.toFixed(2)}x (decodeTraceParallel)`);
   if (json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
 })();

@@ -101,7 +101,7 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
   for (const t of model.threads) if (!names.has(t.osTid)) names.set(t.osTid, { name: t.name, javaTid: t.javaTid });
   const threads: DecodedThread[] = todo.map((t) => {
     const mine = tasks.filter((k) => k.tid === t.tid).map((k) => results[k.id]);
-    const events = new EventStream();
+    const events = new EventStream(mine.reduce((n, r) => n + r.length, 0));
     const flow = mine.length ? { ...mine[0].flow, gapReasons: [...mine[0].flow.gapReasons] } : emptyFlow();
     const java = mine.length ? { ...mine[0].java } : { bytecodes: 0, interpreted: 0, compiled: 0, entries: 0, gaps: 0 };
     let ms = 0;

@@ -110,6 +110,9 @@ export interface AppResult {
     ratioAll?: number;
     oursGaps: number;
     libiptErrors: number;
+    /** the flow walk alone (PT -> blocks) over libipt's block decoder, one worker and all */
+    walkRatio1?: number;
+    walkRatioAll?: number;
   };
   stages?: StageTimes;
   analyze?: { seconds: number; maxRssBytes: number; threads: number; bytecodes: number; gaps: number; recovered: number; lostTimeShare: number; problems: number };
@@ -387,7 +390,12 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
       if (!fs.existsSync(script)) throw new Error(`${script} not found`);
       const r = spawnSync(process.execPath, [NODE_HEAP, script, trace, '--runs', '1', '--json'], { encoding: 'utf8', maxBuffer: 64 << 20 });
       if (r.status !== 0) throw new Error(`bench/decode/run.js exited ${r.status ?? r.signal}: ${oneLine(r.stderr)}`);
-      type D = { ptBytes: number; flow: { ours: number; oursGaps: number; libiptBlock: number; libiptErrors: number; ratio: number }; parallel: { workers: number; ours: number } | null };
+      type D = {
+        ptBytes: number;
+        flow: { ours: number; oursGaps: number; libiptBlock: number; libiptErrors: number; ratio: number };
+        parallel: { workers: number; ours: number } | null;
+        flowWalk?: { ratio: number; allRatio: number | null };
+      };
       const j = JSON.parse(r.stdout) as D;
       res.throughput = {
         ptBytes: j.ptBytes,
@@ -399,6 +407,8 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
         ratioAll: j.parallel ? j.parallel.ours / j.flow.libiptBlock : undefined,
         oursGaps: j.flow.oursGaps,
         libiptErrors: j.flow.libiptErrors,
+        walkRatio1: j.flowWalk?.ratio,
+        walkRatioAll: j.flowWalk?.allRatio ?? undefined,
       };
     });
     await stage('decoder stages (flow, attribute, recover)', () => {
@@ -509,18 +519,20 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
     }
     L.push('');
     L.push('### Emulated PT, decoding and analysis', '');
-    L.push('| app | emulated run | PT | PT/s emulated | PT bytes/insn | threads | decode 1 worker | all workers | libipt blk | ours/libipt 1 | all | flow | attribute | recover | analyze | peak RSS (analyze) | bytecodes |');
-    L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+    L.push('| app | emulated run | PT | PT/s emulated | PT bytes/insn | threads | decode 1 worker | all workers | libipt blk | ours/libipt 1 | all | walk/libipt 1 | all | flow | attribute | recover | analyze | peak RSS (analyze) | bytecodes |');
+    L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const r of rs) {
       const e = r.emulated;
       const t = r.throughput;
       const s = r.stages;
-      L.push(`| ${r.app} | ${f1(e?.seconds, 1, ' s')} | ${mb(e?.ptBytes)} | ${e ? `${mb(e.ptBytes / e.seconds)}/s` : '—'} | ${e ? f1(e.ptBytes / e.insns, 3) : '—'} | ${e?.threads ?? '—'} | ${f1(t?.oursMBs, 1, ' MB/s')} | ${f1(t?.oursParallelMBs, 1, ' MB/s')} | ${f1(t?.libiptMBs, 1, ' MB/s')} | ${f1(t?.ratio1, 2, 'x')} | ${f1(t?.ratioAll, 2, 'x')} | ${s ? f1(s.flowMs / 1000, 1, ' s') : '—'} | ${s ? f1(s.attributeMs / 1000, 1, ' s') : '—'} | ${s ? f1(s.recoverMs / 1000, 1, ' s') : '—'} | ${f1(r.analyze?.seconds, 1, ' s')} | ${r.analyze ? `${(r.analyze.maxRssBytes / 2 ** 20).toFixed(0)} MiB` : '—'} | ${r.analyze ? r.analyze.bytecodes.toLocaleString('en-US') : '—'} |`);
+      L.push(`| ${r.app} | ${f1(e?.seconds, 1, ' s')} | ${mb(e?.ptBytes)} | ${e ? `${mb(e.ptBytes / e.seconds)}/s` : '—'} | ${e ? f1(e.ptBytes / e.insns, 3) : '—'} | ${e?.threads ?? '—'} | ${f1(t?.oursMBs, 1, ' MB/s')} | ${f1(t?.oursParallelMBs, 1, ' MB/s')} | ${f1(t?.libiptMBs, 1, ' MB/s')} | ${f1(t?.ratio1, 2, 'x')} | ${f1(t?.ratioAll, 2, 'x')} | ${f1(t?.walkRatio1, 2, 'x')} | ${f1(t?.walkRatioAll, 2, 'x')} | ${s ? f1(s.flowMs / 1000, 1, ' s') : '—'} | ${s ? f1(s.attributeMs / 1000, 1, ' s') : '—'} | ${s ? f1(s.recoverMs / 1000, 1, ' s') : '—'} | ${f1(r.analyze?.seconds, 1, ' s')} | ${r.analyze ? `${(r.analyze.maxRssBytes / 2 ** 20).toFixed(0)} MiB` : '—'} | ${r.analyze ? r.analyze.bytecodes.toLocaleString('en-US') : '—'} |`);
     }
     L.push('');
-    L.push('Decode throughput: `bench/decode/run.js TRACE --runs 1` on the same trace in the same run: our flow layer');
-    L.push('(`decodeTrace`: flow, Java events, attribution) with one worker and with one worker per core (streams split at PSB)');
-    L.push('beside libipt\'s block decoder (`pt_blk_next`, `bench/decode/ptbench.c`, latest code bytes only). flow / attribute /');
+    L.push('Decode throughput: `bench/decode/run.js TRACE --runs 1` on the same trace in the same run, beside libipt\'s block');
+    L.push('decoder (`pt_blk_next`, `bench/decode/ptbench.c`, latest code bytes only): the whole decode (`decodeTrace`: flow,');
+    L.push('Java events, attribution and completion, with loading) with one worker and with one worker per core');
+    L.push('(`decodeTraceParallel`, streams split at PSB), and the flow walk alone (PT -> blocks, what `pt_blk_next` does; code');
+    L.push('image loaded before the clock starts, as in ptbench) on one worker and on all. flow / attribute /');
     L.push('recover: `bench-stages.js` (decode without attribution; attribution of interpreted code + completion of compiled frames; `recoverGaps`; @jportal/reconstruct is not timed yet), one process.', '');
     L.push('### Line coverage against JaCoCo 0.8.6 (same workload, separate run; loss-free trace)', '');
     L.push('| app | JaCoCo covered | jportal covered | both | only JaCoCo | only jportal | agreement (both / either) |');
