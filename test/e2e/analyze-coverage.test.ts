@@ -16,6 +16,7 @@ import { extractJacocoAgent, jacocoAgentOption, jacocoMissing as missingJacoco, 
 import { readZip } from '@jportal/icfg';
 import { analyzeFixture, analyzeFixtureMissing, AnalyzeExample, ANALYZE_EXAMPLES } from '../lib/analyze-fixture';
 import { tmpDir } from '../lib/run';
+import { findJdks } from '../lib/jdks';
 
 const missing = analyzeFixtureMissing();
 if (missing) console.warn(`SKIP analyze-coverage: ${missing}`);
@@ -210,4 +211,38 @@ function runJacoco(name: AnalyzeExample, java: string, classes: string, sources:
         expect(m.covered - c.covered).toBe(extra.length);
       }
     });
+});
+
+(jacocoMissing.length ? describe.skip : describe)('JaCoCo report of a multi-release jar', () => {
+  test('classes are analysed in the version the JVM loaded (META-INF/versions/9), so their lines count as covered', () => {
+    const dir = tmpDir('jportal-jacoco-mr-');
+    try {
+      const jdk = findJdks().available.find((j) => j.feature === 17);
+      if (!jdk) throw new Error('JDK 17 not installed');
+      const java = jdk.java;
+      const bin = (t: string) => path.join(jdk.home, 'bin', t);
+      const write = (f: string, text: string) => (fs.mkdirSync(path.dirname(f), { recursive: true }), fs.writeFileSync(f, text));
+      write(path.join(dir, 'src', 'mr', 'Main.java'), 'package mr;\npublic class Main {\n  public static void main(String[] a) {\n    System.out.println(Greeter.greet());\n  }\n}\n');
+      write(path.join(dir, 'src', 'mr', 'Greeter.java'), 'package mr;\npublic class Greeter {\n  public static String greet() {\n    return "base";\n  }\n}\n');
+      // the version-9 class: other code and other lines, as lucene-core's BKDWriter or LZ4
+      write(path.join(dir, 'src9', 'mr', 'Greeter.java'), 'package mr;\npublic class Greeter {\n  public static String greet() {\n    String s = "v";\n    s = s + 9;\n    return s;\n  }\n}\n');
+      const run = (cmd: string, args: string[]) => {
+        const r = spawnSync(cmd, args, { encoding: 'utf8', cwd: dir });
+        if (r.status !== 0) throw new Error(`${path.basename(cmd)} ${args.join(' ')}: ${r.stderr}`);
+        return r.stdout;
+      };
+      run(bin('javac'), ['--release', '8', '-d', 'classes', 'src/mr/Main.java', 'src/mr/Greeter.java']);
+      run(bin('javac'), ['--release', '9', '-d', 'classes9', 'src9/mr/Greeter.java']);
+      run(bin('jar'), ['--create', '--file', 'mr.jar', '-C', 'classes', '.', '--release', '9', '-C', 'classes9', '.']);
+      const agent = extractJacocoAgent(dir);
+      const exec = path.join(dir, 'mr.exec');
+      expect(run(java, [jacocoAgentOption(agent, exec), '-cp', 'mr.jar', 'mr.Main']).trim()).toBe('v9');
+      const xml = parseJacoco(jacocoReportXml(java, exec, [path.join(dir, 'mr.jar')], path.join(dir, 'mr.xml'), 'mr', path.join(dir, 'no-sources'), dir));
+      // greet's three lines ran (the implicit constructor's line did not)
+      expect(xml.classLines.get('mr/Greeter')).toEqual({ covered: 3, missed: 1 });
+      expect(xml.classLines.get('mr/Main')).toEqual({ covered: 2, missed: 1 });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -21,8 +21,10 @@ export function jacocoMissing(): string[] {
 }
 
 /**
- * Reads an exec file and class directories or jars (a[1], ':'-separated; a jar's META-INF/versions left out) with
- * JaCoCo's own API and writes its XML report. Arguments: EXEC CLASSES XML_OUT BUNDLE_NAME SOURCE_DIR.
+ * Reads an exec file and class directories or jars (a[1], ':'-separated) with JaCoCo's own API and writes its XML
+ * report. A multi-release jar is read as the running JVM loads it (each class from the highest META-INF/versions/N
+ * not above its version): JaCoCo matches execution data to classes by a hash of their bytes, so analysing the base
+ * version of a class the JVM loaded from META-INF/versions/9 reports it as never run. Arguments: EXEC CLASSES XML_OUT BUNDLE_NAME SOURCE_DIR.
  */
 export const JACOCO_REPORTER = `
 import java.io.*;
@@ -39,9 +41,9 @@ public class JacocoXml {
     for (String f : a[1].split(File.pathSeparator)) {
       if (f.isEmpty()) continue;
       if (!f.endsWith(".jar")) { analyzer.analyzeAll(new File(f)); continue; }
-      // a multi-release jar holds a class again under META-INF/versions/N: only the base version, as the JVM 17 ran it
-      try (java.util.zip.ZipFile z = new java.util.zip.ZipFile(f)) {
-        for (java.util.zip.ZipEntry e : java.util.Collections.list(z.entries()))
+      // a multi-release jar holds classes again under META-INF/versions/N: the version this JVM would load
+      try (java.util.jar.JarFile z = new java.util.jar.JarFile(new File(f), true, java.util.zip.ZipFile.OPEN_READ, Runtime.version())) {
+        for (java.util.jar.JarEntry e : (Iterable<java.util.jar.JarEntry>) z.versionedStream()::iterator)
           if (e.getName().endsWith(".class") && !e.getName().startsWith("META-INF/"))
             try (InputStream in = z.getInputStream(e)) { analyzer.analyzeClass(in, f + "@" + e.getName()); }
       }
