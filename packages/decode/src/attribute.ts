@@ -23,7 +23,7 @@
  */
 import { ClassFile, ExceptionHandler, parseClass } from '@jportal/classfile';
 import { EventKind, EventSource, EventStream } from './events';
-import { EntryClass } from './java';
+import { ENTRY_FROM_VM, EntryClass } from './java';
 import { JvmModel } from './load';
 import { SuccessorTable } from './successor-table';
 import { KeySet, StatePool, StateRoots } from './state-pool';
@@ -532,8 +532,13 @@ class Attributor {
         // enters now is an upcall), else the compiled code that just ran
         let site: CallSite | undefined;
         const top = this.depth ? this.frames[this.depth - 1] : undefined;
+        // the VM made this call (through the call stub): no invoke of the code before it did, and the invoke that
+        // code may be at (resolving it loads and initializes classes) makes its call after this one returns
+        const fromVm = input.aux[i] >= ENTRY_FROM_VM;
         if (top) top.ownLen = -1; // a frame that made a call is not read again (its callee followed its candidates)
-        if (top && !top.lost && !top.search && top.n > 0 && !lastWasCompiled) {
+        if (fromVm) {
+          // (no site: found by search)
+        } else if (top && !top.lost && !top.search && top.n > 0 && !lastWasCompiled) {
           if (!top.called) site = this.callersSite(top);
           top.called = true;
         } else if (lastWasCompiled && lastCompiledMethod >= 0 && lastCompiledBci >= 0) {
@@ -541,12 +546,12 @@ class Attributor {
           if (caller) site = universe.callSite(caller, lastCompiledBci);
         }
         lastWasCompiled = false;
-        const cls = input.aux[i] as EntryClass;
+        const cls = (fromVm ? input.aux[i] - ENTRY_FROM_VM : input.aux[i]) as EntryClass;
         if (cls !== EntryClass.Bytecode) {
           // native, intrinsic or abstract: no bytecodes run in this activation
           const only = site ? onlyTarget(site.targets, cls === EntryClass.Native) : undefined;
           if (only) out.method[ev] = only.id;
-          else if (top && !top.lost && ev > 0 && out.kind[ev - 1] === EventKind.Bytecode) pendingNatives.push(ev - 1, ev, out.length);
+          else if (!fromVm && top && !top.lost && ev > 0 && out.kind[ev - 1] === EventKind.Bytecode) pendingNatives.push(ev - 1, ev, out.length);
           out.aux[ev] = 0;
           out.push(EventKind.Exit, EventSource.Interpreter, out.method[ev], -1, -1, tsc);
           continue;

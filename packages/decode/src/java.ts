@@ -77,6 +77,13 @@ export const enum EntryClass {
   Abstract = 3,
 }
 
+/**
+ * Added to an interpreter `entry` event's EntryClass when the VM itself made the call: the entry was reached from
+ * the call stub (JavaCalls: class loading and initialization, reflection, thread start, ...), not from an invoke
+ * of the code that ran before it.
+ */
+export const ENTRY_FROM_VM = 8;
+
 function entryClassOf(kind: string): EntryClass {
   if (kind === '' || kind.startsWith('zerolocals') || kind === 'java_lang_ref_reference_get') return EntryClass.Bytecode;
   if (kind.startsWith('native')) return EntryClass.Native;
@@ -175,6 +182,14 @@ export class JavaEventBuilder implements FlowSink {
     }
   }
 
+  /** Whether section `sec` is the call stub (the VM's way into Java code), by name, memoized. */
+  private isCallStub(sec: number): boolean {
+    let v = this.callStubs.get(sec);
+    if (v === undefined) this.callStubs.set(sec, (v = this.image.sections[sec].name === 'call_stub'));
+    return v;
+  }
+  private readonly callStubs = new Map<number, boolean>();
+
   /** EventKind.Exception / Deopt when entering section `sec` (a blob or stub) means one, else -1 (by name, memoized). */
   private blobEvent(sec: number): number {
     if (sec >= this.blobEvents.length) {
@@ -248,7 +263,8 @@ export class JavaEventBuilder implements FlowSink {
           this.stats.interpreted += ops.length;
           if (ops.length === 1 && isIf(ops[0])) this.awaitBranch(sec, start, b);
         } else if (target <= METHOD_ENTRY) {
-          this.events.push(EventKind.Entry, EventSource.Interpreter, -1, -1, -1, tsc, METHOD_ENTRY - target);
+          const fromVm = this.prevSection >= 0 && this.isCallStub(this.prevSection);
+          this.events.push(EventKind.Entry, EventSource.Interpreter, -1, -1, -1, tsc, METHOD_ENTRY - target + (fromVm ? ENTRY_FROM_VM : 0));
           this.stats.entries++;
         }
       }
