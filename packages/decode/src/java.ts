@@ -39,6 +39,12 @@ const UNKNOWN_EVENT = -2;
 const UNKNOWN = -0x7fffffff;
 /** An interpreter block that is no dispatch or method-entry target (blockTargetOf). */
 const NO_TARGET = -1;
+/** Calls out of compiled code whose chains are kept for the return (see JavaEventBuilder.savedNm). */
+const CALL_RING = 1024;
+const MAX_SAVED_DEPTH = 32;
+/** How many of the newest saved calls a return is matched against. */
+const RESTORE_REACH = 16;
+
 /** blockTargetOf of a method entry of class c: METHOD_ENTRY - c. */
 const METHOD_ENTRY = -2;
 
@@ -140,6 +146,20 @@ export class JavaEventBuilder implements FlowSink {
   private chain: number[] = [];
   private chainBcis: number[] = [];
   private chainNm = -1;
+  /**
+   * The chains of compiled activations that made a call, newest last (a ring of CALL_RING): by entry, the
+   * nmethod, the call's return address and the chain (methods and bcis, at most MAX_SAVED_DEPTH frames) as it
+   * was. A return into that nmethod at that address gets its chain back: the callee, another nmethod, replaced
+   * the current chain, and without it the caller's return would end no frame.
+   */
+  private readonly savedNm = new Int32Array(CALL_RING);
+  private readonly savedRet = new Float64Array(CALL_RING);
+  private readonly savedDepth = new Int32Array(CALL_RING);
+  private readonly savedChain = new Int32Array(CALL_RING * MAX_SAVED_DEPTH);
+  private readonly savedBcis = new Int32Array(CALL_RING * MAX_SAVED_DEPTH);
+  /** entries in the ring: the newest is at (nsaved - 1) % CALL_RING; at most CALL_RING are kept */
+  private nsaved = 0;
+  private savedFloor = 0;
   /**
    * if* templates: dispatch target -> [address of the template's first conditional jump, its target, its
    * fall-through], found by decoding the template (null: none within a few blocks).
@@ -270,6 +290,8 @@ export class JavaEventBuilder implements FlowSink {
       }
     } else if (s.kind === SectionKind.Nmethod) {
       const nm = image.nmethods[s.nmethod];
+      // back from a call this nmethod made (a return, or from a stub): the chain as it was at the call
+      if (viaBranch && this.nsaved > this.savedFloor) this.restoreChain(s.nmethod, start);
       if (this.chainNm !== s.nmethod) {
         this.chain.length = 0;
         this.chainBcis.length = 0;
@@ -292,7 +314,9 @@ export class JavaEventBuilder implements FlowSink {
         }
       }
       this.compiledBlock(nm, b, start, B.end[b], tsc);
-      if (B.kind[b] === BlockEnd.Return) {
+      const kind = B.kind[b];
+      if ((kind === BlockEnd.Call || kind === BlockEnd.IndirectCall) && this.chain.length > 0 && this.chain.length <= MAX_SAVED_DEPTH) this.saveChain(s.nmethod, B.end[b]);
+      if (kind === BlockEnd.Return) {
         for (let i = 0; i < this.chain.length; i++) this.events.push(EventKind.Exit, i === this.chain.length - 1 ? EventSource.Compiled : EventSource.Inlined, this.chain[i], -1, -1, tsc);
         this.chain.length = 0;
         this.chainBcis.length = 0;
@@ -303,6 +327,40 @@ export class JavaEventBuilder implements FlowSink {
     }
     this.prevKind = B.kind[b];
     this.prevSection = sec;
+  }
+
+  private saveChain(nm: number, ret: number): void {
+    const k = this.nsaved++ % CALL_RING;
+    if (this.nsaved - this.savedFloor > CALL_RING) this.savedFloor = this.nsaved - CALL_RING;
+    this.savedNm[k] = nm;
+    this.savedRet[k] = ret;
+    const n = this.chain.length;
+    this.savedDepth[k] = n;
+    for (let i = 0; i < n; i++) {
+      this.savedChain[k * MAX_SAVED_DEPTH + i] = this.chain[i];
+      this.savedBcis[k * MAX_SAVED_DEPTH + i] = this.chainBcis[i];
+    }
+  }
+
+  /**
+   * If one of the newest saved calls (RESTORE_REACH) was made by nmethod `nm` with return address `at`, its chain
+   * becomes the current one and it and the calls saved after it (returned from, or unwound) are dropped.
+   */
+  private restoreChain(nm: number, at: number): void {
+    for (let j = this.nsaved - 1; j >= this.savedFloor && j >= this.nsaved - RESTORE_REACH; j--) {
+      const k = j % CALL_RING;
+      if (this.savedRet[k] !== at || this.savedNm[k] !== nm) continue;
+      const n = this.savedDepth[k];
+      this.chain.length = n;
+      this.chainBcis.length = n;
+      for (let i = 0; i < n; i++) {
+        this.chain[i] = this.savedChain[k * MAX_SAVED_DEPTH + i];
+        this.chainBcis[i] = this.savedBcis[k * MAX_SAVED_DEPTH + i];
+      }
+      this.chainNm = nm;
+      this.nsaved = j;
+      return;
+    }
   }
 
   /** Events for the PcDescs of compiled code in (start, end]. */
@@ -428,6 +486,7 @@ export class JavaEventBuilder implements FlowSink {
     this.branchEvent = -1;
     this.chain.length = 0;
     this.chainBcis.length = 0;
+    this.savedFloor = this.nsaved;
     this.prevKind = BlockEnd.IndirectJump;
     this.prevSection = -1;
     void fromOffset;
