@@ -99,7 +99,8 @@ export function decodeTrace(dir: string, opts: DecodeOptions = {}): DecodedTrace
       tid: t.tid,
       name: info?.name ?? t.comm,
       javaTid: info?.javaTid ?? -1,
-      events: java.events,
+      // (taken, not shared: attribution replaces the stream and the decoded one can then be freed)
+      events: java.takeEvents(),
       flow: flow.stats,
       java: java.stats,
       expectedInsns: t.insns,
@@ -162,6 +163,8 @@ export function attribute(model: JvmModel, t: DecodedThread, opts: { attribute?:
   if (opts.attribute === false) return;
   const u = universeOf(model);
   const r = attributeInterpreted(u, t.events);
+  // the decoded stream is not needed any more: only two copies of a thread's events live at once
+  t.events = r.events;
   const c = completeCompiled(u, r.events);
   t.events = c.events;
   t.attribution = r.stats;

@@ -122,7 +122,14 @@ export interface JavaDecodeStats {
 }
 
 export class JavaEventBuilder implements FlowSink {
-  readonly events = new EventStream();
+  events = new EventStream();
+
+  /** The events so far, handed over: the builder starts a new stream (so the old one can be freed by its taker). */
+  takeEvents(): EventStream {
+    const e = this.events;
+    this.events = new EventStream(16);
+    return e;
+  }
   readonly stats: JavaDecodeStats = { bytecodes: 0, interpreted: 0, compiled: 0, entries: 0, gaps: 0 };
   private readonly image: CodeImage;
   /** dispatch target -> Java opcodes it executes (one or two) */

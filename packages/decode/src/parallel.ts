@@ -107,6 +107,7 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
     let ms = 0;
     mine.forEach((r, i) => {
       events.appendColumns(r.columns, r.length);
+      r.columns = {}; // stitched: the part's buffers can go
       ms += r.ms;
       if (i === 0) return;
       for (const k of ['bytes', 'packets', 'blocks', 'insns', 'gaps', 'skippedBytes', 'tntBits', 'tips', 'droppedBlocks', 'speculations', 'alternatives'] as const) flow[k] += r.flow[k];
