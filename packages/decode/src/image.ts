@@ -199,16 +199,9 @@ export class CodeImage {
   blockAfter(b: number, taken: boolean, tsc: number): number {
     const B = this.blocks;
     const cached = (taken ? B.targetBlock[b] : B.nextBlock[b]) - 1;
-    if (cached >= 0) {
-      const at = B.section[cached] * 2;
-      if (tsc >= this.spans[at] && tsc < this.spans[at + 1]) return cached;
-    }
-    const ip = taken ? B.target[b] : B.end[b];
-    const sec = this.find(ip, tsc);
-    if (sec < 0) return -1;
-    const nb = this.block(sec, ip);
-    // only an answer inside the section's own span is cached (a time fallback is looked up again next time)
-    if (tsc >= this.spans[sec * 2] && tsc < this.spans[sec * 2 + 1]) {
+    if (cached >= 0 && this.blockValidAt(cached, tsc)) return cached;
+    const nb = this.lookUpBlock(taken ? B.target[b] : B.end[b], tsc);
+    if (nb >= 0 && this.lookedUpInSpan) {
       if (taken) B.targetBlock[b] = nb + 1;
       else B.nextBlock[b] = nb + 1;
     }
@@ -223,14 +216,9 @@ export class CodeImage {
   blockAt(ip: number, tsc: number): number {
     const slot = (ip ^ (ip >>> TARGET_CACHE_BITS)) & TARGET_CACHE_MASK;
     const cached = this.targetCacheBlock[slot] - 1;
-    if (cached >= 0 && this.targetCacheIp[slot] === ip) {
-      const at = this.blocks.section[cached] * 2;
-      if (tsc >= this.spans[at] && tsc < this.spans[at + 1]) return cached;
-    }
-    const sec = this.find(ip, tsc);
-    if (sec < 0) return -1;
-    const b = this.block(sec, ip);
-    if (tsc >= this.spans[sec * 2] && tsc < this.spans[sec * 2 + 1]) {
+    if (cached >= 0 && this.targetCacheIp[slot] === ip && this.blockValidAt(cached, tsc)) return cached;
+    const b = this.lookUpBlock(ip, tsc);
+    if (b >= 0 && this.lookedUpInSpan) {
       this.targetCacheIp[slot] = ip;
       this.targetCacheBlock[slot] = b + 1;
     }
@@ -239,10 +227,26 @@ export class CodeImage {
   private readonly targetCacheIp = new Float64Array(1 << TARGET_CACHE_BITS);
   private readonly targetCacheBlock = new Int32Array(1 << TARGET_CACHE_BITS);
 
+  /**
+   * find() + block(), uncached. `lookedUpInSpan` then tells whether the section found holds its bytes at `tsc`:
+   * only such answers may be cached (a time fallback is looked up again next time).
+   */
+  private lookUpBlock(ip: number, tsc: number): number {
+    const sec = this.find(ip, tsc);
+    if (sec < 0) return -1;
+    this.lookedUpInSpan = this.sectionValidAt(sec, tsc);
+    return this.block(sec, ip);
+  }
+  private lookedUpInSpan = false;
+
+  /** Whether section `sec`'s bytes are the code at time `tsc`. */
+  private sectionValidAt(sec: number, tsc: number): boolean {
+    return tsc >= this.spans[sec * 2] && tsc < this.spans[sec * 2 + 1];
+  }
+
   /** Whether the bytes of block `b`'s section are the code at time `tsc`. */
   blockValidAt(b: number, tsc: number): boolean {
-    const at = this.blocks.section[b] * 2;
-    return tsc >= this.spans[at] && tsc < this.spans[at + 1];
+    return this.sectionValidAt(this.blocks.section[b], tsc);
   }
 
   /** The block of section `sec` starting at `ip` (decoded on first use); -1 if the bytes do not decode. */
