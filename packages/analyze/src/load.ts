@@ -40,6 +40,7 @@ export interface TraceAnalysis extends Analysis {
   orphans: (OrphanReport | undefined)[];
   /** the decoder's model of the JVM (code image, methods, classes) */
   model: JvmModel;
+  /** per thread: the decoder's statistics (their `events` are let go once converted into `threads`) */
   decoded: DecodedThread[];
 }
 
@@ -121,12 +122,28 @@ function hasOrphans(e: EventStream): boolean {
  */
 export function refineDecoded(decoded: DecodedTrace, opts: RefineOptions = {}): RefineReport {
   const out: RefineReport = { orphans: [], reconstruction: [], recovery: [] };
-  const cfgOf = opts.reconstruct === false ? undefined : cfgFromModel(decoded.model);
-  let orphanContext: OrphanContext | undefined;
-  for (const t of decoded.threads) {
+  const refiner = new ThreadRefiner(decoded.model, opts);
+  for (const t of decoded.threads) refiner.refine(t, out);
+  return out;
+}
+
+/** refineDecoded's steps for one thread at a time (its `events` are replaced); the report rows are appended. */
+class ThreadRefiner {
+  private readonly cfgOf: ReturnType<typeof cfgFromModel> | undefined;
+  private orphanContext: OrphanContext | undefined;
+  constructor(
+    private readonly model: JvmModel,
+    private readonly opts: RefineOptions,
+  ) {
+    this.cfgOf = opts.reconstruct === false ? undefined : cfgFromModel(model);
+  }
+
+  refine(t: DecodedThread, out: RefineReport): void {
+    const { cfgOf, opts } = this;
     if (cfgOf && hasOrphans(t.events)) {
-      orphanContext ??= new OrphanContext(decoded.model);
-      const r = attributeOrphans(t.events, orphanContext);
+      this.orphanContext ??= new OrphanContext(this.model);
+      // (in place: the decoded events are this thread's own, and a copy of 100 M events is gigabytes)
+      const r = attributeOrphans(t.events, this.orphanContext, { inPlace: true });
       t.events = r.events;
       out.orphans.push(r.report);
     } else out.orphans.push(undefined);
@@ -141,18 +158,37 @@ export function refineDecoded(decoded: DecodedTrace, opts: RefineOptions = {}): 
       out.recovery.push(r.stats);
     } else out.recovery.push(undefined);
   }
-  return out;
 }
 
 export async function loadTraceAnalysis(dir: string, opts: TraceLoadOptions = {}): Promise<TraceAnalysis> {
+  const report: RefineReport = { orphans: [], reconstruction: [], recovery: [] };
+  const threads: ThreadEvents[] = [];
+  const problems: string[] = [];
+  const methods: AnalysisMethod[] = [];
+  let convert: ((t: DecodedThread) => ThreadEvents) | undefined;
+  let refiner: ThreadRefiner | undefined;
+  // one thread at a time: decoded, refined, converted, and its decoded events let go before the next one's
+  const onThread = (t: DecodedThread, done: number, total: number, model: JvmModel): void => {
+    if (!convert) {
+      problems.push(...model.problems);
+      convert = converter(model, new ClassIndex(model.classes, opts.classpath, problems), methods, opts);
+      refiner = new ThreadRefiner(model, opts);
+    }
+    refiner!.refine(t, report);
+    threads.push(convert(t));
+    opts.onThread?.(t.name, done, total);
+  };
   const decoded =
     (opts.workers ?? 1) > 1
-      ? await decodeTraceParallel(dir, { tids: opts.tids, workers: opts.workers })
-      : decodeTrace(dir, { tids: opts.tids, onThread: (t, done, total) => opts.onThread?.(t.name, done, total) });
+      ? await decodeTraceParallel(dir, { tids: opts.tids, workers: opts.workers, onThread, release: true })
+      : decodeTrace(dir, { tids: opts.tids, onThread, release: true });
   const { model } = decoded;
-  const problems = [...model.problems];
-  const classes = new ClassIndex(model.classes, opts.classpath, problems);
-  const methods: AnalysisMethod[] = [];
+  if (!convert) problems.push(...model.problems);
+  return { source: { kind: 'trace', dir }, methods, threads, tscPerNs: model.tscPerNs, problems, ...report, model, decoded: decoded.threads };
+}
+
+/** Turns a decoded thread's events into a ThreadEvents (method ids into `methods`, which it extends). */
+function converter(model: JvmModel, classes: ClassIndex, methods: AnalysisMethod[], opts: TraceLoadOptions): (t: DecodedThread) => ThreadEvents {
   const index = new Map<number, number>();
   const byKey = new Map<string, number>();
   const idOf = (m: number): number => {
@@ -174,9 +210,7 @@ export async function loadTraceAnalysis(dir: string, opts: TraceLoadOptions = {}
     }
     return i;
   };
-  const { orphans, recovery, reconstruction } = refineDecoded(decoded, opts);
-  const threads: ThreadEvents[] = [];
-  for (const t of decoded.threads) {
+  return (t) => {
     const events = t.events;
     let first = 0;
     if (opts.fromVmStart && model.vmStartTsc) while (first < events.length && !(events.tsc[first] >= model.vmStartTsc)) first++;
@@ -208,9 +242,8 @@ export async function loadTraceAnalysis(dir: string, opts: TraceLoadOptions = {}
       if (events.source[first + i] === 5) out.tier[i] = next;
       else if (out.kind[i] === Kind.Bytecode) next = out.tier[i];
     }
-    threads.push(out);
-  }
-  return { source: { kind: 'trace', dir }, methods, threads, tscPerNs: model.tscPerNs, problems, orphans, recovery, reconstruction, model, decoded: decoded.threads };
+    return out;
+  };
 }
 
 export interface OracleLoadOptions {

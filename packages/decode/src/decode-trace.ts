@@ -58,8 +58,18 @@ export interface DecodeOptions extends LoadOptions {
    * record named are added to `model.methods`.
    */
   attribute?: boolean;
-  /** Called after each thread (progress). */
-  onThread?: (t: DecodedThread, done: number, total: number) => void;
+  /** Called after each thread, with its events (progress; or to consume them one thread at a time, see `release`). */
+  onThread?: (t: DecodedThread, done: number, total: number, model: JvmModel) => void;
+  /**
+   * Drop each thread's events once `onThread` has returned (its `events` become empty; the stats stay), so that
+   * only one thread's events live at a time: for callers that write or convert them in `onThread`.
+   */
+  release?: boolean;
+}
+
+/** Empties `t.events` when `release` asks for it (after onThread has taken what it needs). */
+export function releaseEvents(t: DecodedThread, opts: { release?: boolean }): void {
+  if (opts.release) t.events = new EventStream(0);
 }
 
 export function decodeTrace(dir: string, opts: DecodeOptions = {}): DecodedTrace {
@@ -109,7 +119,8 @@ export function decodeTrace(dir: string, opts: DecodeOptions = {}): DecodedTrace
     attribute(model, d, opts);
     d.decodeMs = Date.now() - t0;
     threads.push(d);
-    opts.onThread?.(d, threads.length, todo.length);
+    opts.onThread?.(d, threads.length, todo.length, model);
+    releaseEvents(d, opts);
   }
   return { model, threads };
 }

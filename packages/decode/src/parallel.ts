@@ -7,7 +7,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { Worker } from 'worker_threads';
-import { attribute, DecodedThread, DecodeError } from './decode-trace';
+import { attribute, DecodedThread, DecodeError, releaseEvents } from './decode-trace';
 import { EventStream } from './events';
 import { FlowStats } from './flow';
 import { JavaDecodeStats } from './java';
@@ -22,6 +22,10 @@ export interface ParallelOptions extends LoadOptions {
   tids?: number[];
   /** attribute interpreted bytecodes to methods (default true; see DecodeOptions.attribute) */
   attribute?: boolean;
+  /** called after each thread is stitched and attributed (see DecodeOptions.onThread) */
+  onThread?: (t: DecodedThread, done: number, total: number, model: JvmModel) => void;
+  /** drop each thread's events after onThread (see DecodeOptions.release) */
+  release?: boolean;
 }
 
 /** One unit of work for a worker. */
@@ -99,7 +103,7 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
   );
   const names = new Map<number, { name: string; javaTid: number }>();
   for (const t of model.threads) if (!names.has(t.osTid)) names.set(t.osTid, { name: t.name, javaTid: t.javaTid });
-  const threads: DecodedThread[] = todo.map((t) => {
+  const threads: DecodedThread[] = todo.map((t, done) => {
     const mine = tasks.filter((k) => k.tid === t.tid).map((k) => results[k.id]);
     const events = new EventStream(mine.reduce((n, r) => n + r.length, 0));
     const flow = mine.length ? { ...mine[0].flow, gapReasons: [...mine[0].flow.gapReasons] } : emptyFlow();
@@ -118,6 +122,8 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
     const info = names.get(t.tid);
     const d: DecodedThread = { tid: t.tid, name: info?.name ?? t.comm, javaTid: info?.javaTid ?? -1, events, flow, java, expectedInsns: t.insns, decodeMs: ms };
     attribute(model, d, opts);
+    opts.onThread?.(d, done + 1, todo.length, model);
+    releaseEvents(d, opts);
     return d;
   });
   return { model, threads, workers: nworkers, parts: tasks.length };

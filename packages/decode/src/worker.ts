@@ -11,24 +11,25 @@ import type { PartResult, PartTask } from './parallel';
 
 const { dir, patchLead } = workerData as { dir: string; patchLead?: number };
 const model = loadTrace(dir, patchLead === undefined ? {} : { patchLead });
-const files = new Map<string, Uint8Array>();
 // what call sites in compiled code can reach (the class files, parsed once per worker)
 const callees = invokeCallees(model.image, new MethodUniverse(model));
 
 parentPort!.on('message', (t: PartTask) => {
   try {
-    let bytes = files.get(t.file);
-    if (!bytes) files.set(t.file, (bytes = new Uint8Array(fs.readFileSync(path.join(dir, t.file)))));
+    // only the part and its look-ahead are read: a trace's streams together can be larger than memory
+    const bytes = readPart(path.join(dir, t.file), t.begin, t.end + t.lookahead);
     const t0 = Date.now();
     const java = new JavaEventBuilder(model);
     const flow = new FlowDecoder(model.image, java, callees);
     const sb = model.sideband!;
-    flow.decode(bytes, { retcomp: sb.returnCompression, timing: sb.timing, begin: t.begin, end: t.end, endIp: t.endIp, noSync: t.noSync, lookahead: t.lookahead, file: t.file });
+    const end = t.end - t.begin;
+    flow.decode(bytes, { retcomp: sb.returnCompression, timing: sb.timing, begin: 0, end, endIp: t.endIp, noSync: t.noSync, lookahead: bytes.length - end, streamOffset: t.begin, file: t.file });
     const columns: Record<string, ArrayBuffer> = {};
     const transfer: ArrayBuffer[] = [];
-    // each column is its own buffer (from offset 0, with room past the length): handed over, not copied
+    // each column cut to the length (the room past it would wait in the parent until the thread is stitched),
+    // then handed over, not copied
     for (const c of java.events.columns()) {
-      const buffer = c.data.buffer as ArrayBuffer;
+      const buffer = new Uint8Array(c.data.buffer, c.data.byteOffset, c.data.byteLength).slice().buffer;
       columns[c.name] = buffer;
       transfer.push(buffer);
     }
@@ -38,3 +39,20 @@ parentPort!.on('message', (t: PartTask) => {
     parentPort!.postMessage({ id: t.id, error: `${t.file} [${t.begin}, ${t.end}): ${(e as Error).stack ?? e}` });
   }
 });
+
+/** Bytes [begin, end) of a file (fewer at its end). */
+function readPart(file: string, begin: number, end: number): Uint8Array {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const len = Math.max(0, Math.min(end, fs.fstatSync(fd).size) - begin);
+    const buf = new Uint8Array(len);
+    for (let done = 0; done < len; ) {
+      const n = fs.readSync(fd, buf, done, len - done, begin + done);
+      if (n <= 0) break;
+      done += n;
+    }
+    return buf;
+  } finally {
+    fs.closeSync(fd);
+  }
+}

@@ -102,6 +102,10 @@ interface Walk {
   bytecodes: number;
 }
 
+/**
+ * Fills each PT-loss gap of one thread's events (see the module comment). The input is not changed; when it has no
+ * gap to fill, it is returned itself rather than copied.
+ */
 export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { events: EventStream; stats: RecoveryStats; fills: GapFill[] } {
   const K = Math.max(1, opts.context ?? 6);
   const maxCand = opts.candidates ?? 32;
@@ -112,8 +116,12 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
   const stats: RecoveryStats = { gaps: 0, recovered: 0, noContext: 0, noCandidate: 0, composed: 0, ambiguous: 0, shortPost: 0, bytecodes: 0, events: 0, expected: 0 };
   const fills: GapFill[] = [];
 
+  // nothing to fill: the input itself (no copy: a loss-free thread of 100 M events is gigabytes)
+  if (!hasGap(input, reasons)) return { events: input, stats, fills };
   const bc = BytecodeView.of(input, reasons, K);
-  const { n, pos, key, op, seg, segStart, segEnd } = bc;
+  // (let: the big columns are let go before the output is made)
+  let { key, op, seg } = bc;
+  const { n, pos, segStart, segEnd } = bc;
   stats.gaps = bc.gapAt.length;
 
   /** Do the K bytecodes ending at x match those ending at y (keys where both are named, else opcodes)? */
@@ -282,15 +290,11 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     fills.push({ gap: bc.gapAt[g], bytecodes: best!.walk.bytecodes, expected, pieces: best!.walk.from.length, agreeing: best!.count, fitting });
   }
 
-  // the output: the input with each chosen walk's events copied after its gap event
-  const out = new EventStream();
-  for (let i = 0; i < input.length; i++) {
-    out.push(input.kind[i], input.source[i], input.method[i], input.bci[i], input.opcode[i], input.tsc[i], input.aux[i]);
-    const w = chosen.get(i);
-    if (!w) continue;
-    stats.recovered++;
-    const t0 = input.tsc[i];
-    const t1 = input.aux[i] > t0 ? input.aux[i] : t0;
+  // the spans of events each chosen walk copies (event indexes, inclusive pairs), by gap event: after this only
+  // they are needed, and the bytecode view's columns and indexes (~40 bytes per bytecode) can go
+  const spansOf = new Map<number, number[]>();
+  let copies = 0;
+  for (const [gap, w] of chosen) {
     // each piece: the events of its bytecodes and the calls and returns between them, from just after the
     // bytecode before the piece; the last piece also takes the events up to just before the bytecode after it
     // (the transition into the post context)
@@ -299,8 +303,27 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
       const last = p === w.from.length - 1;
       const e0 = pos[w.from[p] - 1] + 1;
       const e1 = last ? pos[w.to[p] + 1] - 1 : pos[w.to[p]];
-      if (e1 >= e0) spans.push(e0, e1);
+      if (e1 >= e0) {
+        spans.push(e0, e1);
+        copies += e1 - e0 + 1;
+      }
     }
+    spansOf.set(gap, spans);
+  }
+  chosen.clear();
+  bc.release();
+  key = new Float64Array(0);
+  op = seg = new Int32Array(0);
+
+  // the output: the input with each chosen walk's events copied after its gap event
+  const out = new EventStream(input.length + copies);
+  for (let i = 0; i < input.length; i++) {
+    out.push(input.kind[i], input.source[i], input.method[i], input.bci[i], input.opcode[i], input.tsc[i], input.aux[i]);
+    const spans = spansOf.get(i);
+    if (!spans) continue;
+    stats.recovered++;
+    const t0 = input.tsc[i];
+    const t1 = input.aux[i] > t0 ? input.aux[i] : t0;
     let count = 0;
     for (let s = 0; s < spans.length; s += 2) count += spans[s + 1] - spans[s] + 1;
     let k = 0;
@@ -314,6 +337,12 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
       }
   }
   return { events: out, stats, fills };
+}
+
+/** Whether the stream has a gap of one of these reasons. */
+function hasGap(input: EventStream, reasons: Set<number>): boolean {
+  for (let i = 0; i < input.length; i++) if (input.kind[i] === GAP && reasons.has(input.bci[i])) return true;
+  return false;
 }
 
 /** Equal keys where both bytecodes are named; equal opcodes where either is not. */
@@ -346,6 +375,14 @@ class BytecodeView {
   opGram!: Float64Array;
   keyIndex = new Map<number, Int32Array>();
   opIndex = new Map<number, Int32Array>();
+
+  /** Lets go of everything but `pos` and the segment bounds. */
+  release(): void {
+    this.key = this.keyGram = this.opGram = new Float64Array(0);
+    this.op = this.seg = new Int32Array(0);
+    this.keyIndex = new Map();
+    this.opIndex = new Map();
+  }
 
   static of(input: EventStream, reasons: Set<number>, K: number): BytecodeView {
     const v = new BytecodeView();

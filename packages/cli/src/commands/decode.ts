@@ -43,14 +43,31 @@ export async function runDecode(o: DecodeCommandOptions): Promise<number> {
   const tty = process.stderr.isTTY && !process.env.CI && !o.json;
   let result;
   const t0 = Date.now();
+  // each thread is written (and its events let go, unless --dump needs them) as soon as it is decoded: only one
+  // thread's events are in memory at a time
+  const summaries: ThreadSummary[] = [];
+  let writeMs = 0;
+  const take = (model: JvmModel, t: DecodedThread): void => {
+    let file: string | undefined;
+    if (!o.noWrite) {
+      const w0 = Date.now();
+      file = path.join(o.dir, 'decoded', `${t.tid}.jpe`);
+      writeEvents(file, { tid: t.tid, name: t.name, javaTid: t.javaTid, stats: { flow: t.flow, java: t.java, attribution: t.attribution }, methods: syntheticMethods(model, t) }, t.events);
+      writeMs += Date.now() - w0;
+    }
+    summaries.push(summarizeThread(t, file));
+  };
+  const release = !o.dump;
   try {
     if ((o.workers ?? 1) > 1) {
       if (tty) process.stderr.write(`jportal: decoding with ${o.workers} worker threads...`);
-      result = await decodeTraceParallel(o.dir, { tids: o.tid, workers: o.workers });
+      result = await decodeTraceParallel(o.dir, { tids: o.tid, workers: o.workers, release, onThread: (t, _done, _total, model) => take(model, t) });
     } else {
       result = decodeTrace(o.dir, {
         tids: o.tid,
-        onThread: (t, done, total) => {
+        release,
+        onThread: (t, done, total, model) => {
+          take(model, t);
           if (tty) process.stderr.write(`\rjportal: decoded ${done}/${total} threads (${t.name}: ${(t.flow.bytes / 1e6).toFixed(1)} MB of PT in ${t.decodeMs} ms)\x1b[K`);
         },
       });
@@ -62,19 +79,10 @@ export async function runDecode(o: DecodeCommandOptions): Promise<number> {
   const wallMs = Date.now() - t0;
   if (tty) process.stderr.write('\n');
   const { model, threads } = result;
-  const summaries: ThreadSummary[] = [];
-  for (const t of threads) {
-    let file: string | undefined;
-    if (!o.noWrite) {
-      file = path.join(o.dir, 'decoded', `${t.tid}.jpe`);
-      writeEvents(file, { tid: t.tid, name: t.name, javaTid: t.javaTid, stats: { flow: t.flow, java: t.java, attribution: t.attribution }, methods: syntheticMethods(model, t) }, t.events);
-    }
-    summaries.push(summarizeThread(t, file));
-  }
   if (o.dump) dump(threads, model.methods);
   const total = summaries.reduce((a, s) => ({ bytes: a.bytes + s.ptBytes, ms: a.ms + s.decodeMs, gaps: a.gaps + s.gaps }), { bytes: 0, ms: 0, gaps: 0 });
   if (o.json) {
-    process.stdout.write(JSON.stringify({ dir: o.dir, threads: summaries, ptBytes: total.bytes, decodeMs: total.ms, wallMs, workers: o.workers ?? 1, imageTimeFallbacks: model.image.timeFallbacks, problems: model.problems }, null, 2) + '\n');
+    process.stdout.write(JSON.stringify({ dir: o.dir, threads: summaries, ptBytes: total.bytes, decodeMs: total.ms, wallMs, writeMs, workers: o.workers ?? 1, imageTimeFallbacks: model.image.timeFallbacks, problems: model.problems }, null, 2) + '\n');
   } else {
     for (const s of summaries) {
       const gaps = s.gaps ? ` gaps ${s.gaps} (${Object.entries(s.gapReasons).map(([k, v]) => `${k} ${v}`).join(', ')})` : '';
