@@ -211,8 +211,9 @@ maybe('time and the decode command', () => {
         const q = p.threads.find((x) => x.tid === t.tid)!;
         // (measured: 0 to 1.1e-4 of the instructions over five CI runs; 3.0e-4 once call sites copied late are
         // decoded by what their invoke can call, since each part also learns afresh which target a site took last;
-        // 1.1e-3 in one CI run of 2026-11-23, the same with the flow code before that day's changes. Open: on a
-        // switches 100000 trace cut into 1 MiB parts the parts walk 8.3e-3 more instructions than the whole stream)
+        // 1.1e-3 in one CI run of 2026-11-23, the same with the flow code before that day's changes; on the 15 MB
+        // switches accuracy trace cut into 1 MiB parts, 1.0e-6. A larger difference measured once, 8.3e-3, came from
+        // a serial decode with attribute: false, which then walked without call-site candidates: it no longer does)
         expect(Math.abs(q.flow.insns - t.insns)).toBeLessThanOrEqual(t.insns * 2e-3);
         // (each part also starts its inlining chain afresh: a few extra entry events at part starts; and the flow
         // differences above change what completion and attribution make: measured 2.5e-3 of the events)

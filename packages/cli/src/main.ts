@@ -216,6 +216,7 @@ export async function main(argv: string[]): Promise<number> {
           .option('loss', { type: 'boolean', default: true, describe: 'also trace at the 25% loss preset for the top-10 comparison (--no-loss to skip)' })
           .option('jacoco', { type: 'boolean', default: true, describe: 'coverage cross-check with JaCoCo (--no-jacoco to skip)' })
           .option('report-only', { type: 'boolean', describe: 'run nothing: rewrite the report from the results kept in OUT/results' })
+          .option('timing', { type: 'boolean', default: true, describe: 'the timing rounds (--no-timing: keep the timing rows of the kept result and run the trace stages only)' })
           .option('trace', { type: 'boolean', default: true, describe: 'the emulated trace and all that needs it (--no-trace: run times of native, agent and JFR only)' })
           .option('json', { type: 'boolean', describe: 'print the results as JSON on stdout' }),
       async (a) => {
@@ -228,6 +229,7 @@ export async function main(argv: string[]): Promise<number> {
           noLoss: a.loss === false,
           noJacoco: a.jacoco === false,
           noTrace: a.trace === false,
+          noTiming: a.timing === false,
           reportOnly: a['report-only'],
           json: a.json,
           commandLine: `jportal ${argv.join(' ')}`,

@@ -82,9 +82,11 @@ export function decodeTrace(dir: string, opts: DecodeOptions = {}): DecodedTrace
   const threads: DecodedThread[] = [];
   const todo = sb.threads.filter((t) => !opts.tids || opts.tids.includes(t.tid));
   const cpuBytes = new Map<number, Uint8Array>();
+  // (the call-site candidates shape the flow itself, with or without attribution: the same walk either way)
+  const callees = invokeCallees(model.image, universeOf(model));
   for (const t of todo) {
     const java = new JavaEventBuilder(model);
-    const flow = new FlowDecoder(model.image, java, opts.attribute === false ? undefined : invokeCallees(model.image, universeOf(model)));
+    const flow = new FlowDecoder(model.image, java, callees);
     const t0 = Date.now();
     const flowOpts = { retcomp: sb.returnCompression, timing: sb.timing };
     if (t.file) {

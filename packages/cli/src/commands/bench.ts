@@ -49,6 +49,11 @@ export interface BenchAppsOptions {
   reportOnly?: boolean;
   /** timing only: leave out the emulator and everything that needs its trace (hot methods, coverage) */
   noTrace?: boolean;
+  /**
+   * leave out the timing rounds (native, agent, JFR): the kept result's timing rows and JFR recordings are used
+   * (timing wants a quiet machine; the trace stages can run on a busy one)
+   */
+  noTiming?: boolean;
   json?: boolean;
   /** the command line, for the report */
   commandLine: string;
@@ -85,6 +90,8 @@ export interface AppResult {
   ok: boolean;
   errors: { stage: string; message: string }[];
   runs?: number;
+  /** when the timing rounds ran (differs from `date` when a later run kept them: --no-timing) */
+  timingDate?: string;
   /** median wall seconds per variant */
   run?: Partial<Record<Variant, number>>;
   startup?: { native: number; agent: number; agentNoClasses: number };
@@ -298,7 +305,7 @@ export function compareCoverage(jacocoXml: string, oursXml: string): CoverageChe
   };
 }
 
-async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: string, agent: string, work: string, log: ReturnType<typeof stderrLogger>): Promise<AppResult> {
+async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: string, agent: string, work: string, log: ReturnType<typeof stderrLogger>, before?: AppResult): Promise<AppResult> {
   const dir = path.join(work, `${app.name}-${size}`);
   fs.mkdirSync(dir, { recursive: true });
   const c: AppContext = { inputs: appInputs(), scratch: path.join(dir, 'scratch') };
@@ -324,7 +331,14 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
   const jfrProfile = path.join(jfrDir, 'profile.jfr');
   const jfr1ms = path.join(jfrDir, 'max.jfr');
 
-  await stage('timing (native, agent, JFR; alternating)', () => {
+  if (o.noTiming) {
+    if (!before?.run) throw new CliError(`bench apps: --no-timing: no kept timing result for ${app.name} ${size} (run once without it)`, ExitCode.BadInput);
+    res.runs = before.runs;
+    res.metadataBytes = before.metadataBytes;
+    res.run = before.run;
+    res.startup = before.startup;
+    res.timingDate = before.timingDate ?? before.date;
+  } else await stage('timing (native, agent, JFR; alternating)', () => {
     const agentArg = (extra: string) => `-agentpath:${agent}=out=${agentDir}${extra}`;
     const checkAgent = (round: number) => {
       if (round !== 0) return;
@@ -591,7 +605,9 @@ export async function runBenchApps(o: BenchAppsOptions): Promise<number> {
   for (const size of o.reportOnly ? [] : o.sizes)
     for (const app of apps) {
       log.info(`bench apps: ${app.name} (${size}): ${app.what}`);
-      const r = await benchApp(app, size, o, java, agent, work, log);
+      const kept = path.join(resultsDir, `${app.name}-${size}.json`);
+      const before = fs.existsSync(kept) ? (JSON.parse(fs.readFileSync(kept, 'utf8')) as AppResult) : undefined;
+      const r = await benchApp(app, size, o, java, agent, work, log, before);
       fs.writeFileSync(path.join(resultsDir, `${app.name}-${size}.json`), JSON.stringify(r, null, 2) + '\n');
       fresh.push(r);
     }
