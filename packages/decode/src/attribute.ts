@@ -401,6 +401,8 @@ class Frame implements StateRoots {
 const EMPTY = new Int32Array(0);
 
 /** A copy of `a` with room for at least `need` entries. */
+const EMPTY_STREAM = new EventStream(0);
+
 function grownInt32(a: Int32Array, need: number): Int32Array<ArrayBuffer> {
   const b = new Int32Array(Math.max(need, a.length * 2));
   b.set(a);
@@ -412,17 +414,23 @@ function grownInt32(a: Int32Array, need: number): Int32Array<ArrayBuffer> {
  * bytecodes and entries with method (and bci) where the opcodes determine them, plus an `exit` after each
  * interpreted return.
  */
-export function attributeInterpreted(universe: MethodUniverse, input: EventStream): { events: EventStream; stats: AttributionStats } {
-  const a = new Attributor(universe, attributedCapacity(input));
-  a.run(input);
+export function attributeInterpreted(universe: MethodUniverse, input: EventStream | EventStream[]): { events: EventStream; stats: AttributionStats } {
+  // (parts: a stream decoded in pieces, read in order as one, with no stitched copy; each entry of the array is
+  // let go once read)
+  const parts = Array.isArray(input) ? input : [input];
+  const a = new Attributor(universe, attributedCapacity(parts));
+  a.run(parts);
   return { events: a.out, stats: a.stats };
 }
 
 /** Room for the input's events and an exit per interpreted entry (most frames end with one): grown once at most. */
-function attributedCapacity(input: EventStream): number {
-  let entries = 0;
-  for (let i = 0; i < input.length; i++) if (input.kind[i] === EventKind.Entry && input.source[i] === EventSource.Interpreter) entries++;
-  return input.length + entries + 1024;
+function attributedCapacity(parts: EventStream[]): number {
+  let n = 0;
+  for (const input of parts) {
+    n += input.length;
+    for (let i = 0; i < input.length; i++) if (input.kind[i] === EventKind.Entry && input.source[i] === EventSource.Interpreter) n++;
+  }
+  return n + 1024;
 }
 
 class Attributor {
@@ -469,7 +477,7 @@ class Attributor {
     this.ids = Int32Array.from(this.methods, (m) => m.id);
   }
 
-  run(input: EventStream): void {
+  run(parts: EventStream[]): void {
     const { out, stats, universe } = this;
     let lastCompiledMethod = -1;
     let lastCompiledBci = -1;
@@ -483,158 +491,162 @@ class Attributor {
     /** native/intrinsic entries whose method depends on the caller's invoke: [invoke event, entry event, exit event] */
     const pendingNatives: number[] = [];
 
-    for (let i = 0; i < input.length; i++) {
-      if (this.pool.full) this.pool.compact(this.frames, this.depth);
-      const kind = input.kind[i];
-      const source = input.source[i];
-      const tsc = input.tsc[i];
-      const ev = out.length;
-      out.push(kind, source, input.method[i], input.bci[i], input.opcode[i], tsc, input.aux[i]);
+    for (let p = 0; p < parts.length; p++) {
+      const input = parts[p];
+      parts[p] = EMPTY_STREAM;
+      for (let i = 0; i < input.length; i++) {
+        if (this.pool.full) this.pool.compact(this.frames, this.depth);
+        const kind = input.kind[i];
+        const source = input.source[i];
+        const tsc = input.tsc[i];
+        const ev = out.length;
+        out.push(kind, source, input.method[i], input.bci[i], input.opcode[i], tsc, input.aux[i]);
 
-      if (source !== EventSource.Interpreter) {
-        const compiled = source === EventSource.Compiled || source === EventSource.Inlined;
-        // compiled code ran: the invoke of the interpreted frame on top (if at one) has made its call
-        if ((kind === EventKind.Bytecode || kind === EventKind.Entry) && compiled && this.depth) {
-          const top = this.frames[this.depth - 1];
-          top.called = true;
-          top.ownLen = -1;
-        }
-        if (kind === EventKind.Bytecode && compiled) {
-          lastCompiledMethod = input.method[i];
-          lastCompiledBci = input.bci[i];
-          lastWasCompiled = true;
-        } else if (kind === EventKind.Gap) {
-          // the stack is kept: what comes next either continues a frame (checked opcode by opcode) or not
-          lastWasCompiled = false;
-          lastGapEv = ev;
-        } else if (kind === EventKind.OsrEntry) {
-          // the interpreted activation moves into compiled code: the frame ends here, the method goes on
-          if (this.depth) this.endFrame(this.pop(), tsc, false);
-        } else if (kind === EventKind.Exception) {
-          exceptionPending = true;
-        } else if (kind === EventKind.Deopt) {
-          deoptHint = lastCompiledMethod;
-          lastWasCompiled = false;
-        }
-        continue;
-      }
-      if (kind === EventKind.Exception) {
-        exceptionPending = true;
-        continue;
-      }
-      if (kind === EventKind.Deopt) {
-        deoptHint = lastCompiledMethod;
-        continue;
-      }
-
-      if (kind === EventKind.Entry) {
-        // who called: the invoke of the interpreted frame on top (unless that invoke already made its call: what
-        // enters now is an upcall), else the compiled code that just ran
-        let site: CallSite | undefined;
-        const top = this.depth ? this.frames[this.depth - 1] : undefined;
-        // the VM made this call (through the call stub): no invoke of the code before it did, and the invoke that
-        // code may be at (resolving it loads and initializes classes) makes its call after this one returns
-        const fromVm = input.aux[i] >= ENTRY_FROM_VM;
-        if (top) top.ownLen = -1; // a frame that made a call is not read again (its callee followed its candidates)
-        if (fromVm) {
-          // (no site: found by search)
-        } else if (top && !top.lost && !top.search && top.n > 0 && !lastWasCompiled) {
-          if (!top.called) site = this.callersSite(top);
-          top.called = true;
-        } else if (lastWasCompiled && lastCompiledMethod >= 0 && lastCompiledBci >= 0) {
-          const caller = universe.byId.get(lastCompiledMethod);
-          if (caller) site = universe.callSite(caller, lastCompiledBci);
-        }
-        lastWasCompiled = false;
-        const cls = (fromVm ? input.aux[i] - ENTRY_FROM_VM : input.aux[i]) as EntryClass;
-        if (cls !== EntryClass.Bytecode) {
-          // native, intrinsic or abstract: no bytecodes run in this activation
-          const only = site ? onlyTarget(site.targets, cls === EntryClass.Native) : undefined;
-          if (only) out.method[ev] = only.id;
-          else if (!fromVm && top && !top.lost && ev > 0 && out.kind[ev - 1] === EventKind.Bytecode) pendingNatives.push(ev - 1, ev, out.length);
-          out.aux[ev] = 0;
-          out.push(EventKind.Exit, EventSource.Interpreter, out.method[ev], -1, -1, tsc);
+        if (source !== EventSource.Interpreter) {
+          const compiled = source === EventSource.Compiled || source === EventSource.Inlined;
+          // compiled code ran: the invoke of the interpreted frame on top (if at one) has made its call
+          if ((kind === EventKind.Bytecode || kind === EventKind.Entry) && compiled && this.depth) {
+            const top = this.frames[this.depth - 1];
+            top.called = true;
+            top.ownLen = -1;
+          }
+          if (kind === EventKind.Bytecode && compiled) {
+            lastCompiledMethod = input.method[i];
+            lastCompiledBci = input.bci[i];
+            lastWasCompiled = true;
+          } else if (kind === EventKind.Gap) {
+            // the stack is kept: what comes next either continues a frame (checked opcode by opcode) or not
+            lastWasCompiled = false;
+            lastGapEv = ev;
+          } else if (kind === EventKind.OsrEntry) {
+            // the interpreted activation moves into compiled code: the frame ends here, the method goes on
+            if (this.depth) this.endFrame(this.pop(), tsc, false);
+          } else if (kind === EventKind.Exception) {
+            exceptionPending = true;
+          } else if (kind === EventKind.Deopt) {
+            deoptHint = lastCompiledMethod;
+            lastWasCompiled = false;
+          }
           continue;
         }
-        out.aux[ev] = 0;
-        this.startFrame(site?.candidates, ev);
-        continue;
-      }
-
-      if (kind !== EventKind.Bytecode) continue;
-      stats.interpreted++;
-      lastWasCompiled = false;
-      const op = input.opcode[i];
-      let f: Frame | undefined = this.depth ? this.frames[this.depth - 1] : undefined;
-      if (deoptHint >= 0) {
-        // a deoptimized activation resumes here, at some bci of the method that was compiled
-        const m = universe.byId.get(deoptHint);
-        f = this.pushFrame(-1, !m?.code, m?.code ? m.index : -1);
-        deoptHint = -1;
-      }
-      // bytecodes with no frame we saw begin (after a gap or at the stream's start)
-      if (!f) f = this.pushFrame(-1, true, -1);
-      let handled = false;
-      if (exceptionPending && op >= 0) {
-        // the next bytecode after a throw is a handler's, in this frame or a caller
-        const d = this.handlerFor(op, ev);
-        if (d >= 0) {
-          stats.handlers++;
-          while (this.depth - 1 > d) this.endFrame(this.pop(), tsc, true);
-          f = this.frames[d];
-          handled = true;
+        if (kind === EventKind.Exception) {
+          exceptionPending = true;
+          continue;
         }
-      }
-      exceptionPending = false;
-      if (handled) f.ownLen = -1;
-      if (!f.lost && op >= 0 && !handled && !this.step(f, op, ev)) {
-        // a young frame with no gap since its entry: an entry that ran no bytecode (an intrinsic) whose caller
-        // goes on, else an upcall the VM made before the call (replay)
-        const young = f.ownLen >= 0 && f.entryEv > lastGapEv;
-        let d = young && f.ownLen === 0 ? this.callerStep(op, ev, 1) : -1;
-        if (d < 0 && young && this.replay(f, op, ev)) f.ownLen = -1;
-        else {
-          // events went missing (a gap, code we could not follow): a caller may have the control again, or the
-          // same method goes on at another bci; else the frame is lost
-          if (d < 0) d = this.callerStep(op, ev, 8);
+        if (kind === EventKind.Deopt) {
+          deoptHint = lastCompiledMethod;
+          continue;
+        }
+
+        if (kind === EventKind.Entry) {
+          // who called: the invoke of the interpreted frame on top (unless that invoke already made its call: what
+          // enters now is an upcall), else the compiled code that just ran
+          let site: CallSite | undefined;
+          const top = this.depth ? this.frames[this.depth - 1] : undefined;
+          // the VM made this call (through the call stub): no invoke of the code before it did, and the invoke that
+          // code may be at (resolving it loads and initializes classes) makes its call after this one returns
+          const fromVm = input.aux[i] >= ENTRY_FROM_VM;
+          if (top) top.ownLen = -1; // a frame that made a call is not read again (its callee followed its candidates)
+          if (fromVm) {
+            // (no site: found by search)
+          } else if (top && !top.lost && !top.search && top.n > 0 && !lastWasCompiled) {
+            if (!top.called) site = this.callersSite(top);
+            top.called = true;
+          } else if (lastWasCompiled && lastCompiledMethod >= 0 && lastCompiledBci >= 0) {
+            const caller = universe.byId.get(lastCompiledMethod);
+            if (caller) site = universe.callSite(caller, lastCompiledBci);
+          }
+          lastWasCompiled = false;
+          const cls = (fromVm ? input.aux[i] - ENTRY_FROM_VM : input.aux[i]) as EntryClass;
+          if (cls !== EntryClass.Bytecode) {
+            // native, intrinsic or abstract: no bytecodes run in this activation
+            const only = site ? onlyTarget(site.targets, cls === EntryClass.Native) : undefined;
+            if (only) out.method[ev] = only.id;
+            else if (!fromVm && top && !top.lost && ev > 0 && out.kind[ev - 1] === EventKind.Bytecode) pendingNatives.push(ev - 1, ev, out.length);
+            out.aux[ev] = 0;
+            out.push(EventKind.Exit, EventSource.Interpreter, out.method[ev], -1, -1, tsc);
+            continue;
+          }
+          out.aux[ev] = 0;
+          this.startFrame(site?.candidates, ev);
+          continue;
+        }
+
+        if (kind !== EventKind.Bytecode) continue;
+        stats.interpreted++;
+        lastWasCompiled = false;
+        const op = input.opcode[i];
+        let f: Frame | undefined = this.depth ? this.frames[this.depth - 1] : undefined;
+        if (deoptHint >= 0) {
+          // a deoptimized activation resumes here, at some bci of the method that was compiled
+          const m = universe.byId.get(deoptHint);
+          f = this.pushFrame(-1, !m?.code, m?.code ? m.index : -1);
+          deoptHint = -1;
+        }
+        // bytecodes with no frame we saw begin (after a gap or at the stream's start)
+        if (!f) f = this.pushFrame(-1, true, -1);
+        let handled = false;
+        if (exceptionPending && op >= 0) {
+          // the next bytecode after a throw is a handler's, in this frame or a caller
+          const d = this.handlerFor(op, ev);
           if (d >= 0) {
+            stats.handlers++;
             while (this.depth - 1 > d) this.endFrame(this.pop(), tsc, true);
             f = this.frames[d];
-            stats.resynced++;
-          } else if (this.reanchor(f, op, ev)) {
-            stats.resynced++;
-            f.ownLen = -1;
-          } else {
-            f.lost = true;
-            f.n = f.pathLen = 0;
-            stats.lostFrames++;
+            handled = true;
           }
         }
-      }
-      if (op >= 0) {
-        f.called = false;
-        if (f.ownLen >= 0) {
-          if (f.ownLen < REPLAY_MAX) f.own[f.ownLen++] = ev;
-          else f.ownLen = -1;
-        }
-      }
-      if (!f.lost && op >= 0 && f.n > 0) {
-        if (f.n === 1) this.settle(f.states[0]);
-        else {
-          const id = this.agreedId(f);
-          if (id !== undefined) {
-            if (out.method[ev] < 0) stats.withMethod++;
-            out.method[ev] = id;
+        exceptionPending = false;
+        if (handled) f.ownLen = -1;
+        if (!f.lost && op >= 0 && !handled && !this.step(f, op, ev)) {
+          // a young frame with no gap since its entry: an entry that ran no bytecode (an intrinsic) whose caller
+          // goes on, else an upcall the VM made before the call (replay)
+          const young = f.ownLen >= 0 && f.entryEv > lastGapEv;
+          let d = young && f.ownLen === 0 ? this.callerStep(op, ev, 1) : -1;
+          if (d < 0 && young && this.replay(f, op, ev)) f.ownLen = -1;
+          else {
+            // events went missing (a gap, code we could not follow): a caller may have the control again, or the
+            // same method goes on at another bci; else the frame is lost
+            if (d < 0) d = this.callerStep(op, ev, 8);
+            if (d >= 0) {
+              while (this.depth - 1 > d) this.endFrame(this.pop(), tsc, true);
+              f = this.frames[d];
+              stats.resynced++;
+            } else if (this.reanchor(f, op, ev)) {
+              stats.resynced++;
+              f.ownLen = -1;
+            } else {
+              f.lost = true;
+              f.n = f.pathLen = 0;
+              stats.lostFrames++;
+            }
           }
         }
-        this.resolveEntry(f);
-      }
-      if (isReturn(op)) {
-        this.pop(); // (f is the top frame)
-        const m = !f.lost && f.n > 0 ? this.agreedMethod(f) : undefined;
-        // the exit goes after the return bytecode; it is the last event of the frame
-        this.endFrame(f, tsc, true);
-        if (m) this.narrowCaller(this.depth ? this.frames[this.depth - 1] : undefined, m);
+        if (op >= 0) {
+          f.called = false;
+          if (f.ownLen >= 0) {
+            if (f.ownLen < REPLAY_MAX) f.own[f.ownLen++] = ev;
+            else f.ownLen = -1;
+          }
+        }
+        if (!f.lost && op >= 0 && f.n > 0) {
+          if (f.n === 1) this.settle(f.states[0]);
+          else {
+            const id = this.agreedId(f);
+            if (id !== undefined) {
+              if (out.method[ev] < 0) stats.withMethod++;
+              out.method[ev] = id;
+            }
+          }
+          this.resolveEntry(f);
+        }
+        if (isReturn(op)) {
+          this.pop(); // (f is the top frame)
+          const m = !f.lost && f.n > 0 ? this.agreedMethod(f) : undefined;
+          // the exit goes after the return bytecode; it is the last event of the frame
+          this.endFrame(f, tsc, true);
+          if (m) this.narrowCaller(this.depth ? this.frames[this.depth - 1] : undefined, m);
+        }
       }
     }
     while (this.depth) this.endFrame(this.pop(), out.length ? out.tsc[out.length - 1] : 0, false);

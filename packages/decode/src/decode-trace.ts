@@ -165,17 +165,20 @@ function decodeFile(file: string, flow: FlowDecoder, flowOpts: FlowOptions, wind
 
 const universes = new WeakMap<JvmModel, MethodUniverse>();
 
-/** Attributes a decoded thread's interpreted events in place (unless opts.attribute is false). */
 function universeOf(model: JvmModel): MethodUniverse {
   let u = universes.get(model);
   if (!u) universes.set(model, (u = new MethodUniverse(model)));
   return u;
 }
 
-export function attribute(model: JvmModel, t: DecodedThread, opts: { attribute?: boolean }): void {
+/**
+ * Attributes and completes a decoded thread's events in place of `t.events`; from `parts` instead when given (the
+ * thread's stream decoded in pieces, in stream order: read as one stream, each let go once read).
+ */
+export function attribute(model: JvmModel, t: DecodedThread, opts: { attribute?: boolean }, parts?: EventStream[]): void {
   if (opts.attribute === false) return;
   const u = universeOf(model);
-  const r = attributeInterpreted(u, t.events);
+  const r = attributeInterpreted(u, parts ?? t.events);
   // the decoded stream is not needed any more: only two copies of a thread's events live at once
   t.events = r.events;
   const c = completeCompiled(u, r.events);

@@ -95,23 +95,33 @@ export class EventStream {
     this.aux = grown(this.aux);
   }
 
-  /** Appends another stream (stitching chunks decoded in parallel). */
-  append(o: EventStream): void {
-    for (let i = 0; i < o.length; i++) this.push(o.kind[i], o.source[i], o.method[i], o.bci[i], o.opcode[i], o.tsc[i], o.aux[i]);
-  }
-
-  /** Appends events given as column buffers (from a worker), column by column. */
-  appendColumns(cols: Record<string, ArrayBuffer>, n: number): void {
+  /** Appends another stream's events, column by column. */
+  appendStream(o: EventStream): void {
+    const n = o.length;
     while (this.length + n > this.kind.length) this.grow();
     const at = this.length;
-    this.kind.set(new Uint8Array(cols.kind, 0, n), at);
-    this.source.set(new Uint8Array(cols.source, 0, n), at);
-    this.method.set(new Int32Array(cols.method, 0, n), at);
-    this.bci.set(new Int32Array(cols.bci, 0, n), at);
-    this.opcode.set(new Int16Array(cols.opcode, 0, n), at);
-    this.tsc.set(new Float64Array(cols.tsc, 0, n), at);
-    this.aux.set(new Float64Array(cols.aux, 0, n), at);
+    this.kind.set(o.kind.subarray(0, n), at);
+    this.source.set(o.source.subarray(0, n), at);
+    this.method.set(o.method.subarray(0, n), at);
+    this.bci.set(o.bci.subarray(0, n), at);
+    this.opcode.set(o.opcode.subarray(0, n), at);
+    this.tsc.set(o.tsc.subarray(0, n), at);
+    this.aux.set(o.aux.subarray(0, n), at);
     this.length += n;
+  }
+
+  /** A stream over column buffers (from a worker) holding `n` events each: wrapped, not copied. */
+  static fromColumns(cols: Record<string, ArrayBuffer>, n: number): EventStream {
+    const e = new EventStream(0);
+    e.kind = new Uint8Array(cols.kind, 0, n);
+    e.source = new Uint8Array(cols.source, 0, n);
+    e.method = new Int32Array(cols.method, 0, n);
+    e.bci = new Int32Array(cols.bci, 0, n);
+    e.opcode = new Int16Array(cols.opcode, 0, n);
+    e.tsc = new Float64Array(cols.tsc, 0, n);
+    e.aux = new Float64Array(cols.aux, 0, n);
+    e.length = n;
+    return e;
   }
 
   /** The columns in file order (docs/decoded-format.md). */

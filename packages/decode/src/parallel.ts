@@ -105,13 +105,13 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
   for (const t of model.threads) if (!names.has(t.osTid)) names.set(t.osTid, { name: t.name, javaTid: t.javaTid });
   const threads: DecodedThread[] = todo.map((t, done) => {
     const mine = tasks.filter((k) => k.tid === t.tid).map((k) => results[k.id]);
-    const events = new EventStream(mine.reduce((n, r) => n + r.length, 0));
     const flow = mine.length ? { ...mine[0].flow, gapReasons: [...mine[0].flow.gapReasons] } : emptyFlow();
     const java = mine.length ? { ...mine[0].java } : { bytecodes: 0, interpreted: 0, compiled: 0, entries: 0, gaps: 0 };
     let ms = 0;
+    const parts: EventStream[] = [];
     mine.forEach((r, i) => {
-      events.appendColumns(r.columns, r.length);
-      r.columns = {}; // stitched: the part's buffers can go
+      parts.push(EventStream.fromColumns(r.columns, r.length));
+      r.columns = {}; // (held by `parts` only: let go as attribution reads them)
       ms += r.ms;
       if (i === 0) return;
       for (const k of ['bytes', 'packets', 'blocks', 'insns', 'gaps', 'skippedBytes', 'tntBits', 'tips', 'droppedBlocks', 'speculations', 'alternatives'] as const) flow[k] += r.flow[k];
@@ -120,8 +120,16 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
       for (const k of ['bytecodes', 'interpreted', 'compiled', 'entries', 'gaps'] as const) java[k] += r.java[k];
     });
     const info = names.get(t.tid);
-    const d: DecodedThread = { tid: t.tid, name: info?.name ?? t.comm, javaTid: info?.javaTid ?? -1, events, flow, java, expectedInsns: t.insns, decodeMs: ms };
-    attribute(model, d, opts);
+    const d: DecodedThread = { tid: t.tid, name: info?.name ?? t.comm, javaTid: info?.javaTid ?? -1, events: new EventStream(0), flow, java, expectedInsns: t.insns, decodeMs: ms };
+    if (opts.attribute === false) {
+      // the parts stitched in stream order
+      const events = new EventStream(parts.reduce((n, e) => n + e.length, 0));
+      for (let k = 0; k < parts.length; k++) {
+        events.appendStream(parts[k]);
+        parts[k] = new EventStream(0);
+      }
+      d.events = events;
+    } else attribute(model, d, opts, parts);
     opts.onThread?.(d, done + 1, todo.length, model);
     releaseEvents(d, opts);
     return d;
