@@ -283,4 +283,20 @@ maybe('time and the decode command', () => {
     expect(r2.stderr).toMatch(/no PT data/);
     cleanup(copy);
   });
+
+  test('a thread whose events pass the memory budget stops decode and analyze with exit 3 and one line naming it', () => {
+    const sb = loadTrace(trace).sideband!;
+    const big = sb.threads.reduce((a, t) => (t.bytes > a.bytes ? t : a));
+    // 2 MB: the main thread's events take more, the small threads' less
+    const env = { ...process.env, JPORTAL_MAX_STREAM_BYTES: String(2e6) };
+    const cli = path.join(REPO, 'packages', 'cli', 'dist', 'bin.js');
+    for (const args of [['decode', trace, '--no-write'], ['decode', trace, '--no-write', '--workers', '2'], ['analyze', trace, '-o', path.join(trace, 'budget-report'), '--only', 'hot']]) {
+      const r = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env, timeout: 240_000 });
+      expect(r.status).toBe(3);
+      const lines = r.stderr.split('\n').filter((l) => l.startsWith('jportal: '));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(new RegExp(`thread ${big.tid} \\(.*\\) is too large to decode in memory here: .*JPORTAL_MAX_STREAM_BYTES`));
+      expect(r.stderr).not.toMatch(/internal error/);
+    }
+  });
 });

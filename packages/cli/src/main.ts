@@ -274,6 +274,11 @@ function reportError(e: unknown): number {
     process.stderr.write(`jportal: ${(e as Error).message}\n`);
     return ExitCode.BadInput;
   }
+  // a thread whose events this machine cannot hold (@jportal/decode's EventBudgetError): unsupported here
+  if (e instanceof Error && e.name === 'EventBudgetError') {
+    process.stderr.write(`jportal: a thread is too large to hold in memory here: ${e.message}\n`);
+    return ExitCode.Unsupported;
+  }
   const err = e as NodeJS.ErrnoException;
   if (err && (err.code === 'ENOENT' || err.code === 'EACCES' || err.code === 'ENOTDIR')) {
     process.stderr.write(`jportal: ${err.message}\n`);

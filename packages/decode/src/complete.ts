@@ -12,7 +12,7 @@
  * aux = INFERRED.
  */
 import { successors } from '@jportal/classfile';
-import { EventKind, EventSource, EventStream } from './events';
+import { EventKind, EventSource, EventStream, maxStreamEvents } from './events';
 import type { Method, MethodUniverse } from './attribute';
 import { SuccessorTable } from './successor-table';
 
@@ -98,7 +98,8 @@ interface MethodMemo {
 function completedCapacity(input: EventStream): number {
   let compiled = 0;
   for (let i = 0; i < input.length; i++) if (input.kind[i] === EventKind.Bytecode && (input.source[i] === EventSource.Compiled || input.source[i] === EventSource.Inlined)) compiled++;
-  return input.length + 2 * compiled + 1024;
+  // (at most what a stream may hold: past that, growing says so)
+  return Math.min(input.length + 2 * compiled + 1024, Math.max(input.length, maxStreamEvents()));
 }
 
 export function completeCompiled(universe: MethodUniverse, input: EventStream): { events: EventStream; stats: CompletionStats } {

@@ -7,7 +7,7 @@ import * as path from 'path';
 import { FlowDecoder, FlowOptions, FlowStats } from './flow';
 import { invokeCallees } from './callees';
 import { splitAtPsb } from './split';
-import { EventStream } from './events';
+import { EventBudgetError, EventStream } from './events';
 import { JavaDecodeStats, JavaEventBuilder } from './java';
 import { JvmModel, loadTrace, LoadOptions } from './load';
 import { attributeInterpreted, AttributionStats, MethodUniverse } from './attribute';
@@ -85,46 +85,56 @@ export function decodeTrace(dir: string, opts: DecodeOptions = {}): DecodedTrace
   // (the call-site candidates shape the flow itself, with or without attribution: the same walk either way)
   const callees = invokeCallees(model.image, universeOf(model));
   for (const t of todo) {
-    const java = new JavaEventBuilder(model);
-    const flow = new FlowDecoder(model.image, java, callees);
-    const t0 = Date.now();
-    const flowOpts = { retcomp: sb.returnCompression, timing: sb.timing };
-    if (t.file) {
-      const file = path.join(dir, t.file);
-      if (!fs.existsSync(file)) throw new DecodeError(`${file}: missing (named by pt/sideband.jsonl)`, 2);
-      decodeFile(file, flow, { ...flowOpts, file: t.file }, opts.windowBytes ?? 256 << 20);
-    } else {
-      for (const w of sb.switches) {
-        if (w.tid !== t.tid) continue;
-        let bytes = cpuBytes.get(w.cpu);
-        if (!bytes) {
-          const file = path.join(dir, 'pt', `cpu${w.cpu}.pt`);
-          if (!fs.existsSync(file)) throw new DecodeError(`${file}: missing (named by pt/sideband.jsonl)`, 2);
-          cpuBytes.set(w.cpu, (bytes = new Uint8Array(fs.readFileSync(file))));
+    try {
+      const java = new JavaEventBuilder(model);
+      const flow = new FlowDecoder(model.image, java, callees);
+      const t0 = Date.now();
+      const flowOpts = { retcomp: sb.returnCompression, timing: sb.timing };
+      if (t.file) {
+        const file = path.join(dir, t.file);
+        if (!fs.existsSync(file)) throw new DecodeError(`${file}: missing (named by pt/sideband.jsonl)`, 2);
+        decodeFile(file, flow, { ...flowOpts, file: t.file }, opts.windowBytes ?? 256 << 20);
+      } else {
+        for (const w of sb.switches) {
+          if (w.tid !== t.tid) continue;
+          let bytes = cpuBytes.get(w.cpu);
+          if (!bytes) {
+            const file = path.join(dir, 'pt', `cpu${w.cpu}.pt`);
+            if (!fs.existsSync(file)) throw new DecodeError(`${file}: missing (named by pt/sideband.jsonl)`, 2);
+            cpuBytes.set(w.cpu, (bytes = new Uint8Array(fs.readFileSync(file))));
+          }
+          if (w.offset + w.bytes > bytes.length) throw new DecodeError(`pt/cpu${w.cpu}.pt: switch record of tid ${w.tid} covers bytes ${w.offset}..${w.offset + w.bytes}, past the end (${bytes.length})`, 2);
+          flow.decode(bytes, { ...flowOpts, begin: w.offset, end: w.offset + w.bytes, noSync: true, file: `pt/cpu${w.cpu}.pt` });
         }
-        if (w.offset + w.bytes > bytes.length) throw new DecodeError(`pt/cpu${w.cpu}.pt: switch record of tid ${w.tid} covers bytes ${w.offset}..${w.offset + w.bytes}, past the end (${bytes.length})`, 2);
-        flow.decode(bytes, { ...flowOpts, begin: w.offset, end: w.offset + w.bytes, noSync: true, file: `pt/cpu${w.cpu}.pt` });
       }
+      const info = names.get(t.tid);
+      const d: DecodedThread = {
+        tid: t.tid,
+        name: info?.name ?? t.comm,
+        javaTid: info?.javaTid ?? -1,
+        // (taken, not shared: attribution replaces the stream and the decoded one can then be freed)
+        events: java.takeEvents(),
+        flow: flow.stats,
+        java: java.stats,
+        expectedInsns: t.insns,
+        decodeMs: 0,
+      };
+      attribute(model, d, opts);
+      d.decodeMs = Date.now() - t0;
+      threads.push(d);
+      opts.onThread?.(d, threads.length, todo.length, model);
+      releaseEvents(d, opts);
+    } catch (e) {
+      throw tooLarge(e, t.tid, names.get(t.tid)?.name ?? t.comm);
     }
-    const info = names.get(t.tid);
-    const d: DecodedThread = {
-      tid: t.tid,
-      name: info?.name ?? t.comm,
-      javaTid: info?.javaTid ?? -1,
-      // (taken, not shared: attribution replaces the stream and the decoded one can then be freed)
-      events: java.takeEvents(),
-      flow: flow.stats,
-      java: java.stats,
-      expectedInsns: t.insns,
-      decodeMs: 0,
-    };
-    attribute(model, d, opts);
-    d.decodeMs = Date.now() - t0;
-    threads.push(d);
-    opts.onThread?.(d, threads.length, todo.length, model);
-    releaseEvents(d, opts);
   }
   return { model, threads };
+}
+
+/** An EventBudgetError as a DecodeError naming the thread (exit 3: this machine cannot hold it); others as they are. */
+export function tooLarge(e: unknown, tid: number, name: string): unknown {
+  if (!(e instanceof EventBudgetError)) return e;
+  return new DecodeError(`thread ${tid} (${name}) is too large to decode in memory here: ${e.message}`, 3);
 }
 
 /**

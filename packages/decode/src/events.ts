@@ -2,7 +2,44 @@
  * Per-thread Java-level event streams, held column-wise in growable typed arrays (no object per event).
  * The binary form is documented in docs/decoded-format.md.
  */
+import * as os from 'os';
 import { grown } from './typed';
+
+/** Bytes one event takes in an EventStream (its seven columns). */
+export const EVENT_BYTES = 1 + 1 + 4 + 4 + 2 + 8 + 8;
+
+/**
+ * The most one stream may take: a thread's events are held whole (attribution reads one stream while it writes
+ * another), so a stream past this would run the machine out of memory and get the process killed. Default 35%
+ * of the machine's memory; JPORTAL_MAX_STREAM_BYTES overrides.
+ */
+export function streamByteBudget(): number {
+  const env = Number(process.env.JPORTAL_MAX_STREAM_BYTES);
+  return env > 0 ? env : Math.floor(os.totalmem() * 0.35);
+}
+
+/** A stream would pass streamByteBudget(): the thread is too large to decode on this machine. */
+export class EventBudgetError extends Error {
+  constructor(
+    readonly events: number,
+    readonly budget: number,
+  ) {
+    const gb = (b: number) => `${(b / 2 ** 30).toFixed(1)} GiB`;
+    const why = Number(process.env.JPORTAL_MAX_STREAM_BYTES) > 0 ? 'set by JPORTAL_MAX_STREAM_BYTES' : `35% of ${gb(os.totalmem())}; JPORTAL_MAX_STREAM_BYTES sets it`;
+    super(`its events need more than ${gb(events * EVENT_BYTES)} (${(events / 1e6).toFixed(1)} M events), past the ${gb(budget)} one stream may hold on this machine (${why})`);
+    this.name = 'EventBudgetError';
+  }
+}
+
+/** The most events one stream may hold (streamByteBudget()). */
+export function maxStreamEvents(): number {
+  return Math.floor(streamByteBudget() / EVENT_BYTES);
+}
+
+function checkBudget(events: number): void {
+  const budget = streamByteBudget();
+  if (events * EVENT_BYTES > budget) throw new EventBudgetError(events, budget);
+}
 
 export const enum EventKind {
   /** a bytecode ran: interpreted (opcode known, method and bci not yet attributed) or compiled (method, bci) */
@@ -49,6 +86,7 @@ export class EventStream {
   /** `capacity`: how many events fit before the columns grow (a good guess saves copies and memory). */
   constructor(capacity = 4096) {
     const n = Math.max(16, capacity);
+    checkBudget(n);
     this.kind = new Uint8Array(n);
     this.source = new Uint8Array(n);
     this.method = new Int32Array(n);
@@ -86,13 +124,16 @@ export class EventStream {
   }
 
   private grow(): void {
-    this.kind = grown(this.kind);
-    this.source = grown(this.source);
-    this.method = grown(this.method);
-    this.bci = grown(this.bci);
-    this.opcode = grown(this.opcode);
-    this.tsc = grown(this.tsc);
-    this.aux = grown(this.aux);
+    // twice the room, or what is left of the budget (past it: EventBudgetError)
+    const n = Math.max(16, Math.min(this.kind.length * 2, maxStreamEvents()));
+    if (n <= this.kind.length) checkBudget(this.kind.length + 1);
+    this.kind = grown(this.kind, n);
+    this.source = grown(this.source, n);
+    this.method = grown(this.method, n);
+    this.bci = grown(this.bci, n);
+    this.opcode = grown(this.opcode, n);
+    this.tsc = grown(this.tsc, n);
+    this.aux = grown(this.aux, n);
   }
 
   /** Appends another stream's events, column by column. */

@@ -7,7 +7,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { Worker } from 'worker_threads';
-import { attribute, DecodedThread, DecodeError, releaseEvents } from './decode-trace';
+import { attribute, DecodedThread, DecodeError, releaseEvents, tooLarge } from './decode-trace';
 import { EventStream } from './events';
 import { FlowStats } from './flow';
 import { JavaDecodeStats } from './java';
@@ -48,12 +48,16 @@ export interface PartResult {
   java: JavaDecodeStats;
   ms: number;
   error?: string;
+  /** the error was an EventBudgetError: its message */
+  tooLarge?: string;
 }
 
 export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {}): Promise<{ model: JvmModel; threads: DecodedThread[]; workers: number; parts: number }> {
   const model = loadTrace(dir, opts);
   const sb = model.sideband;
   if (!sb) throw new DecodeError(`${path.join(dir, 'pt')}: no PT data in this trace directory (recorded with --pt=none?)`, 2);
+  const names = new Map<number, { name: string; javaTid: number }>();
+  for (const t of model.threads) if (!names.has(t.osTid)) names.set(t.osTid, { name: t.name, javaTid: t.javaTid });
   const partBytes = opts.partBytes ?? 4 << 20;
   const tasks: PartTask[] = [];
   const todo = sb.threads.filter((t) => !opts.tids || opts.tids.includes(t.tid));
@@ -89,8 +93,10 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
         };
         w.on('message', (r: PartResult) => {
           if (r.error) {
+            queue.length = 0; // the other workers stop after their current part
             void w.terminate();
-            reject(new Error(r.error));
+            const t = tasks[r.id];
+            reject(r.tooLarge ? new DecodeError(`thread ${t.tid} (${names.get(t.tid)?.name ?? 'unnamed'}) is too large to decode in memory here: ${r.tooLarge}`, 3) : new Error(r.error));
             return;
           }
           results[r.id] = r;
@@ -101,8 +107,6 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
       });
     }),
   );
-  const names = new Map<number, { name: string; javaTid: number }>();
-  for (const t of model.threads) if (!names.has(t.osTid)) names.set(t.osTid, { name: t.name, javaTid: t.javaTid });
   const threads: DecodedThread[] = todo.map((t, done) => {
     const mine = tasks.filter((k) => k.tid === t.tid).map((k) => results[k.id]);
     const flow = mine.length ? { ...mine[0].flow, gapReasons: [...mine[0].flow.gapReasons] } : emptyFlow();
@@ -121,17 +125,21 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
     });
     const info = names.get(t.tid);
     const d: DecodedThread = { tid: t.tid, name: info?.name ?? t.comm, javaTid: info?.javaTid ?? -1, events: new EventStream(0), flow, java, expectedInsns: t.insns, decodeMs: ms };
-    if (opts.attribute === false) {
-      // the parts stitched in stream order
-      const events = new EventStream(parts.reduce((n, e) => n + e.length, 0));
-      for (let k = 0; k < parts.length; k++) {
-        events.appendStream(parts[k]);
-        parts[k] = new EventStream(0);
-      }
-      d.events = events;
-    } else attribute(model, d, opts, parts);
-    opts.onThread?.(d, done + 1, todo.length, model);
-    releaseEvents(d, opts);
+    try {
+      if (opts.attribute === false) {
+        // the parts stitched in stream order
+        const events = new EventStream(parts.reduce((n, e) => n + e.length, 0));
+        for (let k = 0; k < parts.length; k++) {
+          events.appendStream(parts[k]);
+          parts[k] = new EventStream(0);
+        }
+        d.events = events;
+      } else attribute(model, d, opts, parts);
+      opts.onThread?.(d, done + 1, todo.length, model);
+      releaseEvents(d, opts);
+    } catch (e) {
+      throw tooLarge(e, t.tid, d.name);
+    }
     return d;
   });
   return { model, threads, workers: nworkers, parts: tasks.length };

@@ -5,6 +5,7 @@ import { parentPort, workerData } from 'worker_threads';
 import { FlowDecoder } from './flow';
 import { MethodUniverse } from './attribute';
 import { invokeCallees } from './callees';
+import { EventBudgetError } from './events';
 import { JavaEventBuilder } from './java';
 import { loadTrace } from './load';
 import type { PartResult, PartTask } from './parallel';
@@ -36,7 +37,8 @@ parentPort!.on('message', (t: PartTask) => {
     const r: PartResult = { id: t.id, columns, length: java.events.length, flow: flow.stats, java: java.stats, ms: Date.now() - t0 };
     parentPort!.postMessage(r, transfer);
   } catch (e) {
-    parentPort!.postMessage({ id: t.id, error: `${t.file} [${t.begin}, ${t.end}): ${(e as Error).stack ?? e}` });
+    const tooLarge = e instanceof EventBudgetError ? e.message : undefined;
+    parentPort!.postMessage({ id: t.id, error: `${t.file} [${t.begin}, ${t.end}): ${(e as Error).stack ?? e}`, tooLarge });
   }
 });
 
