@@ -418,9 +418,8 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
   // (parts: a stream decoded in pieces, read in order as one, with no stitched copy; each entry of the array is
   // let go once read)
   const parts = Array.isArray(input) ? input : [input];
-  const a = new Attributor(universe, attributedCapacity(parts));
-  a.run(parts);
-  return { events: a.out, stats: a.stats };
+  const a = new Attribution(universe, attributedCapacity(parts));
+  return a.run(parts);
 }
 
 /** Room for the input's events and an exit per interpreted entry (most frames end with one): grown once at most. */
@@ -433,7 +432,8 @@ function attributedCapacity(parts: EventStream[]): number {
   return n + 1024;
 }
 
-class Attributor {
+/** Attribution of one thread's stream, read part by part (feed) and ended (finish); attributeInterpreted reads a whole one. */
+export class Attribution {
   readonly out: EventStream;
   readonly stats: AttributionStats = { interpreted: 0, withMethod: 0, withBci: 0, searched: 0, lostFrames: 0, ambiguousEnds: 0, handlers: 0, resynced: 0 };
   private readonly methods: Method[];
@@ -477,178 +477,203 @@ class Attributor {
     this.ids = Int32Array.from(this.methods, (m) => m.id);
   }
 
-  run(parts: EventStream[]): void {
-    const { out, stats, universe } = this;
-    let lastCompiledMethod = -1;
-    let lastCompiledBci = -1;
-    let lastWasCompiled = false;
-    /** an exception was thrown since the last interpreted bytecode: that bytecode may be a handler's */
-    let exceptionPending = false;
-    /** the compiled method that was deoptimized: its frame continues in the interpreter without an entry */
-    let deoptHint = -1;
-    /** output index of the last gap */
-    let lastGapEv = -1;
-    /** native/intrinsic entries whose method depends on the caller's invoke: [invoke event, entry event, exit event] */
-    const pendingNatives: number[] = [];
-
+  /** The whole input, part after part (each let go once read). */
+  run(parts: EventStream[]): { events: EventStream; stats: AttributionStats } {
     for (let p = 0; p < parts.length; p++) {
       const input = parts[p];
       parts[p] = EMPTY_STREAM;
-      for (let i = 0; i < input.length; i++) {
-        if (this.pool.full) this.pool.compact(this.frames, this.depth);
-        const kind = input.kind[i];
-        const source = input.source[i];
-        const tsc = input.tsc[i];
-        const ev = out.length;
-        out.push(kind, source, input.method[i], input.bci[i], input.opcode[i], tsc, input.aux[i]);
+      this.feed(input);
+    }
+    return this.finish();
+  }
 
-        if (source !== EventSource.Interpreter) {
-          const compiled = source === EventSource.Compiled || source === EventSource.Inlined;
-          // compiled code ran: the invoke of the interpreted frame on top (if at one) has made its call
-          if ((kind === EventKind.Bytecode || kind === EventKind.Entry) && compiled && this.depth) {
-            const top = this.frames[this.depth - 1];
-            top.called = true;
-            top.ownLen = -1;
-          }
-          if (kind === EventKind.Bytecode && compiled) {
-            lastCompiledMethod = input.method[i];
-            lastCompiledBci = input.bci[i];
-            lastWasCompiled = true;
-          } else if (kind === EventKind.Gap) {
-            // the stack is kept: what comes next either continues a frame (checked opcode by opcode) or not
-            lastWasCompiled = false;
-            lastGapEv = ev;
-          } else if (kind === EventKind.OsrEntry) {
-            // the interpreted activation moves into compiled code: the frame ends here, the method goes on
-            if (this.depth) this.endFrame(this.pop(), tsc, false);
-          } else if (kind === EventKind.Exception) {
-            exceptionPending = true;
-          } else if (kind === EventKind.Deopt) {
-            deoptHint = lastCompiledMethod;
-            lastWasCompiled = false;
-          }
-          continue;
-        }
-        if (kind === EventKind.Exception) {
-          exceptionPending = true;
-          continue;
-        }
-        if (kind === EventKind.Deopt) {
-          deoptHint = lastCompiledMethod;
-          continue;
-        }
+  // the reading's state between two parts (feed keeps it in locals while it runs)
+  private lastCompiledMethod = -1;
+  private lastCompiledBci = -1;
+  private lastWasCompiled = false;
+  /** an exception was thrown since the last interpreted bytecode: that bytecode may be a handler's */
+  private exceptionPending = false;
+  /** the compiled method that was deoptimized: its frame continues in the interpreter without an entry */
+  private deoptHint = -1;
+  /** output index of the last gap */
+  private lastGapEv = -1;
+  /** native/intrinsic entries whose method depends on the caller's invoke: [invoke event, entry event, exit event] */
+  private readonly pendingNatives: number[] = [];
 
-        if (kind === EventKind.Entry) {
-          // who called: the invoke of the interpreted frame on top (unless that invoke already made its call: what
-          // enters now is an upcall), else the compiled code that just ran
-          let site: CallSite | undefined;
-          const top = this.depth ? this.frames[this.depth - 1] : undefined;
-          // the VM made this call (through the call stub): no invoke of the code before it did, and the invoke that
-          // code may be at (resolving it loads and initializes classes) makes its call after this one returns
-          const fromVm = input.aux[i] >= ENTRY_FROM_VM;
-          if (top) top.ownLen = -1; // a frame that made a call is not read again (its callee followed its candidates)
-          if (fromVm) {
-            // (no site: found by search)
-          } else if (top && !top.lost && !top.search && top.n > 0 && !lastWasCompiled) {
-            if (!top.called) site = this.callersSite(top);
-            top.called = true;
-          } else if (lastWasCompiled && lastCompiledMethod >= 0 && lastCompiledBci >= 0) {
-            const caller = universe.byId.get(lastCompiledMethod);
-            if (caller) site = universe.callSite(caller, lastCompiledBci);
-          }
+  /** Reads the next part of the input stream (parts in stream order; then finish()). */
+  feed(input: EventStream): void {
+    const { out, stats, universe, pendingNatives } = this;
+    let lastCompiledMethod = this.lastCompiledMethod;
+    let lastCompiledBci = this.lastCompiledBci;
+    let lastWasCompiled = this.lastWasCompiled;
+    let exceptionPending = this.exceptionPending;
+    let deoptHint = this.deoptHint;
+    let lastGapEv = this.lastGapEv;
+    for (let i = 0; i < input.length; i++) {
+      if (this.pool.full) this.pool.compact(this.frames, this.depth);
+      const kind = input.kind[i];
+      const source = input.source[i];
+      const tsc = input.tsc[i];
+      const ev = out.length;
+      out.push(kind, source, input.method[i], input.bci[i], input.opcode[i], tsc, input.aux[i]);
+
+      if (source !== EventSource.Interpreter) {
+        const compiled = source === EventSource.Compiled || source === EventSource.Inlined;
+        // compiled code ran: the invoke of the interpreted frame on top (if at one) has made its call
+        if ((kind === EventKind.Bytecode || kind === EventKind.Entry) && compiled && this.depth) {
+          const top = this.frames[this.depth - 1];
+          top.called = true;
+          top.ownLen = -1;
+        }
+        if (kind === EventKind.Bytecode && compiled) {
+          lastCompiledMethod = input.method[i];
+          lastCompiledBci = input.bci[i];
+          lastWasCompiled = true;
+        } else if (kind === EventKind.Gap) {
+          // the stack is kept: what comes next either continues a frame (checked opcode by opcode) or not
           lastWasCompiled = false;
-          const cls = (fromVm ? input.aux[i] - ENTRY_FROM_VM : input.aux[i]) as EntryClass;
-          if (cls !== EntryClass.Bytecode) {
-            // native, intrinsic or abstract: no bytecodes run in this activation
-            const only = site ? onlyTarget(site.targets, cls === EntryClass.Native) : undefined;
-            if (only) out.method[ev] = only.id;
-            else if (!fromVm && top && !top.lost && ev > 0 && out.kind[ev - 1] === EventKind.Bytecode) pendingNatives.push(ev - 1, ev, out.length);
-            out.aux[ev] = 0;
-            out.push(EventKind.Exit, EventSource.Interpreter, out.method[ev], -1, -1, tsc);
-            continue;
-          }
+          lastGapEv = ev;
+        } else if (kind === EventKind.OsrEntry) {
+          // the interpreted activation moves into compiled code: the frame ends here, the method goes on
+          if (this.depth) this.endFrame(this.pop(), tsc, false);
+        } else if (kind === EventKind.Exception) {
+          exceptionPending = true;
+        } else if (kind === EventKind.Deopt) {
+          deoptHint = lastCompiledMethod;
+          lastWasCompiled = false;
+        }
+        continue;
+      }
+      if (kind === EventKind.Exception) {
+        exceptionPending = true;
+        continue;
+      }
+      if (kind === EventKind.Deopt) {
+        deoptHint = lastCompiledMethod;
+        continue;
+      }
+
+      if (kind === EventKind.Entry) {
+        // who called: the invoke of the interpreted frame on top (unless that invoke already made its call: what
+        // enters now is an upcall), else the compiled code that just ran
+        let site: CallSite | undefined;
+        const top = this.depth ? this.frames[this.depth - 1] : undefined;
+        // the VM made this call (through the call stub): no invoke of the code before it did, and the invoke that
+        // code may be at (resolving it loads and initializes classes) makes its call after this one returns
+        const fromVm = input.aux[i] >= ENTRY_FROM_VM;
+        if (top) top.ownLen = -1; // a frame that made a call is not read again (its callee followed its candidates)
+        if (fromVm) {
+          // (no site: found by search)
+        } else if (top && !top.lost && !top.search && top.n > 0 && !lastWasCompiled) {
+          if (!top.called) site = this.callersSite(top);
+          top.called = true;
+        } else if (lastWasCompiled && lastCompiledMethod >= 0 && lastCompiledBci >= 0) {
+          const caller = universe.byId.get(lastCompiledMethod);
+          if (caller) site = universe.callSite(caller, lastCompiledBci);
+        }
+        lastWasCompiled = false;
+        const cls = (fromVm ? input.aux[i] - ENTRY_FROM_VM : input.aux[i]) as EntryClass;
+        if (cls !== EntryClass.Bytecode) {
+          // native, intrinsic or abstract: no bytecodes run in this activation
+          const only = site ? onlyTarget(site.targets, cls === EntryClass.Native) : undefined;
+          if (only) out.method[ev] = only.id;
+          else if (!fromVm && top && !top.lost && ev > 0 && out.kind[ev - 1] === EventKind.Bytecode) pendingNatives.push(ev - 1, ev, out.length);
           out.aux[ev] = 0;
-          this.startFrame(site?.candidates, ev);
+          out.push(EventKind.Exit, EventSource.Interpreter, out.method[ev], -1, -1, tsc);
           continue;
         }
+        out.aux[ev] = 0;
+        this.startFrame(site?.candidates, ev);
+        continue;
+      }
 
-        if (kind !== EventKind.Bytecode) continue;
-        stats.interpreted++;
-        lastWasCompiled = false;
-        const op = input.opcode[i];
-        let f: Frame | undefined = this.depth ? this.frames[this.depth - 1] : undefined;
-        if (deoptHint >= 0) {
-          // a deoptimized activation resumes here, at some bci of the method that was compiled
-          const m = universe.byId.get(deoptHint);
-          f = this.pushFrame(-1, !m?.code, m?.code ? m.index : -1);
-          deoptHint = -1;
-        }
-        // bytecodes with no frame we saw begin (after a gap or at the stream's start)
-        if (!f) f = this.pushFrame(-1, true, -1);
-        let handled = false;
-        if (exceptionPending && op >= 0) {
-          // the next bytecode after a throw is a handler's, in this frame or a caller
-          const d = this.handlerFor(op, ev);
-          if (d >= 0) {
-            stats.handlers++;
-            while (this.depth - 1 > d) this.endFrame(this.pop(), tsc, true);
-            f = this.frames[d];
-            handled = true;
-          }
-        }
-        exceptionPending = false;
-        if (handled) f.ownLen = -1;
-        if (!f.lost && op >= 0 && !handled && !this.step(f, op, ev)) {
-          // a young frame with no gap since its entry: an entry that ran no bytecode (an intrinsic) whose caller
-          // goes on, else an upcall the VM made before the call (replay)
-          const young = f.ownLen >= 0 && f.entryEv > lastGapEv;
-          let d = young && f.ownLen === 0 ? this.callerStep(op, ev, 1) : -1;
-          if (d < 0 && young && this.replay(f, op, ev)) f.ownLen = -1;
-          else {
-            // events went missing (a gap, code we could not follow): a caller may have the control again, or the
-            // same method goes on at another bci; else the frame is lost
-            if (d < 0) d = this.callerStep(op, ev, 8);
-            if (d >= 0) {
-              while (this.depth - 1 > d) this.endFrame(this.pop(), tsc, true);
-              f = this.frames[d];
-              stats.resynced++;
-            } else if (this.reanchor(f, op, ev)) {
-              stats.resynced++;
-              f.ownLen = -1;
-            } else {
-              f.lost = true;
-              f.n = f.pathLen = 0;
-              stats.lostFrames++;
-            }
-          }
-        }
-        if (op >= 0) {
-          f.called = false;
-          if (f.ownLen >= 0) {
-            if (f.ownLen < REPLAY_MAX) f.own[f.ownLen++] = ev;
-            else f.ownLen = -1;
-          }
-        }
-        if (!f.lost && op >= 0 && f.n > 0) {
-          if (f.n === 1) this.settle(f.states[0]);
-          else {
-            const id = this.agreedId(f);
-            if (id !== undefined) {
-              if (out.method[ev] < 0) stats.withMethod++;
-              out.method[ev] = id;
-            }
-          }
-          this.resolveEntry(f);
-        }
-        if (isReturn(op)) {
-          this.pop(); // (f is the top frame)
-          const m = !f.lost && f.n > 0 ? this.agreedMethod(f) : undefined;
-          // the exit goes after the return bytecode; it is the last event of the frame
-          this.endFrame(f, tsc, true);
-          if (m) this.narrowCaller(this.depth ? this.frames[this.depth - 1] : undefined, m);
+      if (kind !== EventKind.Bytecode) continue;
+      stats.interpreted++;
+      lastWasCompiled = false;
+      const op = input.opcode[i];
+      let f: Frame | undefined = this.depth ? this.frames[this.depth - 1] : undefined;
+      if (deoptHint >= 0) {
+        // a deoptimized activation resumes here, at some bci of the method that was compiled
+        const m = universe.byId.get(deoptHint);
+        f = this.pushFrame(-1, !m?.code, m?.code ? m.index : -1);
+        deoptHint = -1;
+      }
+      // bytecodes with no frame we saw begin (after a gap or at the stream's start)
+      if (!f) f = this.pushFrame(-1, true, -1);
+      let handled = false;
+      if (exceptionPending && op >= 0) {
+        // the next bytecode after a throw is a handler's, in this frame or a caller
+        const d = this.handlerFor(op, ev);
+        if (d >= 0) {
+          stats.handlers++;
+          while (this.depth - 1 > d) this.endFrame(this.pop(), tsc, true);
+          f = this.frames[d];
+          handled = true;
         }
       }
+      exceptionPending = false;
+      if (handled) f.ownLen = -1;
+      if (!f.lost && op >= 0 && !handled && !this.step(f, op, ev)) {
+        // a young frame with no gap since its entry: an entry that ran no bytecode (an intrinsic) whose caller
+        // goes on, else an upcall the VM made before the call (replay)
+        const young = f.ownLen >= 0 && f.entryEv > lastGapEv;
+        let d = young && f.ownLen === 0 ? this.callerStep(op, ev, 1) : -1;
+        if (d < 0 && young && this.replay(f, op, ev)) f.ownLen = -1;
+        else {
+          // events went missing (a gap, code we could not follow): a caller may have the control again, or the
+          // same method goes on at another bci; else the frame is lost
+          if (d < 0) d = this.callerStep(op, ev, 8);
+          if (d >= 0) {
+            while (this.depth - 1 > d) this.endFrame(this.pop(), tsc, true);
+            f = this.frames[d];
+            stats.resynced++;
+          } else if (this.reanchor(f, op, ev)) {
+            stats.resynced++;
+            f.ownLen = -1;
+          } else {
+            f.lost = true;
+            f.n = f.pathLen = 0;
+            stats.lostFrames++;
+          }
+        }
+      }
+      if (op >= 0) {
+        f.called = false;
+        if (f.ownLen >= 0) {
+          if (f.ownLen < REPLAY_MAX) f.own[f.ownLen++] = ev;
+          else f.ownLen = -1;
+        }
+      }
+      if (!f.lost && op >= 0 && f.n > 0) {
+        if (f.n === 1) this.settle(f.states[0]);
+        else {
+          const id = this.agreedId(f);
+          if (id !== undefined) {
+            if (out.method[ev] < 0) stats.withMethod++;
+            out.method[ev] = id;
+          }
+        }
+        this.resolveEntry(f);
+      }
+      if (isReturn(op)) {
+        this.pop(); // (f is the top frame)
+        const m = !f.lost && f.n > 0 ? this.agreedMethod(f) : undefined;
+        // the exit goes after the return bytecode; it is the last event of the frame
+        this.endFrame(f, tsc, true);
+        if (m) this.narrowCaller(this.depth ? this.frames[this.depth - 1] : undefined, m);
+      }
     }
+    this.lastCompiledMethod = lastCompiledMethod;
+    this.lastCompiledBci = lastCompiledBci;
+    this.lastWasCompiled = lastWasCompiled;
+    this.exceptionPending = exceptionPending;
+    this.deoptHint = deoptHint;
+    this.lastGapEv = lastGapEv;
+  }
+
+  /** Ends the reading (the frames still open end with the stream): the attributed events. */
+  finish(): { events: EventStream; stats: AttributionStats } {
+    const { out, universe, pendingNatives } = this;
     while (this.depth) this.endFrame(this.pop(), out.length ? out.tsc[out.length - 1] : 0, false);
     // native calls made while the caller was still ambiguous: its invoke is known now
     for (let k = 0; k < pendingNatives.length; k += 3) {
@@ -658,6 +683,7 @@ class Attributor {
       const only = t ? onlyTarget(t, true) : undefined;
       if (only) out.method[pendingNatives[k + 1]] = out.method[pendingNatives[k + 2]] = only.id;
     }
+    return { events: out, stats: this.stats };
   }
 
   private pushFrame(entryEv: number, lost: boolean, anyBci: number): Frame {

@@ -175,7 +175,7 @@ function decodeFile(file: string, flow: FlowDecoder, flowOpts: FlowOptions, wind
 
 const universes = new WeakMap<JvmModel, MethodUniverse>();
 
-function universeOf(model: JvmModel): MethodUniverse {
+export function universeOf(model: JvmModel): MethodUniverse {
   let u = universes.get(model);
   if (!u) universes.set(model, (u = new MethodUniverse(model)));
   return u;
@@ -187,11 +187,14 @@ function universeOf(model: JvmModel): MethodUniverse {
  */
 export function attribute(model: JvmModel, t: DecodedThread, opts: { attribute?: boolean }, parts?: EventStream[]): void {
   if (opts.attribute === false) return;
-  const u = universeOf(model);
-  const r = attributeInterpreted(u, parts ?? t.events);
+  complete(model, t, attributeInterpreted(universeOf(model), parts ?? t.events));
+}
+
+/** Completes the compiled frames of a thread's attributed events (`r`) into `t`. */
+export function complete(model: JvmModel, t: DecodedThread, r: { events: EventStream; stats: AttributionStats }): void {
   // the decoded stream is not needed any more: only two copies of a thread's events live at once
   t.events = r.events;
-  const c = completeCompiled(u, r.events);
+  const c = completeCompiled(universeOf(model), r.events);
   t.events = c.events;
   t.attribution = r.stats;
   t.completion = c.stats;

@@ -82,6 +82,8 @@ export class EventStream {
   tsc: Float64Array;
   aux: Float64Array;
   length = 0;
+  /** How many events the columns should hold when they next grow (default: twice as many): a caller's projection. */
+  growHint?: () => number;
 
   /** `capacity`: how many events fit before the columns grow (a good guess saves copies and memory). */
   constructor(capacity = 4096) {
@@ -124,8 +126,9 @@ export class EventStream {
   }
 
   private grow(): void {
-    // twice the room, or what is left of the budget (past it: EventBudgetError)
-    const n = Math.max(16, Math.min(this.kind.length * 2, maxStreamEvents()));
+    // twice the room (or the caller's projection), or what is left of the budget (past it: EventBudgetError)
+    const want = this.growHint ? Math.max(this.kind.length + 4096, this.growHint()) : this.kind.length * 2;
+    const n = Math.max(16, Math.min(want, maxStreamEvents()));
     if (n <= this.kind.length) checkBudget(this.kind.length + 1);
     this.kind = grown(this.kind, n);
     this.source = grown(this.source, n);
@@ -134,6 +137,19 @@ export class EventStream {
     this.opcode = grown(this.opcode, n);
     this.tsc = grown(this.tsc, n);
     this.aux = grown(this.aux, n);
+  }
+
+  /** Cuts the columns to the length, one at a time (so only one column is ever held twice). */
+  trim(): void {
+    const n = this.length;
+    if (this.kind.length <= n + (n >> 6) + 1024) return;
+    this.kind = this.kind.slice(0, n);
+    this.source = this.source.slice(0, n);
+    this.method = this.method.slice(0, n);
+    this.bci = this.bci.slice(0, n);
+    this.opcode = this.opcode.slice(0, n);
+    this.tsc = this.tsc.slice(0, n);
+    this.aux = this.aux.slice(0, n);
   }
 
   /** Appends another stream's events, column by column. */

@@ -7,7 +7,8 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { Worker } from 'worker_threads';
-import { attribute, DecodedThread, DecodeError, releaseEvents, tooLarge } from './decode-trace';
+import { complete, DecodedThread, DecodeError, releaseEvents, tooLarge, universeOf } from './decode-trace';
+import { Attribution, MethodUniverse } from './attribute';
 import { EventStream } from './events';
 import { FlowStats } from './flow';
 import { JavaDecodeStats } from './java';
@@ -73,16 +74,55 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
     }
   }
   const nworkers = Math.max(1, Math.min(opts.workers ?? os.availableParallelism(), tasks.length));
-  const results: PartResult[] = new Array(tasks.length);
-  // biggest parts first, each worker pulls the next when done
-  const queue = [...tasks].sort((a, b) => b.end - b.begin - (a.end - a.begin));
+  // parts in stream order, thread after thread: attribution reads each thread's parts in order as they come in,
+  // on this thread, while the workers decode the next ones (a pipeline), and holds no part longer than that
+  const queue = [...tasks];
+  const results: (PartResult | undefined)[] = new Array(tasks.length);
+  const byThread = todo.map((t) => tasks.filter((k) => k.tid === t.tid));
+  const threads: DecodedThread[] = [];
+  let cur: ThreadAssembly | undefined;
+  const universe = opts.attribute === false ? undefined : universeOf(model);
+  /** Feeds every part that is next in stream order; finishes each thread whose parts are all in. */
+  const pump = (): void => {
+    while (threads.length < todo.length) {
+      const k = threads.length;
+      const t = todo[k];
+      const info = names.get(t.tid);
+      const name = info?.name ?? t.comm;
+      try {
+        cur ??= new ThreadAssembly(universe, byThread[k].reduce((n, x) => n + (x.end - x.begin), 0));
+        const mine = byThread[k];
+        while (cur.fed < mine.length) {
+          const r = results[mine[cur.fed].id];
+          if (!r) return; // not decoded yet
+          results[mine[cur.fed].id] = undefined;
+          cur.feed(r, mine[cur.fed].end - mine[cur.fed].begin);
+        }
+        const d: DecodedThread = { tid: t.tid, name, javaTid: info?.javaTid ?? -1, events: new EventStream(0), flow: cur.flow, java: cur.java, expectedInsns: t.insns, decodeMs: cur.ms };
+        cur.finish(model, d);
+        cur = undefined;
+        threads.push(d);
+        opts.onThread?.(d, threads.length, todo.length, model);
+        releaseEvents(d, opts);
+      } catch (e) {
+        throw tooLarge(e, t.tid, name);
+      }
+    }
+  };
   // the compiled worker (from sources run by ts-jest, the package's dist/)
   let script = path.join(__dirname, 'worker.js');
   if (!fs.existsSync(script)) script = path.join(__dirname, '..', 'dist', 'worker.js');
+  let failed = false;
   await Promise.all(
     Array.from({ length: nworkers }, () => {
       return new Promise<void>((resolve, reject) => {
         const w = new Worker(script, { workerData: { dir, patchLead: opts.patchLead } });
+        const fail = (e: unknown) => {
+          failed = true;
+          queue.length = 0; // the other workers stop after their current part
+          void w.terminate();
+          reject(e);
+        };
         const next = () => {
           const t = queue.shift();
           if (!t) {
@@ -92,57 +132,82 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
           w.postMessage(t);
         };
         w.on('message', (r: PartResult) => {
+          if (failed) return;
           if (r.error) {
-            queue.length = 0; // the other workers stop after their current part
-            void w.terminate();
             const t = tasks[r.id];
-            reject(r.tooLarge ? new DecodeError(`thread ${t.tid} (${names.get(t.tid)?.name ?? 'unnamed'}) is too large to decode in memory here: ${r.tooLarge}`, 3) : new Error(r.error));
+            fail(r.tooLarge ? new DecodeError(`thread ${t.tid} (${names.get(t.tid)?.name ?? 'unnamed'}) is too large to decode in memory here: ${r.tooLarge}`, 3) : new Error(r.error));
             return;
           }
           results[r.id] = r;
+          // the worker gets its next part before this thread goes on with attribution
           next();
+          try {
+            pump();
+          } catch (e) {
+            fail(e);
+          }
         });
-        w.on('error', reject);
+        w.on('error', fail);
         next();
       });
     }),
   );
-  const threads: DecodedThread[] = todo.map((t, done) => {
-    const mine = tasks.filter((k) => k.tid === t.tid).map((k) => results[k.id]);
-    const flow = mine.length ? { ...mine[0].flow, gapReasons: [...mine[0].flow.gapReasons] } : emptyFlow();
-    const java = mine.length ? { ...mine[0].java } : { bytecodes: 0, interpreted: 0, compiled: 0, entries: 0, gaps: 0 };
-    let ms = 0;
-    const parts: EventStream[] = [];
-    mine.forEach((r, i) => {
-      parts.push(EventStream.fromColumns(r.columns, r.length));
-      r.columns = {}; // (held by `parts` only: let go as attribution reads them)
-      ms += r.ms;
-      if (i === 0) return;
-      for (const k of ['bytes', 'packets', 'blocks', 'insns', 'gaps', 'skippedBytes', 'tntBits', 'tips', 'droppedBlocks', 'speculations', 'alternatives'] as const) flow[k] += r.flow[k];
-      r.flow.gapReasons.forEach((n, j) => (flow.gapReasons[j] += n));
-      flow.lastTsc = r.flow.lastTsc;
-      for (const k of ['bytecodes', 'interpreted', 'compiled', 'entries', 'gaps'] as const) java[k] += r.java[k];
-    });
-    const info = names.get(t.tid);
-    const d: DecodedThread = { tid: t.tid, name: info?.name ?? t.comm, javaTid: info?.javaTid ?? -1, events: new EventStream(0), flow, java, expectedInsns: t.insns, decodeMs: ms };
-    try {
-      if (opts.attribute === false) {
-        // the parts stitched in stream order
-        const events = new EventStream(parts.reduce((n, e) => n + e.length, 0));
-        for (let k = 0; k < parts.length; k++) {
-          events.appendStream(parts[k]);
-          parts[k] = new EventStream(0);
-        }
-        d.events = events;
-      } else attribute(model, d, opts, parts);
-      opts.onThread?.(d, done + 1, todo.length, model);
-      releaseEvents(d, opts);
-    } catch (e) {
-      throw tooLarge(e, t.tid, d.name);
-    }
-    return d;
-  });
+  pump(); // (threads with no parts)
   return { model, threads, workers: nworkers, parts: tasks.length };
+}
+
+/** One thread's parts as they are read in order: attribution fed part by part (or the parts stitched). */
+class ThreadAssembly {
+  fed = 0;
+  ms = 0;
+  flow: FlowStats = emptyFlow();
+  java: JavaDecodeStats = { bytecodes: 0, interpreted: 0, compiled: 0, entries: 0, gaps: 0 };
+  private readonly attribution: Attribution | undefined;
+  private readonly stitched: EventStream | undefined;
+  private fedBytes = 0;
+
+  constructor(
+    universe: MethodUniverse | undefined,
+    private readonly totalBytes: number,
+  ) {
+    if (universe) {
+      this.attribution = new Attribution(universe, 4096);
+      // room for what the whole stream will need, projected from what the parts read so far made
+      const out = this.attribution.out;
+      out.growHint = () => Math.ceil((out.length * Math.max(1, this.totalBytes)) / Math.max(1, this.fedBytes) * 1.05) + 4096;
+    } else this.stitched = new EventStream();
+  }
+
+  feed(r: PartResult, bytes: number): void {
+    const part = EventStream.fromColumns(r.columns, r.length);
+    r.columns = {};
+    this.fedBytes += bytes;
+    if (this.attribution) this.attribution.feed(part);
+    else this.stitched!.appendStream(part);
+    this.ms += r.ms;
+    const first = this.fed++ === 0;
+    if (first) {
+      this.flow = { ...r.flow, gapReasons: [...r.flow.gapReasons] };
+      this.java = { ...r.java };
+      return;
+    }
+    const flow = this.flow;
+    for (const k of ['bytes', 'packets', 'blocks', 'insns', 'gaps', 'skippedBytes', 'tntBits', 'tips', 'droppedBlocks', 'speculations', 'alternatives'] as const) flow[k] += r.flow[k];
+    r.flow.gapReasons.forEach((n, j) => (flow.gapReasons[j] += n));
+    flow.lastTsc = r.flow.lastTsc;
+    for (const k of ['bytecodes', 'interpreted', 'compiled', 'entries', 'gaps'] as const) this.java[k] += r.java[k];
+  }
+
+  /** The thread's events into `d`: attributed and completed (or stitched). */
+  finish(model: JvmModel, d: DecodedThread): void {
+    if (!this.attribution) {
+      d.events = this.stitched!;
+      return;
+    }
+    const r = this.attribution.finish();
+    r.events.trim();
+    complete(model, d, r);
+  }
 }
 
 function emptyFlow(): FlowStats {
