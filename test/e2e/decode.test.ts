@@ -6,7 +6,7 @@
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { CodeImage, decodeTrace, decodeTraceParallel, FlowDecoder, FlowSink, loadTrace, readEvents } from '@jportal/decode';
+import { attributeInterpreted, CodeImage, decodeTrace, decodeTraceParallel, EventStream, FlowDecoder, FlowSink, loadTrace, MethodUniverse, readEvents } from '@jportal/decode';
 import { Packet, PacketDecoder, PacketKind, TimeTracker } from '@jportal/pt';
 import { readExactLog } from '../lib/exact-log';
 import { findJdks } from '../lib/jdks';
@@ -251,6 +251,32 @@ maybe('time and the decode command', () => {
       expect(w.flow.gaps).toBe(t.flow.gaps);
       expect(w.events.length).toBe(t.events.length);
       expect(Buffer.from(w.events.method.buffer, 0, 4 * w.events.length).equals(Buffer.from(t.events.method.buffer, 0, 4 * t.events.length))).toBe(true);
+    }
+  });
+
+  test('attribution read part by part (as the parallel pipeline feeds it) gives exactly what one reading gives', () => {
+    const raw = decodeTrace(trace, { attribute: false });
+    const u = new MethodUniverse(raw.model);
+    const main = raw.threads.reduce((a, t) => (t.events.length > a.events.length ? t : a));
+    expect(main.events.length).toBeGreaterThan(100_000);
+    const whole = attributeInterpreted(u, main.events.clone()).events;
+    // cut at uneven places, a one-event part and an empty one among them
+    const n = main.events.length;
+    const cuts = [0, 1, 2, 2, 977, Math.floor(n / 3), Math.floor(n / 3) + 1, n - 5, n];
+    const parts: EventStream[] = [];
+    for (let k = 0; k + 1 < cuts.length; k++) {
+      const p = new EventStream(cuts[k + 1] - cuts[k]);
+      const e = main.events;
+      for (let i = cuts[k]; i < cuts[k + 1]; i++) p.push(e.kind[i], e.source[i], e.method[i], e.bci[i], e.opcode[i], e.tsc[i], e.aux[i]);
+      parts.push(p);
+    }
+    const inParts = attributeInterpreted(u, parts).events;
+    expect(parts.every((p) => p.length === 0)).toBe(true); // each part let go once read
+    expect(inParts.length).toBe(whole.length);
+    for (const c of ['kind', 'source', 'method', 'bci', 'opcode', 'tsc', 'aux'] as const) {
+      const a = inParts[c];
+      const b = whole[c];
+      expect(Buffer.from(a.buffer, a.byteOffset, a.BYTES_PER_ELEMENT * whole.length).equals(Buffer.from(b.buffer, b.byteOffset, b.BYTES_PER_ELEMENT * whole.length))).toBe(true);
     }
   });
 
