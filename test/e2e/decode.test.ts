@@ -6,7 +6,7 @@
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { attributeInterpreted, CodeImage, decodeTrace, decodeTraceParallel, EventStream, FlowDecoder, FlowSink, loadTrace, MethodUniverse, readEvents } from '@jportal/decode';
+import { attributeInterpreted, Attribution, CodeImage, decodeTrace, decodeTraceParallel, EventStream, FlowDecoder, FlowSink, loadTrace, MethodUniverse, readEvents } from '@jportal/decode';
 import { Packet, PacketDecoder, PacketKind, TimeTracker } from '@jportal/pt';
 import { readExactLog } from '../lib/exact-log';
 import { findJdks } from '../lib/jdks';
@@ -270,14 +270,27 @@ maybe('time and the decode command', () => {
       for (let i = cuts[k]; i < cuts[k + 1]; i++) p.push(e.kind[i], e.source[i], e.method[i], e.bci[i], e.opcode[i], e.tsc[i], e.aux[i]);
       parts.push(p);
     }
+    // the settled events handed on after each part (bounded memory): the same events, in a smaller window
+    const a = new Attribution(u, 4096);
+    const flushed = new EventStream(n);
+    let window = 0;
+    for (const p of parts.map((p) => p.clone())) {
+      a.feed(p);
+      window = Math.max(window, a.out.length);
+      a.flushSettled((e) => flushed.appendStream(e));
+    }
+    flushed.appendStream(a.finish().events);
     const inParts = attributeInterpreted(u, parts).events;
     expect(parts.every((p) => p.length === 0)).toBe(true); // each part let go once read
-    expect(inParts.length).toBe(whole.length);
-    for (const c of ['kind', 'source', 'method', 'bci', 'opcode', 'tsc', 'aux'] as const) {
-      const a = inParts[c];
-      const b = whole[c];
-      expect(Buffer.from(a.buffer, a.byteOffset, a.BYTES_PER_ELEMENT * whole.length).equals(Buffer.from(b.buffer, b.byteOffset, b.BYTES_PER_ELEMENT * whole.length))).toBe(true);
+    for (const got of [inParts, flushed]) {
+      expect(got.length).toBe(whole.length);
+      for (const c of ['kind', 'source', 'method', 'bci', 'opcode', 'tsc', 'aux'] as const) {
+        const x = got[c];
+        const y = whole[c];
+        expect(Buffer.from(x.buffer, x.byteOffset, x.BYTES_PER_ELEMENT * whole.length).equals(Buffer.from(y.buffer, y.byteOffset, y.BYTES_PER_ELEMENT * whole.length))).toBe(true);
+      }
     }
+    expect(window).toBeLessThan(whole.length);
   });
 
   test('damaged PT decodes with gaps instead of failing; a trace without PT or a truncated event file is bad input', () => {

@@ -671,18 +671,85 @@ export class Attribution {
     this.lastGapEv = lastGapEv;
   }
 
+  /**
+   * Hands the events no later step can change any more to `sink`, in stream order, and drops them from `out`
+   * (so a long stream is attributed in bounded memory); the output indices held are renumbered. What pins an
+   * event: a frame's entry while its method is unknown or it may still be read again, the events of its search
+   * path and own opcodes, the events of live states (their chains are settled later), pending native calls.
+   * `sink` reads the events before it returns. Returns how many were handed over.
+   */
+  flushSettled(sink: (events: EventStream) => void): number {
+    const { out, pool, pendingNatives } = this;
+    let u = out.length;
+    for (let d = 0; d < this.depth; d++) {
+      const f = this.frames[d];
+      const resolved = !f.lost && !f.search && f.pathLen === 0 && f.n === 1;
+      if (f.entryEv >= 0 && f.entryEv < u && (f.ownLen >= 0 || !resolved || out.method[f.entryEv] < 0)) u = f.entryEv;
+      for (let k = 0; k < f.pathLen; k++) if (f.pathEvs[k] >= 0 && f.pathEvs[k] < u) u = f.pathEvs[k];
+      for (let k = 0; k < f.ownLen; k++) if (f.own[k] >= 0 && f.own[k] < u) u = f.own[k];
+      if (f.lost || f.pathLen > 0) continue;
+      if (resolved) {
+        // a resolved frame's events are written (settled at each step); the top frame's next step reads the
+        // branch outcome (aux) of its last event. A caller stands at the call it made: nothing of its event is read
+        const e = pool.ev[f.states[0]];
+        if (d === this.depth - 1 && e >= 0 && e < u) u = e;
+        continue;
+      }
+      // the states of an unresolved frame, and the chains that settling them will write
+      for (let k = 0; k < f.n; k++)
+        for (let x = f.states[k]; x >= 0; x = pool.prev[x]) {
+          const e = pool.ev[x];
+          if (e >= 0 && e < u) u = e;
+        }
+    }
+    // native calls whose invoke no later step can change: resolved now, as finish() would (the rest pin theirs)
+    let kept = 0;
+    for (let k = 0; k < pendingNatives.length; k += 3) {
+      if (pendingNatives[k] < u) {
+        this.resolveNative(pendingNatives[k], pendingNatives[k + 1], pendingNatives[k + 2]);
+        continue;
+      }
+      pendingNatives[kept++] = pendingNatives[k];
+      pendingNatives[kept++] = pendingNatives[k + 1];
+      pendingNatives[kept++] = pendingNatives[k + 2];
+    }
+    pendingNatives.length = kept;
+    if (u <= 0) return 0;
+    sink(out.view(0, u));
+    out.dropFront(u);
+    // renumber: what was at u is at 0 (indices of events handed over become negative: nothing reads them)
+    const shift = (x: number) => (x >= 0 ? x - u : x);
+    for (let d = 0; d < this.depth; d++) {
+      const f = this.frames[d];
+      f.entryEv = shift(f.entryEv);
+      for (let k = 0; k < f.pathLen; k++) f.pathEvs[k] = shift(f.pathEvs[k]);
+      for (let k = 0; k < f.ownLen; k++) f.own[k] = shift(f.own[k]);
+    }
+    if (pool.length) pool.compact(this.frames, this.depth); // (only live states are left: renumbered below)
+    for (let s = 0; s < pool.length; s++) pool.ev[s] = shift(pool.ev[s]);
+    for (let k = 0; k < pendingNatives.length; k++) pendingNatives[k] = shift(pendingNatives[k]);
+    this.lastGapEv = shift(this.lastGapEv);
+    this.flushed += u;
+    return u;
+  }
+  /** A native (or intrinsic) entry and exit get the method the caller's invoke can only call, when there is one. */
+  private resolveNative(inv: number, entry: number, exit: number): void {
+    const { out, universe } = this;
+    const caller = out.method[inv] >= 0 && out.bci[inv] >= 0 ? universe.byId.get(out.method[inv]) : undefined;
+    const t = caller ? universe.invokeTargets(caller, out.bci[inv]) : undefined;
+    const only = t ? onlyTarget(t, true) : undefined;
+    if (only) out.method[entry] = out.method[exit] = only.id;
+  }
+
+  /** Events handed over by flushSettled so far. */
+  flushed = 0;
+
   /** Ends the reading (the frames still open end with the stream): the attributed events. */
   finish(): { events: EventStream; stats: AttributionStats } {
-    const { out, universe, pendingNatives } = this;
+    const { out, pendingNatives } = this;
     while (this.depth) this.endFrame(this.pop(), out.length ? out.tsc[out.length - 1] : 0, false);
     // native calls made while the caller was still ambiguous: its invoke is known now
-    for (let k = 0; k < pendingNatives.length; k += 3) {
-      const inv = pendingNatives[k];
-      const caller = out.method[inv] >= 0 && out.bci[inv] >= 0 ? universe.byId.get(out.method[inv]) : undefined;
-      const t = caller ? universe.invokeTargets(caller, out.bci[inv]) : undefined;
-      const only = t ? onlyTarget(t, true) : undefined;
-      if (only) out.method[pendingNatives[k + 1]] = out.method[pendingNatives[k + 2]] = only.id;
-    }
+    for (let k = 0; k < pendingNatives.length; k += 3) this.resolveNative(pendingNatives[k], pendingNatives[k + 1], pendingNatives[k + 2]);
     return { events: out, stats: this.stats };
   }
 

@@ -139,6 +139,33 @@ export class EventStream {
     this.aux = grown(this.aux, n);
   }
 
+  /** Events [from, to) as a stream over the same memory (valid until this stream changes). */
+  view(from: number, to: number): EventStream {
+    const e = new EventStream(0);
+    e.kind = this.kind.subarray(from, to);
+    e.source = this.source.subarray(from, to);
+    e.method = this.method.subarray(from, to);
+    e.bci = this.bci.subarray(from, to);
+    e.opcode = this.opcode.subarray(from, to);
+    e.tsc = this.tsc.subarray(from, to);
+    e.aux = this.aux.subarray(from, to);
+    e.length = to - from;
+    return e;
+  }
+
+  /** Drops the first `n` events (the rest move to the front; the room stays). */
+  dropFront(n: number): void {
+    const len = this.length;
+    this.kind.copyWithin(0, n, len);
+    this.source.copyWithin(0, n, len);
+    this.method.copyWithin(0, n, len);
+    this.bci.copyWithin(0, n, len);
+    this.opcode.copyWithin(0, n, len);
+    this.tsc.copyWithin(0, n, len);
+    this.aux.copyWithin(0, n, len);
+    this.length = len - n;
+  }
+
   /** Cuts the columns to the length, one at a time (so only one column is ever held twice). */
   trim(): void {
     const n = this.length;

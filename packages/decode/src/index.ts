@@ -12,7 +12,7 @@ export { BlockDecoder, BlockEnd, BLOCK_END_NAMES } from './x86';
 export type { DecodedBlock } from './x86';
 export { EventStream, EventKind, EventSource, EVENT_NAMES, EventBudgetError, EVENT_BYTES, streamByteBudget, maxStreamEvents } from './events';
 export { JavaEventBuilder, EntryClass } from './java';
-export { attributeInterpreted, MethodUniverse } from './attribute';
+export { attributeInterpreted, Attribution, MethodUniverse } from './attribute';
 export type { AttributionStats } from './attribute';
 export { completeCompiled } from './complete';
 export type { CompletionStats } from './complete';
