@@ -98,6 +98,7 @@ int main(int argc, char **argv) {
     struct pt_block_decoder *d = pt_blk_alloc_decoder(&cfg);
     pt_image_set_callback(pt_blk_get_image(d), read_mem, NULL);
     int st = pt_blk_sync_forward(d);
+    uint64_t last_off = (uint64_t)-1, same_off = 0;
     while (st >= 0 || st == -pte_nomap || st == -pte_bad_insn) {
       if (st < 0) goto resync;
       while (st & pts_event_pending) {
@@ -112,6 +113,16 @@ int main(int argc, char **argv) {
       struct pt_block b;
       st = pt_blk_next(d, &b, sizeof b);
       if (b.ninsn) items++, insns += b.ninsn;
+      // a cycle of direct branches reads no packet: libipt would follow it for ever (our decoder stops such a
+      // walk too, as a runaway). After a million blocks at one packet offset: count an error and resync
+      uint64_t off = 0;
+      if (pt_blk_get_offset(d, &off) >= 0) {
+        if (off != last_off) last_off = off, same_off = 0;
+        else if (++same_off > 1000000 && st >= 0) {
+          same_off = 0;
+          goto resync;
+        }
+      }
       if (st >= 0 || st == -pte_eos) {
         if (st == -pte_eos) break;
         continue;

@@ -65,7 +65,8 @@ function libipt(mode) {
     let t = 0;
     insns = errors = 0;
     for (const f of streams) {
-      const o = spawnSync(bin, [mode, f, imageFile, String(sb.timing.ctcRatio), String(sb.timing.mtcFreq), String(sb.timing.nomFreq)], { encoding: 'utf8' });
+      const o = spawnSync(bin, [mode, f, imageFile, String(sb.timing.ctcRatio), String(sb.timing.mtcFreq), String(sb.timing.nomFreq)], { encoding: 'utf8', timeout: 30 * 60_000 });
+      if (o.status !== 0) throw new Error(`ptbench ${mode} ${f}: ${o.error ? o.error.message : `exit ${o.status ?? o.signal}`}: ${(o.stderr || '').trim().split('\n').pop()}`);
       const j = JSON.parse(o.stdout);
       t += j.seconds;
       insns += j.insns;

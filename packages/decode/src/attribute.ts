@@ -423,7 +423,7 @@ export function attributeInterpreted(universe: MethodUniverse, input: EventStrea
 }
 
 /** Room for the input's events and an exit per interpreted entry (most frames end with one): grown once at most. */
-function attributedCapacity(parts: EventStream[]): number {
+export function attributedCapacity(parts: EventStream[]): number {
   let n = 0;
   for (const input of parts) {
     n += input.length;

@@ -103,7 +103,27 @@ function completedCapacity(input: EventStream): number {
 }
 
 export function completeCompiled(universe: MethodUniverse, input: EventStream): { events: EventStream; stats: CompletionStats } {
-  const out = new EventStream(completedCapacity(input));
+  const c = completion(universe, completedCapacity(input));
+  c.feed(input);
+  return c.finish();
+}
+
+/**
+ * Completion of one thread's attributed stream read part by part (feed, in stream order): `out` holds what the
+ * parts made since the last flush(), which hands it on; finish() gives what is left and the statistics.
+ */
+export interface Completion {
+  readonly out: EventStream;
+  feed(input: EventStream): void;
+  /** Hands `out`'s events to `sink` (which reads them before it returns) and empties it. */
+  flush(sink: (events: EventStream) => void): void;
+  finish(): { events: EventStream; stats: CompletionStats };
+}
+
+export function completion(universe: MethodUniverse, capacity: number): Completion {
+  const out = new EventStream(capacity);
+  /** events handed on by flush(): positions in the output are `flushed + out.length` */
+  let flushed = 0;
   const stats: CompletionStats = { compiledIn: 0, merged: 0, inserted: 0, unfilled: 0, echoes: 0, callSites: 0, silentCallees: 0 };
   /** the stack: frames[0..depth); frames beyond are kept for reuse */
   const frames: CFrame[] = [];
@@ -156,7 +176,7 @@ export function completeCompiled(universe: MethodUniverse, input: EventStream): 
   const note = (f: CFrame, bci: number) => {
     f.last = bci;
     f.recent[f.recentAt++ % RECENT] = bci;
-    f.outAtLast = out.length;
+    f.outAtLast = flushed + out.length;
   };
   const fill = (f: CFrame, to: number, tsc: number) => {
     if (f.last === -2) return;
@@ -167,7 +187,7 @@ export function completeCompiled(universe: MethodUniverse, input: EventStream): 
     }
     const code = methodOf(f.method)!.code!;
     // nothing happened since the frame's last event: the invokes on the path called methods that left no event
-    const silent = f.outAtLast === out.length;
+    const silent = f.outAtLast === flushed + out.length;
     for (let k = 0; k < p.length; k++) {
       out.push(EventKind.Bytecode, f.source, f.method, p[k], code[p[k]], tsc, INFERRED);
       note(f, p[k]);
@@ -184,7 +204,7 @@ export function completeCompiled(universe: MethodUniverse, input: EventStream): 
   /** The frame stands at an invoke whose callee left no event: the callee's bytecodes, entry to return, when one
    * method fits and its path is unique and short. */
   const silentCallee = (f: CFrame, tsc: number) => {
-    if (f.last < 0 || f.outAtLast !== out.length) return;
+    if (f.last < 0 || f.outAtLast !== flushed + out.length) return;
     const caller = methodOf(f.method);
     const op = caller?.code?.[f.last] ?? 0;
     if (op < 0xb6 || op > 0xb9) return;
@@ -199,66 +219,74 @@ export function completeCompiled(universe: MethodUniverse, input: EventStream): 
     stats.silentCallees++;
   };
 
-  for (let i = 0; i < input.length; i++) {
-    const kind = input.kind[i];
-    const source = input.source[i];
-    const method = input.method[i];
-    const bci = input.bci[i];
-    const tsc = input.tsc[i];
-    const compiled = source === EventSource.Compiled || source === EventSource.Inlined;
-    if (compiled && kind === EventKind.Entry) {
-      const caller = depth ? frames[depth - 1] : undefined;
-      const site = source === EventSource.Inlined ? input.aux[i] - 1 : -1;
-      const m = caller && methodOf(caller.method);
-      const code = m?.code;
-      const ahead = !!code && site >= 0 && site < code.length && (caller!.last < 0 || distance(m!, caller!.last, site) >= 0);
-      if (caller && ahead && caller.last !== site) {
-        // an inlined callee begins: its caller has reached the call site (the callee's code may come first in
-        // the machine code, before any event of the caller's own bytecodes up to the call)
-        fill(caller, site, tsc);
-        out.push(EventKind.Bytecode, caller.source, caller.method, site, code[site], tsc, INFERRED);
-        note(caller, site);
-        stats.callSites++;
-      }
-      push(method, -1, source);
-    } else if (compiled && kind === EventKind.OsrEntry) {
-      push(method, bci >= 0 ? bci : -2, EventSource.Compiled);
-    } else if (compiled && kind === EventKind.Exit) {
-      const f = depth ? frames[depth - 1] : undefined;
-      if (f && f.method === method) {
+  const feed = (input: EventStream): void => {
+    for (let i = 0; i < input.length; i++) {
+      const kind = input.kind[i];
+      const source = input.source[i];
+      const method = input.method[i];
+      const bci = input.bci[i];
+      const tsc = input.tsc[i];
+      const compiled = source === EventSource.Compiled || source === EventSource.Inlined;
+      if (compiled && kind === EventKind.Entry) {
+        const caller = depth ? frames[depth - 1] : undefined;
+        const site = source === EventSource.Inlined ? input.aux[i] - 1 : -1;
+        const m = caller && methodOf(caller.method);
+        const code = m?.code;
+        const ahead = !!code && site >= 0 && site < code.length && (caller!.last < 0 || distance(m!, caller!.last, site) >= 0);
+        if (caller && ahead && caller.last !== site) {
+          // an inlined callee begins: its caller has reached the call site (the callee's code may come first in
+          // the machine code, before any event of the caller's own bytecodes up to the call)
+          fill(caller, site, tsc);
+          out.push(EventKind.Bytecode, caller.source, caller.method, site, code[site], tsc, INFERRED);
+          note(caller, site);
+          stats.callSites++;
+        }
+        push(method, -1, source);
+      } else if (compiled && kind === EventKind.OsrEntry) {
+        push(method, bci >= 0 ? bci : -2, EventSource.Compiled);
+      } else if (compiled && kind === EventKind.Exit) {
+        const f = depth ? frames[depth - 1] : undefined;
+        if (f && f.method === method) {
+          silentCallee(f, tsc);
+          fill(f, -1, tsc);
+          depth--;
+        } else depth = 0; // out of step (an exception unwound frames): start afresh
+      } else if (compiled && kind === EventKind.Bytecode && method >= 0 && bci >= 0) {
+        stats.compiledIn++;
+        // a frame we did not see enter (the stream's start, a gap, unwinding): from here on
+        while (depth && frames[depth - 1].method !== method) depth--;
+        const f = depth ? frames[depth - 1] : push(method, -2, source);
+        if (f.last === bci) {
+          stats.merged++;
+          continue;
+        }
+        if (isEcho(f, bci)) {
+          stats.echoes++;
+          continue;
+        }
         silentCallee(f, tsc);
-        fill(f, -1, tsc);
-        depth--;
-      } else depth = 0; // out of step (an exception unwound frames): start afresh
-    } else if (compiled && kind === EventKind.Bytecode && method >= 0 && bci >= 0) {
-      stats.compiledIn++;
-      // a frame we did not see enter (the stream's start, a gap, unwinding): from here on
-      while (depth && frames[depth - 1].method !== method) depth--;
-      const f = depth ? frames[depth - 1] : push(method, -2, source);
-      if (f.last === bci) {
-        stats.merged++;
+        fill(f, bci, tsc);
+        f.source = source;
+        out.push(kind, source, method, bci, input.opcode[i], tsc, input.aux[i]);
+        const code = methodOf(method)?.code;
+        if (code && bci < code.length) out.opcode[out.length - 1] = code[bci];
+        note(f, bci);
         continue;
+      } else if (kind === EventKind.Gap || kind === EventKind.Exception || kind === EventKind.Deopt) {
+        // what ran in between is unknown: no path is drawn across it
+        for (let d = 0; d < depth; d++) frames[d].last = -2;
+        if (kind !== EventKind.Exception) depth = 0;
       }
-      if (isEcho(f, bci)) {
-        stats.echoes++;
-        continue;
-      }
-      silentCallee(f, tsc);
-      fill(f, bci, tsc);
-      f.source = source;
       out.push(kind, source, method, bci, input.opcode[i], tsc, input.aux[i]);
-      const code = methodOf(method)?.code;
-      if (code && bci < code.length) out.opcode[out.length - 1] = code[bci];
-      note(f, bci);
-      continue;
-    } else if (kind === EventKind.Gap || kind === EventKind.Exception || kind === EventKind.Deopt) {
-      // what ran in between is unknown: no path is drawn across it
-      for (let d = 0; d < depth; d++) frames[d].last = -2;
-      if (kind !== EventKind.Exception) depth = 0;
     }
-    out.push(kind, source, method, bci, input.opcode[i], tsc, input.aux[i]);
-  }
-  return { events: out, stats };
+  };
+  const flush = (sink: (events: EventStream) => void): void => {
+    if (!out.length) return;
+    sink(out.view(0, out.length));
+    flushed += out.length;
+    out.length = 0;
+  };
+  return { out, feed, flush, finish: () => ({ events: out, stats }) };
 }
 
 /**

@@ -10,14 +10,17 @@ import { splitAtPsb } from './split';
 import { EventBudgetError, EventStream } from './events';
 import { JavaDecodeStats, JavaEventBuilder } from './java';
 import { JvmModel, loadTrace, LoadOptions } from './load';
-import { attributeInterpreted, AttributionStats, MethodUniverse } from './attribute';
-import { completeCompiled, CompletionStats } from './complete';
+import { AttributionStats, MethodUniverse } from './attribute';
+import { CompletionStats } from './complete';
+import { EventSink, ThreadPipeline } from './pipeline';
 
 export interface DecodedThread {
   tid: number;
   name: string;
   javaTid: number;
   events: EventStream;
+  /** how many events the thread has (also when they went to a sink instead of `events`) */
+  eventCount: number;
   flow: FlowStats;
   java: JavaDecodeStats;
   /** How much of the interpreted code got its method and bci (absent with attribute: false). */
@@ -49,9 +52,16 @@ export interface DecodeOptions extends LoadOptions {
   tids?: number[];
   /**
    * Streams larger than this are read and decoded in windows of this size, cut at PSB boundaries, so a
-   * stream of any size decodes in bounded memory (default 256 MiB).
+   * stream of any size decodes in bounded memory (default 16 MiB). After each window the events made so far
+   * go on through attribution and completion (ThreadPipeline).
    */
   windowBytes?: number;
+  /**
+   * Hand each thread's events to a sink, in stream order and in pieces, instead of holding them: `sinkFor` is
+   * asked for the thread's sink before it is decoded; `t.events` then stays empty (`t.eventCount` counts them).
+   * A thread of any length then decodes in bounded memory.
+   */
+  sinkFor?: (tid: number, model: JvmModel) => EventSink;
   /**
    * Attribute interpreted bytecodes to methods and bcis and complete compiled frames into bytecode sequences,
    * from the recorded class files (default true; attribute.ts, complete.ts). Method ids of methods no METHOD
@@ -84,16 +94,22 @@ export function decodeTrace(dir: string, opts: DecodeOptions = {}): DecodedTrace
   const cpuBytes = new Map<number, Uint8Array>();
   // (the call-site candidates shape the flow itself, with or without attribution: the same walk either way)
   const callees = invokeCallees(model.image, universeOf(model));
+  const universe = opts.attribute === false ? undefined : universeOf(model);
   for (const t of todo) {
+    const name = names.get(t.tid)?.name ?? t.comm;
     try {
+      const t0 = Date.now();
+      const sink = opts.sinkFor?.(t.tid, model);
+      const pipe = new ThreadPipeline(universe, sink);
+      // streaming: what each window made goes on at once (else the thread's Java events are read whole, at the end)
+      const afterWindow = () => sink && pipe.feed(java.takeSettledEvents());
       const java = new JavaEventBuilder(model);
       const flow = new FlowDecoder(model.image, java, callees);
-      const t0 = Date.now();
       const flowOpts = { retcomp: sb.returnCompression, timing: sb.timing };
       if (t.file) {
         const file = path.join(dir, t.file);
         if (!fs.existsSync(file)) throw new DecodeError(`${file}: missing (named by pt/sideband.jsonl)`, 2);
-        decodeFile(file, flow, { ...flowOpts, file: t.file }, opts.windowBytes ?? 256 << 20);
+        decodeFile(file, flow, { ...flowOpts, file: t.file }, opts.windowBytes ?? 16 << 20, afterWindow);
       } else {
         for (const w of sb.switches) {
           if (w.tid !== t.tid) continue;
@@ -105,27 +121,30 @@ export function decodeTrace(dir: string, opts: DecodeOptions = {}): DecodedTrace
           }
           if (w.offset + w.bytes > bytes.length) throw new DecodeError(`pt/cpu${w.cpu}.pt: switch record of tid ${w.tid} covers bytes ${w.offset}..${w.offset + w.bytes}, past the end (${bytes.length})`, 2);
           flow.decode(bytes, { ...flowOpts, begin: w.offset, end: w.offset + w.bytes, noSync: true, file: `pt/cpu${w.cpu}.pt` });
+          afterWindow();
         }
       }
+      pipe.feed(java.takeEvents());
+      const st = pipe.finish();
       const info = names.get(t.tid);
       const d: DecodedThread = {
         tid: t.tid,
-        name: info?.name ?? t.comm,
+        name,
         javaTid: info?.javaTid ?? -1,
-        // (taken, not shared: attribution replaces the stream and the decoded one can then be freed)
-        events: java.takeEvents(),
+        events: st.events,
+        eventCount: pipe.count,
         flow: flow.stats,
         java: java.stats,
+        attribution: st.attribution,
+        completion: st.completion,
         expectedInsns: t.insns,
-        decodeMs: 0,
+        decodeMs: Date.now() - t0,
       };
-      attribute(model, d, opts);
-      d.decodeMs = Date.now() - t0;
       threads.push(d);
       opts.onThread?.(d, threads.length, todo.length, model);
       releaseEvents(d, opts);
     } catch (e) {
-      throw tooLarge(e, t.tid, names.get(t.tid)?.name ?? t.comm);
+      throw tooLarge(e, t.tid, name);
     }
   }
   return { model, threads };
@@ -141,7 +160,7 @@ export function tooLarge(e: unknown, tid: number, name: string): unknown {
  * Decodes one stream file: whole when small, else window by window. Each window ends at a PSB; the walk goes on
  * to the IP that PSB+ names (endIp) and may read ahead into the next 64 KiB, so windows join like one decode.
  */
-function decodeFile(file: string, flow: FlowDecoder, flowOpts: FlowOptions, windowBytes: number): void {
+function decodeFile(file: string, flow: FlowDecoder, flowOpts: FlowOptions, windowBytes: number, afterWindow: () => void): void {
   const size = fs.statSync(file).size;
   if (size <= windowBytes) {
     flow.decode(new Uint8Array(fs.readFileSync(file)), flowOpts);
@@ -167,6 +186,7 @@ function decodeFile(file: string, flow: FlowDecoder, flowOpts: FlowOptions, wind
       }
       flow.decode(buf, { ...flowOpts, begin: 0, end, endIp, lookahead: len - end, streamOffset: at });
       at += end;
+      afterWindow();
     }
   } finally {
     fs.closeSync(fd);
@@ -181,21 +201,3 @@ export function universeOf(model: JvmModel): MethodUniverse {
   return u;
 }
 
-/**
- * Attributes and completes a decoded thread's events in place of `t.events`; from `parts` instead when given (the
- * thread's stream decoded in pieces, in stream order: read as one stream, each let go once read).
- */
-export function attribute(model: JvmModel, t: DecodedThread, opts: { attribute?: boolean }, parts?: EventStream[]): void {
-  if (opts.attribute === false) return;
-  complete(model, t, attributeInterpreted(universeOf(model), parts ?? t.events));
-}
-
-/** Completes the compiled frames of a thread's attributed events (`r`) into `t`. */
-export function complete(model: JvmModel, t: DecodedThread, r: { events: EventStream; stats: AttributionStats }): void {
-  // the decoded stream is not needed any more: only two copies of a thread's events live at once
-  t.events = r.events;
-  const c = completeCompiled(universeOf(model), r.events);
-  t.events = c.events;
-  t.attribution = r.stats;
-  t.completion = c.stats;
-}

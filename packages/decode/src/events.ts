@@ -125,11 +125,12 @@ export class EventStream {
     return c;
   }
 
-  private grow(): void {
-    // twice the room (or the caller's projection), or what is left of the budget (past it: EventBudgetError)
-    const want = this.growHint ? Math.max(this.kind.length + 4096, this.growHint()) : this.kind.length * 2;
+  private grow(need = this.kind.length + 1): void {
+    // twice the room (or the caller's projection), at least `need`, or what is left of the budget (past it:
+    // EventBudgetError)
+    const want = Math.max(need, this.growHint ? Math.max(this.kind.length + 4096, this.growHint()) : this.kind.length * 2);
     const n = Math.max(16, Math.min(want, maxStreamEvents()));
-    if (n <= this.kind.length) checkBudget(this.kind.length + 1);
+    if (n < need) checkBudget(need);
     this.kind = grown(this.kind, n);
     this.source = grown(this.source, n);
     this.method = grown(this.method, n);
@@ -182,7 +183,7 @@ export class EventStream {
   /** Appends another stream's events, column by column. */
   appendStream(o: EventStream): void {
     const n = o.length;
-    while (this.length + n > this.kind.length) this.grow();
+    if (this.length + n > this.kind.length) this.grow(this.length + n);
     const at = this.length;
     this.kind.set(o.kind.subarray(0, n), at);
     this.source.set(o.source.subarray(0, n), at);

@@ -34,36 +34,106 @@ export class EventsFormatError extends Error {
 
 const SIZES: Record<string, number> = { u8: 1, i16: 2, i32: 4, f64: 8 };
 
-export function writeEvents(file: string, head: Omit<EventsFileHeader, 'format' | 'version' | 'count' | 'columns'>, ev: EventStream): void {
-  const cols = ev.columns();
-  const header: EventsFileHeader = { format: 'jportal-decoded-events', version: EVENTS_VERSION, ...head, count: ev.length, columns: cols.map((c) => ({ name: c.name, type: c.type })) };
+export type EventsFileHead = Omit<EventsFileHeader, 'format' | 'version' | 'count' | 'columns'>;
+
+/** The column names and types in file order (docs/decoded-format.md). */
+const COLUMNS = new EventStream(0).columns().map((c) => ({ name: c.name, type: c.type }));
+
+/** The magic, version, header length and header of a file of `count` events. */
+function headerBytes(head: EventsFileHead, count: number): Buffer {
+  const header: EventsFileHeader = { format: 'jportal-decoded-events', version: EVENTS_VERSION, ...head, count, columns: COLUMNS };
   const json = Buffer.from(JSON.stringify(header), 'utf8');
   const pre = Buffer.alloc(16);
   pre.write(EVENTS_MAGIC, 0, 'latin1');
   pre.writeUInt32LE(EVENTS_VERSION, 8);
   pre.writeUInt32LE(json.length, 12);
-  const parts: Buffer[] = [pre, json];
-  let off = 16 + json.length;
-  for (const c of cols) {
-    const size = SIZES[c.type];
-    const pad = (size - (off % size)) % size; // columns are aligned to their element size
-    if (pad) parts.push(Buffer.alloc(pad));
-    off += pad;
-    const b = Buffer.from(c.data.buffer, c.data.byteOffset, c.data.byteLength);
-    parts.push(b);
-    off += b.length;
-  }
+  return Buffer.concat([pre, json]);
+}
+
+/** Writes `file` (through `file.tmp`, renamed when complete): the header, then each column aligned to its element size. */
+function writeLayout(file: string, head: Buffer, writeColumn: (fd: number, k: number) => void): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const tmp = `${file}.tmp`;
-  // part by part, in chunks: a thread's columns can pass the largest Buffer (2 GiB) together and even alone
   const fd = fs.openSync(tmp, 'w');
   try {
-    const CHUNK = 64 << 20;
-    for (const b of parts) for (let at = 0; at < b.length; at += CHUNK) fs.writeSync(fd, b, at, Math.min(CHUNK, b.length - at));
+    fs.writeSync(fd, head);
+    let off = head.length;
+    COLUMNS.forEach((c, k) => {
+      const size = SIZES[c.type];
+      const pad = (size - (off % size)) % size;
+      if (pad) fs.writeSync(fd, Buffer.alloc(pad));
+      writeColumn(fd, k);
+      off = fs.fstatSync(fd).size;
+    });
   } finally {
     fs.closeSync(fd);
   }
   fs.renameSync(tmp, file);
+}
+
+/** Writes all of `b`, in chunks (a column can pass the largest Buffer, 2 GiB). */
+function writeAll(fd: number, b: Buffer): void {
+  const CHUNK = 64 << 20;
+  for (let at = 0; at < b.length; at += CHUNK) fs.writeSync(fd, b, at, Math.min(CHUNK, b.length - at));
+}
+
+export function writeEvents(file: string, head: EventsFileHead, ev: EventStream): void {
+  const cols = ev.columns();
+  writeLayout(file, headerBytes(head, ev.length), (fd, k) => writeAll(fd, Buffer.from(cols[k].data.buffer, cols[k].data.byteOffset, cols[k].data.byteLength)));
+}
+
+/**
+ * Writes a thread's events file from pieces that come in stream order (`sink`), in bounded memory: each column
+ * goes to a file of its own as they come, and close() writes the events file from them.
+ */
+export class EventsFileWriter {
+  count = 0;
+  private readonly parts: string[];
+  private fds: number[];
+
+  constructor(private readonly file: string) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    this.parts = COLUMNS.map((c) => `${file}.${c.name}.part`);
+    this.fds = this.parts.map((p) => fs.openSync(p, 'w'));
+  }
+
+  readonly sink = (e: EventStream): void => {
+    e.columns().forEach((c, k) => writeAll(this.fds[k], Buffer.from(c.data.buffer, c.data.byteOffset, c.data.byteLength)));
+    this.count += e.length;
+  };
+
+  /** Writes the events file (the header names `count` events) and removes the column parts. */
+  close(head: EventsFileHead): void {
+    this.closeParts();
+    const buf = Buffer.alloc(64 << 20);
+    try {
+      writeLayout(this.file, headerBytes(head, this.count), (fd, k) => {
+        const src = fs.openSync(this.parts[k], 'r');
+        try {
+          for (let n; (n = fs.readSync(src, buf, 0, buf.length, null)) > 0; ) fs.writeSync(fd, buf, 0, n);
+        } finally {
+          fs.closeSync(src);
+        }
+      });
+    } finally {
+      this.removeParts();
+    }
+  }
+
+  /** Drops what was written (on failure). */
+  abort(): void {
+    this.closeParts();
+    this.removeParts();
+  }
+
+  private closeParts(): void {
+    for (const fd of this.fds) fs.closeSync(fd);
+    this.fds = [];
+  }
+
+  private removeParts(): void {
+    for (const p of this.parts) fs.rmSync(p, { force: true });
+  }
 }
 
 export function readEvents(file: string): { header: EventsFileHeader; events: EventStream } {

@@ -130,6 +130,22 @@ export class JavaEventBuilder implements FlowSink {
     this.events = new EventStream(16);
     return e;
   }
+
+  /**
+   * The events made so far, except those a later block may still change (a conditional branch whose outcome is
+   * not known yet): they stay, and the next take gives them.
+   */
+  takeSettledEvents(): EventStream {
+    const e = this.events;
+    const keep = this.branchEvent >= 0 ? this.branchEvent : e.length;
+    this.events = new EventStream(Math.max(4096, e.length - keep));
+    if (keep < e.length) {
+      this.events.appendStream(e.view(keep, e.length));
+      this.branchEvent -= keep;
+    }
+    e.length = keep;
+    return e;
+  }
   readonly stats: JavaDecodeStats = { bytecodes: 0, interpreted: 0, compiled: 0, entries: 0, gaps: 0 };
   private readonly image: CodeImage;
   /** dispatch target -> Java opcodes it executes (one or two) */

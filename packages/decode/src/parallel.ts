@@ -7,8 +7,9 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { Worker } from 'worker_threads';
-import { complete, DecodedThread, DecodeError, releaseEvents, tooLarge, universeOf } from './decode-trace';
-import { Attribution, MethodUniverse } from './attribute';
+import { DecodedThread, DecodeError, releaseEvents, tooLarge, universeOf } from './decode-trace';
+import { MethodUniverse } from './attribute';
+import { EventSink, ThreadPipeline } from './pipeline';
 import { EventStream } from './events';
 import { FlowStats } from './flow';
 import { JavaDecodeStats } from './java';
@@ -27,6 +28,8 @@ export interface ParallelOptions extends LoadOptions {
   onThread?: (t: DecodedThread, done: number, total: number, model: JvmModel) => void;
   /** drop each thread's events after onThread (see DecodeOptions.release) */
   release?: boolean;
+  /** hand each thread's events to a sink instead of holding them (see DecodeOptions.sinkFor) */
+  sinkFor?: (tid: number, model: JvmModel) => EventSink;
 }
 
 /** One unit of work for a worker. */
@@ -90,7 +93,7 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
       const info = names.get(t.tid);
       const name = info?.name ?? t.comm;
       try {
-        cur ??= new ThreadAssembly(universe, byThread[k].reduce((n, x) => n + (x.end - x.begin), 0));
+        cur ??= new ThreadAssembly(universe, byThread[k].reduce((n, x) => n + (x.end - x.begin), 0), opts.sinkFor?.(t.tid, model));
         const mine = byThread[k];
         while (cur.fed < mine.length) {
           const r = results[mine[cur.fed].id];
@@ -98,8 +101,8 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
           results[mine[cur.fed].id] = undefined;
           cur.feed(r, mine[cur.fed].end - mine[cur.fed].begin);
         }
-        const d: DecodedThread = { tid: t.tid, name, javaTid: info?.javaTid ?? -1, events: new EventStream(0), flow: cur.flow, java: cur.java, expectedInsns: t.insns, decodeMs: cur.ms };
-        cur.finish(model, d);
+        const d: DecodedThread = { tid: t.tid, name, javaTid: info?.javaTid ?? -1, events: new EventStream(0), eventCount: 0, flow: cur.flow, java: cur.java, expectedInsns: t.insns, decodeMs: cur.ms };
+        cur.finish(d);
         cur = undefined;
         threads.push(d);
         opts.onThread?.(d, threads.length, todo.length, model);
@@ -156,34 +159,25 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
   return { model, threads, workers: nworkers, parts: tasks.length };
 }
 
-/** One thread's parts as they are read in order: attribution fed part by part (or the parts stitched). */
+/** One thread's parts as they are read in order, through a ThreadPipeline (attribution, completion, sink). */
 class ThreadAssembly {
   fed = 0;
   ms = 0;
   flow: FlowStats = emptyFlow();
   java: JavaDecodeStats = { bytecodes: 0, interpreted: 0, compiled: 0, entries: 0, gaps: 0 };
-  private readonly attribution: Attribution | undefined;
-  private readonly stitched: EventStream | undefined;
+  private readonly pipe: ThreadPipeline;
   private fedBytes = 0;
 
-  constructor(
-    universe: MethodUniverse | undefined,
-    private readonly totalBytes: number,
-  ) {
-    if (universe) {
-      this.attribution = new Attribution(universe, 4096);
-      // room for what the whole stream will need, projected from what the parts read so far made
-      const out = this.attribution.out;
-      out.growHint = () => Math.ceil((out.length * Math.max(1, this.totalBytes)) / Math.max(1, this.fedBytes) * 1.05) + 4096;
-    } else this.stitched = new EventStream();
+  constructor(universe: MethodUniverse | undefined, totalBytes: number, sink: EventSink | undefined) {
+    // (gathering: attribution's output grows to a projection from the PT bytes read so far)
+    this.pipe = new ThreadPipeline(universe, sink, (made) => Math.ceil(((made * Math.max(1, totalBytes)) / Math.max(1, this.fedBytes)) * 1.05) + 4096);
   }
 
   feed(r: PartResult, bytes: number): void {
     const part = EventStream.fromColumns(r.columns, r.length);
     r.columns = {};
     this.fedBytes += bytes;
-    if (this.attribution) this.attribution.feed(part);
-    else this.stitched!.appendStream(part);
+    this.pipe.feed(part);
     this.ms += r.ms;
     const first = this.fed++ === 0;
     if (first) {
@@ -198,15 +192,13 @@ class ThreadAssembly {
     for (const k of ['bytecodes', 'interpreted', 'compiled', 'entries', 'gaps'] as const) this.java[k] += r.java[k];
   }
 
-  /** The thread's events into `d`: attributed and completed (or stitched). */
-  finish(model: JvmModel, d: DecodedThread): void {
-    if (!this.attribution) {
-      d.events = this.stitched!;
-      return;
-    }
-    const r = this.attribution.finish();
-    r.events.trim();
-    complete(model, d, r);
+  /** The thread's events (or their count, when they went to a sink) and statistics into `d`. */
+  finish(d: DecodedThread): void {
+    const st = this.pipe.finish();
+    d.attribution = st.attribution;
+    d.completion = st.completion;
+    d.eventCount = this.pipe.count;
+    d.events = st.events;
   }
 }
 

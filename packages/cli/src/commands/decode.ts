@@ -4,7 +4,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { AttributionStats, JvmModel, decodeTrace, decodeTraceParallel, DecodeError, DecodedThread, EVENT_NAMES, GAP_REASONS, opcodeName, writeEvents } from '@jportal/decode';
+import { AttributionStats, JvmModel, decodeTrace, decodeTraceParallel, DecodeError, DecodedThread, EVENT_NAMES, EventSink, EventsFileWriter, GAP_REASONS, opcodeName, writeEvents } from '@jportal/decode';
 import { CliError, ExitCode } from '../exit';
 import { stderrLogger } from '../log';
 
@@ -43,29 +43,41 @@ export async function runDecode(o: DecodeCommandOptions): Promise<number> {
   const tty = process.stderr.isTTY && !process.env.CI && !o.json;
   let result;
   const t0 = Date.now();
-  // each thread is written (and its events let go, unless --dump needs them) as soon as it is decoded: only one
-  // thread's events are in memory at a time
+  // each thread's events stream into its file as they are made (bounded memory: a thread of any length), unless
+  // --dump needs them in memory; with --no-write they are only counted
   const summaries: ThreadSummary[] = [];
-  let writeMs = 0;
+  const writers = new Map<number, { writer?: EventsFileWriter; synthetic: Set<number> }>();
+  const streaming = !o.dump;
+  const sinkFor = (tid: number, model: JvmModel): EventSink => {
+    const w = { writer: o.noWrite ? undefined : new EventsFileWriter(path.join(o.dir, 'decoded', `${tid}.jpe`)), synthetic: new Set<number>() };
+    writers.set(tid, w);
+    const from = model.firstSyntheticMethod;
+    return (e) => {
+      w.writer?.sink(e);
+      if (from !== undefined) for (let i = 0; i < e.length; i++) if (e.method[i] >= from) w.synthetic.add(e.method[i]);
+    };
+  };
   const take = (model: JvmModel, t: DecodedThread): void => {
     let file: string | undefined;
-    if (!o.noWrite) {
-      const w0 = Date.now();
+    const head = () => ({ tid: t.tid, name: t.name, javaTid: t.javaTid, stats: { flow: t.flow, java: t.java, attribution: t.attribution } });
+    const w = writers.get(t.tid);
+    if (w?.writer) {
       file = path.join(o.dir, 'decoded', `${t.tid}.jpe`);
-      writeEvents(file, { tid: t.tid, name: t.name, javaTid: t.javaTid, stats: { flow: t.flow, java: t.java, attribution: t.attribution }, methods: syntheticMethods(model, t) }, t.events);
-      writeMs += Date.now() - w0;
+      w.writer.close({ ...head(), methods: namesOf(model, w.synthetic) });
+    } else if (!o.noWrite) {
+      file = path.join(o.dir, 'decoded', `${t.tid}.jpe`);
+      writeEvents(file, { ...head(), methods: syntheticMethods(model, t) }, t.events);
     }
     summaries.push(summarizeThread(t, file));
   };
-  const release = !o.dump;
+  const common = { tids: o.tid, release: !o.dump, sinkFor: streaming ? sinkFor : undefined };
   try {
     if ((o.workers ?? 1) > 1) {
       if (tty) process.stderr.write(`jportal: decoding with ${o.workers} worker threads...`);
-      result = await decodeTraceParallel(o.dir, { tids: o.tid, workers: o.workers, release, onThread: (t, _done, _total, model) => take(model, t) });
+      result = await decodeTraceParallel(o.dir, { ...common, workers: o.workers, onThread: (t, _done, _total, model) => take(model, t) });
     } else {
       result = decodeTrace(o.dir, {
-        tids: o.tid,
-        release,
+        ...common,
         onThread: (t, done, total, model) => {
           take(model, t);
           if (tty) process.stderr.write(`\rjportal: decoded ${done}/${total} threads (${t.name}: ${(t.flow.bytes / 1e6).toFixed(1)} MB of PT in ${t.decodeMs} ms)\x1b[K`);
@@ -73,6 +85,8 @@ export async function runDecode(o: DecodeCommandOptions): Promise<number> {
       });
     }
   } catch (e) {
+    // (the threads written before stay; the one that failed leaves no partial file)
+    for (const w of writers.values()) w.writer?.abort();
     if (e instanceof DecodeError) throw new CliError(`decode: ${e.message}`, e.exitCode as ExitCode);
     throw e;
   }
@@ -82,7 +96,7 @@ export async function runDecode(o: DecodeCommandOptions): Promise<number> {
   if (o.dump) dump(threads, model.methods);
   const total = summaries.reduce((a, s) => ({ bytes: a.bytes + s.ptBytes, ms: a.ms + s.decodeMs, gaps: a.gaps + s.gaps }), { bytes: 0, ms: 0, gaps: 0 });
   if (o.json) {
-    process.stdout.write(JSON.stringify({ dir: o.dir, threads: summaries, ptBytes: total.bytes, decodeMs: total.ms, wallMs, writeMs, workers: o.workers ?? 1, imageTimeFallbacks: model.image.timeFallbacks, problems: model.problems }, null, 2) + '\n');
+    process.stdout.write(JSON.stringify({ dir: o.dir, threads: summaries, ptBytes: total.bytes, decodeMs: total.ms, wallMs, workers: o.workers ?? 1, imageTimeFallbacks: model.image.timeFallbacks, problems: model.problems }, null, 2) + '\n');
   } else {
     for (const s of summaries) {
       const gaps = s.gaps ? ` gaps ${s.gaps} (${Object.entries(s.gapReasons).map(([k, v]) => `${k} ${v}`).join(', ')})` : '';
@@ -93,6 +107,17 @@ export async function runDecode(o: DecodeCommandOptions): Promise<number> {
     log.info(`decoded ${threads.length} threads, ${(total.bytes / 1e6).toFixed(1)} MB of PT in ${wallMs} ms (${(total.bytes / 1e3 / Math.max(1, wallMs)).toFixed(1)} MB/s, ${o.workers ?? 1} worker${(o.workers ?? 1) > 1 ? 's' : ''})${o.noWrite ? '' : `; events in ${path.join(o.dir, 'decoded')}/`}`);
   }
   return ExitCode.Ok;
+}
+
+/** Names of the method ids given (those the attribution added, not in meta.jpt). */
+function namesOf(model: JvmModel, ids: Set<number>): Record<string, [string, string, string]> | undefined {
+  if (model.firstSyntheticMethod === undefined) return undefined;
+  const out: Record<string, [string, string, string]> = {};
+  for (const id of [...ids].sort((a, b) => a - b)) {
+    const info = model.methods.get(id);
+    if (info) out[id] = [info.className, info.name, info.signature];
+  }
+  return out;
 }
 
 /** Names of the methods the attribution added (not in meta.jpt) that this thread's events use. */
@@ -121,7 +146,7 @@ function summarizeThread(t: DecodedThread, file?: string): ThreadSummary {
     ptBytes: t.flow.bytes,
     insns: t.flow.insns,
     expectedInsns: t.expectedInsns,
-    events: t.events.length,
+    events: t.eventCount,
     bytecodes: t.java.bytecodes,
     interpreted: t.java.interpreted,
     compiled: t.java.compiled,
