@@ -254,6 +254,27 @@ maybe('time and the decode command', () => {
     }
   });
 
+  test('jportal decode streams each thread into its file (bounded memory): the same events as a decode held in memory', () => {
+    const out = tmpDir('dec-stream');
+    fs.cpSync(trace, out, { recursive: true });
+    fs.rmSync(path.join(out, 'decoded'), { recursive: true, force: true });
+    const r = runCli(['decode', out, '--json', '--workers', '1']);
+    expect(r.status).toBe(0);
+    const held = decodeTrace(trace);
+    for (const t of held.threads) {
+      const { header, events } = readEvents(path.join(out, 'decoded', `${t.tid}.jpe`));
+      expect(header.count).toBe(t.events.length);
+      for (const c of ['kind', 'source', 'method', 'bci', 'opcode', 'tsc', 'aux'] as const) {
+        const x = events[c];
+        const y = t.events[c];
+        expect(Buffer.from(x.buffer, x.byteOffset, x.BYTES_PER_ELEMENT * t.events.length).equals(Buffer.from(y.buffer, y.byteOffset, y.BYTES_PER_ELEMENT * t.events.length))).toBe(true);
+      }
+    }
+    // no column parts left behind
+    expect(fs.readdirSync(path.join(out, 'decoded')).filter((f) => !f.endsWith('.jpe'))).toEqual([]);
+    cleanup(out);
+  });
+
   test('attribution read part by part (as the parallel pipeline feeds it) gives exactly what one reading gives', () => {
     const raw = decodeTrace(trace, { attribute: false });
     const u = new MethodUniverse(raw.model);
