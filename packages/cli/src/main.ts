@@ -284,6 +284,11 @@ function reportError(e: unknown): number {
     process.stderr.write(`jportal: ${err.message}\n`);
     return ExitCode.BadInput;
   }
+  // the machine ran out of disk or the file system failed: what was written before stays, the rest is not written
+  if (err && (err.code === 'ENOSPC' || err.code === 'EDQUOT' || err.code === 'EIO' || err.code === 'EFBIG')) {
+    process.stderr.write(`jportal: ${err.message}\n`);
+    return ExitCode.Failed;
+  }
   process.stderr.write(`jportal: internal error: ${err?.stack ?? String(e)}\n`);
   return ExitCode.Failed;
 }

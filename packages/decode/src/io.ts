@@ -98,7 +98,13 @@ export class EventsFileWriter {
   }
 
   readonly sink = (e: EventStream): void => {
-    e.columns().forEach((c, k) => writeAll(this.fds[k], Buffer.from(c.data.buffer, c.data.byteOffset, c.data.byteLength)));
+    try {
+      e.columns().forEach((c, k) => writeAll(this.fds[k], Buffer.from(c.data.buffer, c.data.byteOffset, c.data.byteLength)));
+    } catch (x) {
+      // (a full disk, say: the error names the file)
+      const err = x as NodeJS.ErrnoException;
+      throw Object.assign(new Error(`${this.file}: writing ${this.count + e.length} events: ${err.message}`), { code: err.code });
+    }
     this.count += e.length;
   };
 

@@ -116,14 +116,17 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
   let script = path.join(__dirname, 'worker.js');
   if (!fs.existsSync(script)) script = path.join(__dirname, '..', 'dist', 'worker.js');
   let failed = false;
+  const workers: Worker[] = [];
   await Promise.all(
     Array.from({ length: nworkers }, () => {
       return new Promise<void>((resolve, reject) => {
         const w = new Worker(script, { workerData: { dir, patchLead: opts.patchLead } });
+        workers.push(w);
         const fail = (e: unknown) => {
           failed = true;
-          queue.length = 0; // the other workers stop after their current part
-          void w.terminate();
+          queue.length = 0;
+          // every worker stops (one left running would keep the process alive)
+          for (const x of workers) void x.terminate();
           reject(e);
         };
         const next = () => {
@@ -135,7 +138,11 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
           w.postMessage(t);
         };
         w.on('message', (r: PartResult) => {
-          if (failed) return;
+          if (failed) {
+            void w.terminate();
+            resolve();
+            return;
+          }
           if (r.error) {
             const t = tasks[r.id];
             fail(r.tooLarge ? new DecodeError(`thread ${t.tid} (${names.get(t.tid)?.name ?? 'unnamed'}) is too large to decode in memory here: ${r.tooLarge}`, 3) : new Error(r.error));
