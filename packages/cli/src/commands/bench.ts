@@ -508,7 +508,7 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
   for (const size of sizes) {
     const rs = results.filter((r) => r.size === size).sort((a, b) => a.app.localeCompare(b.app));
     L.push(`## ${size} workloads`, '');
-    L.push(`Runs: median of alternating rounds (${[...new Set(rs.map((r) => r.runs))].join('/')} per variant); dates ${[...new Set(rs.map((r) => r.date.slice(0, 16).replace('T', ' ')))].join(', ')} UTC.`, '');
+    L.push(`Runs: median of alternating rounds (${[...new Set(rs.map((r) => r.runs))].join('/')} per variant); dates ${[...new Set(rs.map((r) => (r.timingDate ?? r.date).slice(0, 16).replace('T', ' ')))].join(', ')} UTC.`, '');
     L.push('### Agent overhead (metadata only, no PT)', '');
     L.push('| app | native | agent | overhead | agent `classes=0` | overhead | start-up native | start-up agent | ratio | start-up `classes=0` | ratio | metadata |');
     L.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
