@@ -123,16 +123,9 @@ function namesOf(model: JvmModel, ids: Set<number>): Record<string, [string, str
 /** Names of the methods the attribution added (not in meta.jpt) that this thread's events use. */
 function syntheticMethods(model: JvmModel, t: DecodedThread): Record<string, [string, string, string]> | undefined {
   const from = model.firstSyntheticMethod;
-  if (from === undefined) return undefined;
-  const out: Record<string, [string, string, string]> = {};
-  const m = t.events.method;
-  for (let i = 0; i < t.events.length; i++) {
-    const id = m[i];
-    if (id < from || out[id]) continue;
-    const info = model.methods.get(id);
-    if (info) out[id] = [info.className, info.name, info.signature];
-  }
-  return out;
+  const ids = new Set<number>();
+  if (from !== undefined) for (let i = 0; i < t.events.length; i++) if (t.events.method[i] >= from) ids.add(t.events.method[i]);
+  return namesOf(model, ids);
 }
 
 function summarizeThread(t: DecodedThread, file?: string): ThreadSummary {
