@@ -211,11 +211,12 @@ export async function main(argv: string[]): Promise<number> {
           .option('only', { type: 'string', array: true, describe: `only these applications: ${APPS.map((a) => a.name).join(', ')}` })
           .option('size', { choices: ['short', 'full', 'both'], default: 'short', describe: 'workload size' })
           .option('runs', { type: 'number', describe: 'timing rounds, median taken (default 5 short, 3 full)' })
-          .option('out', { alias: 'o', type: 'string', describe: 'working directory; results kept in OUT/results (default out/bench-apps)' })
+          .option('out', { alias: 'o', type: 'string', describe: 'working directory; traces and runs (default out/bench-apps)' })
+          .option('results', { type: 'string', describe: 'where results are kept (default bench/apps/results, committed; OUT/results with --out)' })
           .option('md', { type: 'string', describe: 'the report (default docs/performance.md)' })
           .option('loss', { type: 'boolean', default: true, describe: 'also trace at the 25% loss preset for the top-10 comparison (--no-loss to skip)' })
           .option('jacoco', { type: 'boolean', default: true, describe: 'coverage cross-check with JaCoCo (--no-jacoco to skip)' })
-          .option('report-only', { type: 'boolean', describe: 'run nothing: rewrite the report from the results kept in OUT/results' })
+          .option('report-only', { type: 'boolean', describe: 'run nothing: rewrite the report from the kept results (--results)' })
           .option('timing', { type: 'boolean', default: true, describe: 'the timing rounds (--no-timing: keep the timing rows of the kept result and run the trace stages only)' })
           .option('trace', { type: 'boolean', default: true, describe: 'the emulated trace and all that needs it (--no-trace: run times of native, agent and JFR only)' })
           .option('json', { type: 'boolean', describe: 'print the results as JSON on stdout' }),
@@ -225,6 +226,7 @@ export async function main(argv: string[]): Promise<number> {
           sizes: a.size === 'both' ? ['short', 'full'] : [a.size as 'short' | 'full'],
           runs: a.runs,
           out: a.out,
+          results: a.results,
           md: a.md,
           noLoss: a.loss === false,
           noJacoco: a.jacoco === false,

@@ -15,8 +15,8 @@
  *    jdk.ExecutionSample) and against ours from the 25%-loss trace;
  * 5. the same workload under Debian's JaCoCo 0.8.6: covered lines against those of the loss-free trace.
  *
- * Each application's result is kept in OUT/results/<app>-<size>.json; docs/performance.md is written from all
- * results kept there (so `--only` refreshes one row). Exit: 0 ok, 1 a stage failed, 2 bad usage, 3 the suite is
+ * Each application's result is kept in bench/apps/results/<app>-<size>.json (committed: the report's rows survive a
+ * new checkout; OUT/results with --out); docs/performance.md is written from all results kept there (so `--only` refreshes one row). Exit: 0 ok, 1 a stage failed, 2 bad usage, 3 the suite is
  * not installed (bench/apps/setup.sh) or a tool is missing.
  */
 import { spawnSync, SpawnSyncReturns } from 'child_process';
@@ -39,6 +39,8 @@ export interface BenchAppsOptions {
   runs?: number;
   /** working directory (default out/bench-apps) */
   out?: string;
+  /** where results are kept (default bench/apps/results; OUT/results when `out` is given) */
+  results?: string;
   /** markdown report (default docs/performance.md) */
   md?: string;
   /** leave out the 25%-loss trace */
@@ -497,7 +499,7 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
   const L: string[] = [];
   const sizes = [...new Set(results.map((r) => r.size))];
   L.push('# Performance on real applications', '');
-  L.push('Written by `jportal bench apps` (packages/cli/src/commands/bench.ts) from the results kept in `out/bench-apps/results/`;');
+  L.push('Written by `jportal bench apps` (packages/cli/src/commands/bench.ts) from the results kept in `bench/apps/results/`;');
   L.push('the applications are Debian\'s packages of the programs behind DaCapo\'s batik, fop, h2, jython, luindex and sunflow');
   L.push('(`bench/apps/setup.sh` installs them and prepares the inputs; definitions in packages/cli/src/bench-apps.ts).', '');
   L.push('Commands:', '');
@@ -598,7 +600,8 @@ export async function runBenchApps(o: BenchAppsOptions): Promise<number> {
     if (miss.length) throw new CliError(`bench apps: ${a.name}: missing ${miss[0]} (run bench/apps/setup.sh; Debian package ${a.packages.join(', ')})`, ExitCode.Unsupported);
   }
   const work = path.resolve(o.out ?? path.join(repoRoot(), 'out', 'bench-apps'));
-  const resultsDir = path.join(work, 'results');
+  // kept in the repository by default (bench/apps/results), so a new checkout still has every row of the report
+  const resultsDir = path.resolve(o.results ?? (o.out ? path.join(work, 'results') : path.join(repoRoot(), 'bench', 'apps', 'results')));
   fs.mkdirSync(resultsDir, { recursive: true });
   const facts = machineFacts(java);
   const fresh: AppResult[] = [];
