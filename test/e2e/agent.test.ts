@@ -8,6 +8,7 @@ import * as path from 'path';
 import { findJdks, Jdk } from '../lib/jdks';
 import { AGENT, cleanup, EXAMPLES, runWithAgent } from '../lib/run';
 import { validateTrace } from '@jportal/format';
+import { loadTrace } from '@jportal/decode';
 import { ClassIndex, readTrace, Trace } from '../lib/trace';
 import { INVOKE_OPCODES } from '@jportal/classfile';
 
@@ -259,6 +260,37 @@ describe.each(available.map((j) => [j.label, j] as [string, Jdk]))('agent on %s'
       }
     }
     expect(patchedAndChecked).toBeGreaterThan(0);
+  });
+
+  test("the decoder's code image keeps every version's own bytes (load bytes, then one patch more each)", () => {
+    // (Node Buffers' slice() is a view: versions built by slicing and patching all ended up with the last bytes)
+    const image = loadTrace(jit.dir).image;
+    const loads = new Map<number, Uint8Array>();
+    const patches = new Map<number, { address: number; bytes: Uint8Array; seq: bigint }[]>();
+    for (const r of jit.trace.records) {
+      if (r.typeName === 'NMETHOD_LOAD' && !loads.has(r.payload.code_begin)) loads.set(r.payload.code_begin, Uint8Array.from(r.payload.code));
+      else if (r.typeName === 'CODE_PATCH' && loads.has(r.payload.code_begin)) {
+        const l = patches.get(r.payload.code_begin) ?? [];
+        l.push({ address: r.payload.address, bytes: Uint8Array.from(r.payload.bytes), seq: r.tsc });
+        patches.set(r.payload.code_begin, l);
+      }
+    }
+    let checked = 0;
+    for (const [begin, ps] of patches) {
+      // the first nmethod at this address (later ones may reuse it)
+      const versions = image.sections.filter((s) => s.begin === begin && s.nmethod >= 0 && s.nmethod === image.sections.find((x) => x.begin === begin && x.nmethod >= 0)!.nmethod);
+      if (versions.length !== ps.length + 1) continue;
+      const expected = Uint8Array.from(loads.get(begin)!);
+      ps.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
+      versions.sort((a, b) => a.version - b.version);
+      expect(Buffer.from(versions[0].bytes).equals(Buffer.from(expected))).toBe(true);
+      ps.forEach((p, k) => {
+        expected.set(p.bytes, p.address - begin);
+        expect(Buffer.from(versions[k + 1].bytes).equals(Buffer.from(expected))).toBe(true);
+      });
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(0);
   });
 
   test('a class-unloading run records unloads, and reused code addresses are kept apart by time', () => {

@@ -16,7 +16,7 @@
  * rest of a stream.
  */
 import { Item, QueryDecoder, TimingConfig } from '@jportal/pt';
-import { CodeImage, SectionKind } from './image';
+import { CodeImage, CodeSection, SectionKind } from './image';
 import { BLOCK_END_NAMES, BlockEnd } from './x86';
 import { ITEM_NAMES } from '@jportal/pt';
 
@@ -117,6 +117,8 @@ export interface FlowStats {
 const LOOKAHEAD_ITEMS = 32;
 /** fits() within fits(): at most this many read-aheads nest. */
 const MAX_SPECULATION_DEPTH = 2;
+/** olderCompilation(): the target is not compiled code loaded after this moment. */
+const NOT_LATE = -2;
 /** Futile full searches at one call site after which it is searched again only every FUTILE_RETRY_EVERY times. */
 const MAX_FUTILE_SEARCHES = 4;
 const FUTILE_RETRY_EVERY = 64;
@@ -375,13 +377,20 @@ export class FlowDecoder {
             continue;
           }
           // (inside a read-ahead too, one level deep: the callee tried may itself hold call sites copied late)
-          if (kind === BlockEnd.Call && s.kind === SectionKind.Nmethod && this.specDepth < MAX_SPECULATION_DEPTH && !this.confirmed.has(b) && (this.mayBeStale(s, target, q.tsc) || image.dispatchStubs.has(target))) {
+          if (kind === BlockEnd.Call && s.kind === SectionKind.Nmethod && this.specDepth < MAX_SPECULATION_DEPTH && !this.confirmed.has(b) && (this.mayBeStale(s, target, q.tsc) || image.dispatchStubs.has(target) || image.resolveStubs.has(target))) {
             const chosen = this.chooseCallTarget(sec, b, target, retcomp);
             // call sites only move forward (unresolved -> resolved -> newer code): once the recorded target fits,
             // it fits from then on — when the read-ahead proved it, not when tracing merely stopped (a call that
             // went into the runtime to be resolved fits any target that can leave the traced range)
             if (chosen === target && this.lastFitStrong && !this.speculating) this.confirmed.add(b);
             target = chosen;
+          } else if (kind === BlockEnd.Jump && s.kind === SectionKind.Blob && (target < s.begin || target >= s.end) && this.specDepth < MAX_SPECULATION_DEPTH && !this.confirmed.has(b)) {
+            // a stub's jump into compiled code (an inline-cache stub): the stub is read by polling, so its newest
+            // bytes may name a compilation installed after this moment, while an older one of the method ran
+            const older = this.olderCompilation(target, -1, retcomp);
+            if (older >= 0) target = older;
+            // (the target is code already loaded, or none: from now on this block's jump is what it says)
+            else if (older === NOT_LATE && !this.speculating) this.confirmed.add(b);
           }
           this.emit(b);
           if (kind === BlockEnd.Call) this.push(B.end[b]);
@@ -487,28 +496,40 @@ export class FlowDecoder {
   }
 
   /**
+   * When `target` enters a compiled method installed after this moment (its load record is later: records are
+   * posted late, stubs and call sites are read by polling): the entry of an older compilation of the same method,
+   * live now, that the next items fit; NOT_LATE when the target is not compiled code loaded later than now, -1
+   * when no older compilation fits. `ret`: the return address a call pushes (-1 for a jump).
+   */
+  private olderCompilation(target: number, ret: number, retcomp: boolean): number {
+    const image = this.image;
+    const tsc = this.q.tsc;
+    const ts = image.find(target, tsc);
+    const tnm = ts >= 0 && image.sections[ts].kind === SectionKind.Nmethod ? image.nmethods[image.sections[ts].nmethod] : undefined;
+    if (!tnm || tsc >= tnm.loadTsc) return NOT_LATE;
+    const older = image.nmethodsOf(tnm.method).filter((o) => o !== tnm && o.loadTsc <= tsc && o.unloadTsc > tsc && o.osrBci < 0);
+    older.sort((x, y) => y.loadTsc - x.loadTsc);
+    for (const o of older) {
+      const alt = target === tnm.verifiedEntry ? o.verifiedEntry : target === tnm.entry ? o.entry : -1;
+      if (alt > 0 && this.fits(alt, ret, retcomp)) {
+        this.stats.alternatives++;
+        return alt;
+      }
+    }
+    return -1;
+  }
+
+  /**
    * Chooses where a call out of compiled code went: the recorded target if the next items fit it, else the
    * first alternative that fits (call-resolution stubs, then the caller's static stubs to the interpreter).
    */
   private chooseCallTarget(sec: number, b: number, target: number, retcomp: boolean): number {
     const image = this.image;
     const ret = image.blocks.end[b];
-    const tsc = this.q.tsc;
-    // the target may be a compiled method installed after this moment: an older compilation of the same
-    // method (entered at the same entry point) is then the likelier callee
-    const ts = image.find(target, tsc);
-    const tnm = ts >= 0 && image.sections[ts].kind === SectionKind.Nmethod ? image.nmethods[image.sections[ts].nmethod] : undefined;
-    if (tnm && tsc < tnm.loadTsc) {
-      const older = image.nmethodsOf(tnm.method).filter((o) => o !== tnm && o.loadTsc <= tsc && o.unloadTsc > tsc && o.osrBci < 0);
-      older.sort((x, y) => y.loadTsc - x.loadTsc);
-      for (const o of older) {
-        const alt = target === tnm.verifiedEntry ? o.verifiedEntry : target === tnm.entry ? o.entry : -1;
-        if (alt > 0 && this.fits(alt, ret, retcomp)) {
-          this.stats.alternatives++;
-          return alt;
-        }
-      }
-    }
+    // the target may be a compiled method installed after this moment: an older compilation of the same method
+    // (entered at the same entry point) is then the likelier callee
+    const older = this.olderCompilation(target, ret, retcomp);
+    if (older >= 0) return older;
     const pref = this.preferred.get(b);
     if (pref !== undefined && pref !== target && this.fits(pref, ret, retcomp)) {
       this.stats.alternatives++;
@@ -525,7 +546,7 @@ export class FlowDecoder {
       this.futile.set(b, misses + 1);
       if ((misses - MAX_FUTILE_SEARCHES) % FUTILE_RETRY_EVERY !== FUTILE_RETRY_EVERY - 1) return target;
     }
-    const found = this.searchAlternatives(sec, target, pref, ret, retcomp);
+    const found = this.searchAlternatives(sec, b, target, pref, ret, retcomp);
     if (found < 0) {
       this.futile.set(b, misses + 1);
       return target;
@@ -537,9 +558,14 @@ export class FlowDecoder {
   }
 
   /** The first alternative target of a call (in section sec) that the next items fit, or -1 (see chooseCallTarget). */
-  private searchAlternatives(sec: number, target: number, pref: number | undefined, ret: number, retcomp: boolean): number {
+  private searchAlternatives(sec: number, b: number, target: number, pref: number | undefined, ret: number, retcomp: boolean): number {
     const image = this.image;
     const tsc = this.q.tsc;
+    // what the same call held in the other versions of this code: a patch is seen by polling, so near a version
+    // switch either side may have been in effect
+    for (const alt of this.siteTargets(sec, b)) {
+      if (alt !== target && alt !== pref && this.fits(alt, ret, retcomp)) return alt;
+    }
     for (const alt of this.alternatives(sec)) {
       if (alt !== target && alt !== pref && this.fits(alt, ret, retcomp)) return alt;
     }
@@ -586,7 +612,7 @@ export class FlowDecoder {
     this.budget = LOOKAHEAD_ITEMS;
     this.stats.speculations++;
     let ok = true;
-    this.push(ret);
+    if (ret >= 0) this.push(ret);
     this.ip = target;
     if (!this.image.inRange(target)) {
       ok = q.peek() === PGD;
@@ -612,6 +638,31 @@ export class FlowDecoder {
     this.stack.set(nstack === 256 ? stackCopy : stackCopy.subarray(0, nstack));
     this.npending = npending0;
     return ok;
+  }
+
+  /** The targets of call block `b` (of section `sec`) in the other versions of the same code, nearest first. */
+  private siteTargets(sec: number, b: number): number[] {
+    const image = this.image;
+    const S = image.sections;
+    const s = S[sec];
+    const at = image.blocks.last[b] - s.begin;
+    const out: number[] = [];
+    const same = (o: CodeSection | undefined): o is CodeSection => !!o && o.begin === s.begin && o.nmethod === s.nmethod && o.kind === s.kind;
+    // (versions of one piece of code are added one after another: their ids are consecutive)
+    for (let d = 1; d < 64; d++) {
+      const lo = S[sec - d];
+      const hi = S[sec + d];
+      const l = same(lo);
+      const h = same(hi);
+      if (!l && !h) break;
+      for (const o of [l ? lo : undefined, h ? hi : undefined]) {
+        if (!o || o.bytes[at] !== 0xe8 || at + 5 > o.bytes.length) continue;
+        const rel = o.bytes[at + 1] | (o.bytes[at + 2] << 8) | (o.bytes[at + 3] << 16) | (o.bytes[at + 4] << 24);
+        const t = o.begin + at + 5 + rel;
+        if (!out.includes(t)) out.push(t);
+      }
+    }
+    return out;
   }
 
   /** Where a call out of compiled code may have gone instead: resolution stubs, then the caller's static stubs. */

@@ -125,6 +125,8 @@ export class CodeImage {
    * bytes the agent saw already held the resolved target.
    */
   readonly resolveExits = new Map<number, number>();
+  /** Start addresses of those stubs: a call to one leaves the range (TIP.PGD) unless the site was resolved since. */
+  readonly resolveStubs = new Set<number>();
   /**
    * The unverified c2i entries of the I2C/C2I adapters (where a monomorphic inline cache to an interpreted method
    * points): the instruction after the i2c part's closing indirect jump, found by decoding each adapter blob.

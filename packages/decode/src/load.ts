@@ -282,7 +282,10 @@ function findResolveExits(image: CodeImage): void {
       if (B.kind[b] === BlockEnd.Call || B.kind[b] === BlockEnd.Jump) {
         const t = B.target[b];
         if (t < s.begin || t >= s.end) {
-          if (B.kind[b] === BlockEnd.Call) image.resolveExits.set(t, s.begin);
+          if (B.kind[b] === BlockEnd.Call) {
+            image.resolveExits.set(t, s.begin);
+            image.resolveStubs.add(s.begin);
+          }
           break;
         }
         ip = t;
@@ -332,7 +335,9 @@ function addVersions(image: CodeImage, first: Omit<CodeSection, 'id'>, patches: 
   for (const p of ps) {
     const switchAt = Math.max(start, p.since ?? p.tsc - patchLead);
     image.addSection({ ...first, bytes, validFrom: start, validTo: switchAt, version });
-    const next = bytes.slice();
+    // a copy: the record's bytes may be a Node Buffer, whose slice() is a view (patching it would rewrite every
+    // earlier version too)
+    const next = new Uint8Array(bytes);
     const off = p.address - first.begin;
     if (off >= 0 && off + p.bytes.length <= next.length) next.set(p.bytes, off);
     else problems.push(`CODE_PATCH at 0x${p.address.toString(16)} lies outside its code at 0x${first.begin.toString(16)}`);
