@@ -165,6 +165,8 @@ export class FlowDecoder {
   private readonly stubCache = new Map<number, number[]>();
   /** Call blocks whose recorded target was seen to fit (not read ahead again). */
   private readonly confirmed = new Set<number>();
+  /** Call or jump block -> its targets in the neighbouring versions of its code (siteTargets). */
+  private readonly siteCache = new Map<number, number[]>();
   /** Call block -> the alternative target that last fitted there (tried first next time). */
   private readonly preferred = new Map<number, number>();
   /** Call block -> full alternative searches in a row that found nothing. */
@@ -377,7 +379,7 @@ export class FlowDecoder {
             continue;
           }
           // (inside a read-ahead too, one level deep: the callee tried may itself hold call sites copied late)
-          if (kind === BlockEnd.Call && s.kind === SectionKind.Nmethod && this.specDepth < MAX_SPECULATION_DEPTH && !this.confirmed.has(b) && (this.mayBeStale(s, target, q.tsc) || image.dispatchStubs.has(target) || image.resolveStubs.has(target))) {
+          if (kind === BlockEnd.Call && s.kind === SectionKind.Nmethod && this.specDepth < MAX_SPECULATION_DEPTH && !this.confirmed.has(b) && (this.mayBeStale(s, target, q.tsc) || image.dispatchStubs.has(target) || image.resolveStubs.has(target) || (s.settledFrom > q.tsc && this.siteVaries(sec, b, target)))) {
             const chosen = this.chooseCallTarget(sec, b, target, retcomp);
             // call sites only move forward (unresolved -> resolved -> newer code): once the recorded target fits,
             // it fits from then on — when the read-ahead proved it, not when tracing merely stopped (a call that
@@ -388,9 +390,12 @@ export class FlowDecoder {
             // a stub's jump into compiled code (an inline-cache stub): the stub is read by polling, so its newest
             // bytes may name a compilation installed after this moment, while an older one of the method ran
             const older = this.olderCompilation(target, -1, retcomp);
+            const varies = older < 0 && this.siteVaries(sec, b, target);
             if (older >= 0) target = older;
+            // the stub changed lately (found by polling): the jump it held before may still have been there
+            else if (varies && s.settledFrom > q.tsc) target = this.chooseSiteTarget(sec, b, target, retcomp);
             // (the target is code already loaded, or none: from now on this block's jump is what it says)
-            else if (older === NOT_LATE && !this.speculating) this.confirmed.add(b);
+            else if (older === NOT_LATE && (!varies || s.settledFrom <= q.tsc) && !this.speculating) this.confirmed.add(b);
           }
           this.emit(b);
           if (kind === BlockEnd.Call) this.push(B.end[b]);
@@ -640,29 +645,55 @@ export class FlowDecoder {
     return ok;
   }
 
-  /** The targets of call block `b` (of section `sec`) in the other versions of the same code, nearest first. */
+  /**
+   * The targets of the direct call or jump ending block `b` (of section `sec`) in the neighbouring versions of the
+   * same code: the versions before it back to the last one that was in effect for a while (patches seen by one
+   * scan share a switch time), then those after it likewise; nearest first. Cached per block.
+   */
   private siteTargets(sec: number, b: number): number[] {
+    let out = this.siteCache.get(b);
+    if (out) return out;
+    out = [];
     const image = this.image;
     const S = image.sections;
     const s = S[sec];
     const at = image.blocks.last[b] - s.begin;
-    const out: number[] = [];
+    const op = s.bytes[at];
     const same = (o: CodeSection | undefined): o is CodeSection => !!o && o.begin === s.begin && o.nmethod === s.nmethod && o.kind === s.kind;
     // (versions of one piece of code are added one after another: their ids are consecutive)
-    for (let d = 1; d < 64; d++) {
-      const lo = S[sec - d];
-      const hi = S[sec + d];
-      const l = same(lo);
-      const h = same(hi);
-      if (!l && !h) break;
-      for (const o of [l ? lo : undefined, h ? hi : undefined]) {
-        if (!o || o.bytes[at] !== 0xe8 || at + 5 > o.bytes.length) continue;
-        const rel = o.bytes[at + 1] | (o.bytes[at + 2] << 8) | (o.bytes[at + 3] << 16) | (o.bytes[at + 4] << 24);
-        const t = o.begin + at + 5 + rel;
-        if (!out.includes(t)) out.push(t);
+    for (const dir of [-1, 1]) {
+      for (let d = 1; d < 64; d++) {
+        const o = S[sec + dir * d];
+        if (!same(o)) break;
+        if (at + 5 <= o.bytes.length && o.bytes[at] === op && (op === 0xe8 || op === 0xe9)) {
+          const rel = o.bytes[at + 1] | (o.bytes[at + 2] << 8) | (o.bytes[at + 3] << 16) | (o.bytes[at + 4] << 24);
+          const t = o.begin + at + 5 + rel;
+          if (!out.includes(t)) out.push(t);
+        }
+        if (o.validTo > o.validFrom) break;
       }
     }
+    this.siteCache.set(b, out);
     return out;
+  }
+
+  /** Whether the call or jump ending block `b` went elsewhere in a neighbouring version of its code. */
+  private siteVaries(sec: number, b: number, target: number): boolean {
+    const l = this.siteTargets(sec, b);
+    for (let i = 0; i < l.length; i++) if (l[i] !== target) return true;
+    return false;
+  }
+
+  /** A stub's jump that changed lately: the recorded target if the next items fit it, else a neighbouring version's. */
+  private chooseSiteTarget(sec: number, b: number, target: number, retcomp: boolean): number {
+    if (this.fits(target, -1, retcomp)) return target;
+    for (const alt of this.siteTargets(sec, b)) {
+      if (alt !== target && this.fits(alt, -1, retcomp)) {
+        this.stats.alternatives++;
+        return alt;
+      }
+    }
+    return target;
   }
 
   /** Where a call out of compiled code may have gone instead: resolution stubs, then the caller's static stubs. */

@@ -29,6 +29,11 @@ export interface CodeSection {
   /** 0 for the bytes as loaded, k after the k-th patch. */
   version: number;
   /**
+   * From when these bytes are surely the code (the CODE_PATCH record that showed them): before that, from
+   * validFrom on, the previous version may still have run (patches are found by polling). validFrom if certain.
+   */
+  settledFrom: number;
+  /**
    * A not-entrant nmethod: its verified entry was overwritten with `jmp wrong_method_stub` at a time no record
    * gives (the agent may only see the method after it happened). At `skipAt` the flow may instead run the
    * original first instruction and go on at `skipTo`; the decoder takes that path unless the trace leaves the
@@ -140,8 +145,8 @@ export class CodeImage {
   /** Filter ranges of the capture: code outside them is never traced. */
   ranges: { lo: number; hi: number }[] = [];
 
-  addSection(s: Omit<CodeSection, 'id'>): CodeSection {
-    const sec: CodeSection = { ...s, id: this.sections.length };
+  addSection(s: Omit<CodeSection, 'id' | 'settledFrom'> & { settledFrom?: number }): CodeSection {
+    const sec: CodeSection = { ...s, settledFrom: s.settledFrom ?? s.validFrom, id: this.sections.length };
     this.sections.push(sec);
     this.spans.push(sec.validFrom, sec.validTo);
     this.blockIndex.push(new Map());

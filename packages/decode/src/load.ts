@@ -327,14 +327,15 @@ function findAdapterEntries(image: CodeImage): void {
  * after the previous scan began: version k+1 takes over there (the record's `since`, format 1.1; the watcher's
  * pause grows with the code it compares), or, in 1.0 traces, `patchLead` ticks before the k-th patch record.
  */
-function addVersions(image: CodeImage, first: Omit<CodeSection, 'id'>, patches: PatchSeen[], patchLead: number, problems: string[]): void {
+function addVersions(image: CodeImage, first: Omit<CodeSection, 'id' | 'settledFrom'>, patches: PatchSeen[], patchLead: number, problems: string[]): void {
   const ps = [...patches].sort((a, b) => a.tsc - b.tsc);
   let bytes = first.bytes;
   let start = first.validFrom;
+  let settled = first.validFrom;
   let version = 0;
   for (const p of ps) {
     const switchAt = Math.max(start, p.since ?? p.tsc - patchLead);
-    image.addSection({ ...first, bytes, validFrom: start, validTo: switchAt, version });
+    image.addSection({ ...first, bytes, validFrom: start, validTo: switchAt, version, settledFrom: Math.min(settled, switchAt) });
     // a copy: the record's bytes may be a Node Buffer, whose slice() is a view (patching it would rewrite every
     // earlier version too)
     const next = new Uint8Array(bytes);
@@ -343,7 +344,8 @@ function addVersions(image: CodeImage, first: Omit<CodeSection, 'id'>, patches: 
     else problems.push(`CODE_PATCH at 0x${p.address.toString(16)} lies outside its code at 0x${first.begin.toString(16)}`);
     bytes = next;
     start = switchAt;
+    settled = Math.max(switchAt, p.tsc);
     version++;
   }
-  image.addSection({ ...first, bytes, validFrom: start, version });
+  image.addSection({ ...first, bytes, validFrom: start, version, settledFrom: settled });
 }
