@@ -148,7 +148,7 @@ class ThreadRefiner {
       out.orphans.push(r.report);
     } else out.orphans.push(undefined);
     if (cfgOf) {
-      const r = checkAndRepair(t.events, cfgOf);
+      const r = checkAndRepair(t.events, cfgOf, { inPlace: true });
       t.events = r.events;
       out.reconstruction.push(r.report);
     } else out.reconstruction.push(undefined);
@@ -215,34 +215,39 @@ function converter(model: JvmModel, classes: ClassIndex, methods: AnalysisMethod
     let first = 0;
     if (opts.fromVmStart && model.vmStartTsc) while (first < events.length && !(events.tsc[first] >= model.vmStartTsc)) first++;
     const n = events.length - first;
-    const out = emptyThread(t.name, t.tid, t.javaTid, n);
+    const end = first + n;
+    // in place: the ThreadEvents' columns are views of the decoded stream's own (a second copy of a thread's
+    // 100 M events would be gigabytes); only `origin` is new. The stream must not be used afterwards.
+    const kind = events.kind.subarray(first, end);
+    const method = events.method.subarray(first, end);
+    const bci = events.bci.subarray(first, end);
+    const opcode = events.opcode.subarray(first, end);
+    const tsc = events.tsc.subarray(first, end);
+    const endTsc = events.aux.subarray(first, end);
+    const tier = events.source.subarray(first, end);
+    const origin = new Uint8Array(n);
     for (let i = 0; i < n; i++) {
-      const j = first + i;
-      const kind = events.kind[j];
-      out.kind[i] = kind;
-      out.method[i] = idOf(events.method[j]);
-      out.bci[i] = events.bci[j];
-      out.tsc[i] = events.tsc[j];
-      const src = events.source[j];
-      out.tier[i] = src <= 3 ? src : Tier.Unknown;
-      if (src === 4) out.origin[i] = Origin.Recovered;
+      const k = kind[i];
+      const src = tier[i];
+      const m = (method[i] = idOf(method[i]));
+      if (src === 4) origin[i] = Origin.Recovered;
       // inserted by completion (aux 1) or by reconstruction (source 5: the CFG proves them run)
-      else if (kind === Kind.Bytecode && (src === 5 || (src !== 0 && events.aux[j] === 1))) out.origin[i] = Origin.Inferred;
-      if (kind === Kind.Gap) out.endTsc[i] = events.aux[j];
-      let op = events.opcode[j];
-      if (kind === Kind.Bytecode && op < 0 && out.method[i] >= 0 && out.bci[i] >= 0) {
-        const code = methods[out.method[i]].info?.code;
-        if (code && out.bci[i] < code.length) op = code[out.bci[i]];
+      else if (k === Kind.Bytecode && (src === 5 || (src !== 0 && endTsc[i] === 1))) origin[i] = Origin.Inferred;
+      if (k !== Kind.Gap) endTsc[i] = NaN;
+      // (source 5 stays as a mark for the pass below: the tier of the event it precedes)
+      tier[i] = src <= 3 || src === 5 ? src : Tier.Unknown;
+      if (k === Kind.Bytecode && opcode[i] < 0 && m >= 0 && bci[i] >= 0) {
+        const code = methods[m].info?.code;
+        if (code && bci[i] < code.length) opcode[i] = code[bci[i]];
       }
-      out.opcode[i] = op;
     }
     // reconstructed bytecodes run in the frame of the event they precede: its tier
     let next: number = Tier.Unknown;
     for (let i = n - 1; i >= 0; i--) {
-      if (events.source[first + i] === 5) out.tier[i] = next;
-      else if (out.kind[i] === Kind.Bytecode) next = out.tier[i];
+      if (tier[i] === 5) tier[i] = next;
+      else if (kind[i] === Kind.Bytecode) next = tier[i];
     }
-    return out;
+    return { name: t.name, tid: t.tid, javaTid: t.javaTid, length: n, kind, method, bci, opcode, tsc, endTsc, origin, tier };
   };
 }
 

@@ -134,6 +134,75 @@ export interface CheckOptions {
   repairCompiled?: boolean;
   /** insert missing bytecodes (default true); false: check and report only */
   repair?: boolean;
+  /**
+   * widen the given stream itself instead of building a new one (default false): each column is replaced in turn,
+   * so at most one column's worth of memory is added at a time, and nothing when nothing is inserted. The
+   * stream returned is then the one given.
+   */
+  inPlace?: boolean;
+}
+
+/** The bytecodes a repair inserts: per group (inserted before event `at`) the method, path count and bcis. */
+class Insertions {
+  groups = 0;
+  at = new Float64Array(64);
+  method = new Int32Array(64);
+  paths = new Int32Array(64);
+  /** index of the group's first bci in `bci` (one past the last: the next group's) */
+  first = new Int32Array(65);
+  total = 0;
+  bci = new Int32Array(256);
+  opcode = new Int16Array(256);
+
+  add(at: number, method: number, paths: number, bcis: Int32Array, code: Uint8Array): void {
+    if (this.groups + 1 >= this.at.length) {
+      const n = this.at.length * 2;
+      this.at = grow(this.at, n);
+      this.method = grow(this.method, n);
+      this.paths = grow(this.paths, n);
+      this.first = grow(this.first, n + 1);
+    }
+    if (this.total + bcis.length > this.bci.length) {
+      const n = Math.max(this.bci.length * 2, this.total + bcis.length);
+      this.bci = grow(this.bci, n);
+      this.opcode = grow(this.opcode, n);
+    }
+    const g = this.groups++;
+    this.at[g] = at;
+    this.method[g] = method;
+    this.paths[g] = paths;
+    this.first[g] = this.total;
+    for (let q = 0; q < bcis.length; q++) {
+      this.bci[this.total] = bcis[q];
+      this.opcode[this.total++] = code[bcis[q]];
+    }
+    this.first[this.groups] = this.total;
+  }
+
+  /**
+   * A column of `events` with the insertions merged in: `value(g, q)` gives the q-th inserted event of group g
+   * its value (q indexes `bci`/`opcode`).
+   */
+  merge<T extends Uint8Array | Int16Array | Int32Array | Float64Array>(col: T, n: number, make: (len: number) => T, value: (g: number, q: number) => number): T {
+    const out = make(n + this.total);
+    let from = 0;
+    let to = 0;
+    for (let g = 0; g < this.groups; g++) {
+      const at = this.at[g];
+      out.set(col.subarray(from, at), to);
+      to += at - from;
+      from = at;
+      for (let q = this.first[g]; q < this.first[g + 1]; q++) out[to++] = value(g, q);
+    }
+    out.set(col.subarray(from, n), to);
+    return out;
+  }
+}
+
+function grow<T extends Int32Array | Int16Array | Float64Array>(a: T, n: number): T {
+  const b = new (a.constructor as { new (n: number): T })(n);
+  b.set(a);
+  return b;
 }
 
 /** The result of one (method, a, b) query, cached. */
@@ -261,8 +330,8 @@ export function checkAndRepair(
     examples: [],
   };
   const examplesOf = new Int32Array(CONTRADICTION_NAMES.length);
-  // room for what repairs insert (a few per thousand events measured on real applications): grown rarely
-  const out = new EventStream(events.length + (events.length >> 8) + 1024);
+  // what repairs insert (a few per thousand events measured on real applications), merged in after the pass
+  const ins = new Insertions();
 
   const cfgs = new Map<number, MethodCfg | null>();
   const searches = new Map<number, PathSearch>();
@@ -365,7 +434,7 @@ export function checkAndRepair(
     else push(m);
   };
 
-  const { kind: K, source: S, method: M, bci: B, opcode: O, tsc: T, aux: A } = events;
+  const { kind: K, source: S, method: M, bci: B, opcode: O } = events;
   for (let i = 0; i < events.length; i++) {
     const k = K[i];
     const m = M[i];
@@ -399,8 +468,7 @@ export function checkAndRepair(
               else if (r.repair === Repair.TooLong) report.repair.tooLong++;
               else if (r.repair === Repair.ExceptionOnly) report.repair.exceptionOnly++;
               if (doRepair && r.bcis) {
-                const code = c!.code;
-                for (let q = 0; q < r.bcis.length; q++) out.push(BYTECODE, RECONSTRUCTED_SOURCE, m, r.bcis[q], code[r.bcis[q]], T[i], r.paths);
+                ins.add(i, m, r.paths, r.bcis, c!.code);
                 report.repair.inserted += r.bcis.length;
                 if (r.paths > 1 && r.paths > report.repair.maxPaths) report.repair.maxPaths = r.paths;
               }
@@ -422,7 +490,24 @@ export function checkAndRepair(
       ensureTop(m);
       if (depth >= 0) fLast[depth] = -1;
     } else if (k === DEOPT) for (let d = 0; d <= depth; d++) fLast[d] = -1;
-    out.push(k, S[i], m, B[i], O[i], T[i], A[i]);
   }
-  return { events: out, report };
+  return { events: withInsertions(events, ins, opts.inPlace ?? false), report };
+}
+
+/** `events` with the inserted bytecodes merged in (the inserted events take the time of the event they precede). */
+function withInsertions(events: EventStream, ins: Insertions, inPlace: boolean): EventStream {
+  const n = events.length;
+  if (ins.total === 0 && inPlace) return events;
+  const out = inPlace ? events : new EventStream(0);
+  const T = events.tsc;
+  // one column at a time: the old one is let go (inPlace) before the next is widened
+  out.kind = ins.merge(events.kind, n, (l) => new Uint8Array(l), () => BYTECODE);
+  out.source = ins.merge(events.source, n, (l) => new Uint8Array(l), () => RECONSTRUCTED_SOURCE);
+  out.method = ins.merge(events.method, n, (l) => new Int32Array(l), (g) => ins.method[g]);
+  out.bci = ins.merge(events.bci, n, (l) => new Int32Array(l), (_g, q) => ins.bci[q]);
+  out.opcode = ins.merge(events.opcode, n, (l) => new Int16Array(l), (_g, q) => ins.opcode[q]);
+  out.aux = ins.merge(events.aux, n, (l) => new Float64Array(l), (g) => ins.paths[g]);
+  out.tsc = ins.merge(T, n, (l) => new Float64Array(l), (g) => T[ins.at[g]]);
+  out.length = n + ins.total;
+  return out;
 }
