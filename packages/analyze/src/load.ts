@@ -4,7 +4,7 @@
  * an optional classpath (directories, jars).
  */
 import { ClassFile, parseClass } from '@jportal/classfile';
-import { decodeTrace, decodeTraceParallel, DecodedThread, DecodedTrace, EventStream, JvmModel } from '@jportal/decode';
+import { decodeTrace, decodeTraceParallel, DecodedThread, DecodedTrace, EventStream, heldStreamByteBudget, JvmModel } from '@jportal/decode';
 import { loadClasspath } from '@jportal/icfg';
 import { OracleKind, readOracle, readOracleThread } from '@jportal/oracle';
 import { recoverGaps, RecoveryStats } from '@jportal/recover';
@@ -178,10 +178,29 @@ export async function loadTraceAnalysis(dir: string, opts: TraceLoadOptions = {}
     threads.push(convert(t));
     opts.onThread?.(t.name, done, total);
   };
+  // the decoder streams each thread (bounded memory) into one stream kept here: the only copy of its events
+  const kept = new Map<number, EventStream>();
+  const sinkFor = (tid: number): ((e: EventStream) => void) => {
+    const acc = new EventStream(1 << 16);
+    acc.budgetBytes = heldStreamByteBudget();
+    // a quarter more each time (the columns grow one at a time): little room left over at the end
+    acc.growHint = () => Math.ceil(acc.kind.length * 1.25) + (1 << 16);
+    kept.set(tid, acc);
+    return (e) => acc.appendStream(e);
+  };
+  const onDecoded = (t: DecodedThread, done: number, total: number, model: JvmModel): void => {
+    const acc = kept.get(t.tid);
+    kept.delete(t.tid);
+    if (acc) {
+      acc.trim();
+      t.events = acc;
+    }
+    onThread(t, done, total, model);
+  };
   const decoded =
     (opts.workers ?? 1) > 1
-      ? await decodeTraceParallel(dir, { tids: opts.tids, workers: opts.workers, onThread, release: true })
-      : decodeTrace(dir, { tids: opts.tids, onThread, release: true });
+      ? await decodeTraceParallel(dir, { tids: opts.tids, workers: opts.workers, onThread: onDecoded, release: true, sinkFor })
+      : decodeTrace(dir, { tids: opts.tids, onThread: onDecoded, release: true, sinkFor });
   const { model } = decoded;
   if (!convert) problems.push(...model.problems);
   return { source: { kind: 'trace', dir }, methods, threads, tscPerNs: model.tscPerNs, problems, ...report, model, decoded: decoded.threads };

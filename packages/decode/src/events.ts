@@ -18,6 +18,15 @@ export function streamByteBudget(): number {
   return env > 0 ? env : Math.floor(os.totalmem() * 0.35);
 }
 
+/**
+ * The most one stream may take when it is the one large thing its process holds (a thread's events kept for
+ * analysis while the decoder streams): default 50% of the machine's memory; JPORTAL_MAX_STREAM_BYTES overrides.
+ */
+export function heldStreamByteBudget(): number {
+  const env = Number(process.env.JPORTAL_MAX_STREAM_BYTES);
+  return env > 0 ? env : Math.floor(os.totalmem() * 0.5);
+}
+
 /** A stream would pass streamByteBudget(): the thread is too large to decode on this machine. */
 export class EventBudgetError extends Error {
   constructor(
@@ -25,7 +34,8 @@ export class EventBudgetError extends Error {
     readonly budget: number,
   ) {
     const gb = (b: number) => `${(b / 2 ** 30).toFixed(1)} GiB`;
-    const why = Number(process.env.JPORTAL_MAX_STREAM_BYTES) > 0 ? 'set by JPORTAL_MAX_STREAM_BYTES' : `35% of ${gb(os.totalmem())}; JPORTAL_MAX_STREAM_BYTES sets it`;
+    const share = Math.round((100 * budget) / os.totalmem());
+    const why = Number(process.env.JPORTAL_MAX_STREAM_BYTES) > 0 ? 'set by JPORTAL_MAX_STREAM_BYTES' : `${share}% of ${gb(os.totalmem())}; JPORTAL_MAX_STREAM_BYTES sets it`;
     super(`its events need more than ${gb(events * EVENT_BYTES)} (${(events / 1e6).toFixed(1)} M events), past the ${gb(budget)} one stream may hold on this machine (${why})`);
     this.name = 'EventBudgetError';
   }
@@ -36,8 +46,7 @@ export function maxStreamEvents(): number {
   return Math.floor(streamByteBudget() / EVENT_BYTES);
 }
 
-function checkBudget(events: number): void {
-  const budget = streamByteBudget();
+function checkBudget(events: number, budget = streamByteBudget()): void {
   if (events * EVENT_BYTES > budget) throw new EventBudgetError(events, budget);
 }
 
@@ -84,6 +93,11 @@ export class EventStream {
   length = 0;
   /** How many events the columns should hold when they next grow (default: twice as many): a caller's projection. */
   growHint?: () => number;
+  /**
+   * The most bytes this stream may take (default streamByteBudget()): a caller that holds this one stream and
+   * little else (the stream analyze keeps of a thread) may allow more.
+   */
+  budgetBytes?: number;
 
   /** `capacity`: how many events fit before the columns grow (a good guess saves copies and memory). */
   constructor(capacity = 4096) {
@@ -129,8 +143,9 @@ export class EventStream {
     // twice the room (or the caller's projection), at least `need`, or what is left of the budget (past it:
     // EventBudgetError)
     const want = Math.max(need, this.growHint ? Math.max(this.kind.length + 4096, this.growHint()) : this.kind.length * 2);
-    const n = Math.max(16, Math.min(want, maxStreamEvents()));
-    if (n < need) checkBudget(need);
+    const budget = this.budgetBytes ?? streamByteBudget();
+    const n = Math.max(16, Math.min(want, Math.floor(budget / EVENT_BYTES)));
+    if (n < need) checkBudget(need, budget);
     this.kind = grown(this.kind, n);
     this.source = grown(this.source, n);
     this.method = grown(this.method, n);
