@@ -153,7 +153,7 @@ class ThreadRefiner {
       out.reconstruction.push(r.report);
     } else out.reconstruction.push(undefined);
     if (opts.recover !== false) {
-      const r = recoverGaps(t.events);
+      const r = recoverGaps(t.events, { inPlace: true });
       t.events = r.events;
       out.recovery.push(r.stats);
     } else out.recovery.push(undefined);

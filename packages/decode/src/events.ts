@@ -82,6 +82,17 @@ export const enum EventSource {
   Reconstructed = 5,
 }
 
+/** EventStream.splice's values of inserted event q (of group g), per column, from the column as it was. */
+export interface SpliceValues {
+  kind: (g: number, q: number, old: Uint8Array) => number;
+  source: (g: number, q: number, old: Uint8Array) => number;
+  method: (g: number, q: number, old: Int32Array) => number;
+  bci: (g: number, q: number, old: Int32Array) => number;
+  opcode: (g: number, q: number, old: Int16Array) => number;
+  tsc: (g: number, q: number, old: Float64Array) => number;
+  aux: (g: number, q: number, old: Float64Array) => number;
+}
+
 export class EventStream {
   kind: Uint8Array;
   source: Uint8Array;
@@ -193,6 +204,41 @@ export class EventStream {
     this.opcode = this.opcode.slice(0, n);
     this.tsc = this.tsc.slice(0, n);
     this.aux = this.aux.slice(0, n);
+  }
+
+  /**
+   * Inserts events, in place, one column at a time (so at most one column is ever held twice): group g's events
+   * (`first[g]` to `first[g + 1]` - 1, q numbering all inserted events) go before event `at[g]` (ascending; the
+   * length appends). `values` gives each column's value of inserted event q of group g from that column as it
+   * was (`old`): a column's values may read only its own old column.
+   */
+  splice(at: ArrayLike<number>, first: ArrayLike<number>, groups: number, values: SpliceValues): void {
+    const n = this.length;
+    const total = groups > 0 ? first[groups] - first[0] : 0;
+    if (total === 0) return;
+    checkBudget(n + total, this.budgetBytes);
+    const merge = <T extends Uint8Array | Int16Array | Int32Array | Float64Array>(col: T, make: (len: number) => T, value: (g: number, q: number, old: T) => number): T => {
+      const out = make(n + total);
+      let from = 0;
+      let to = 0;
+      for (let g = 0; g < groups; g++) {
+        const a = at[g];
+        out.set(col.subarray(from, a), to);
+        to += a - from;
+        from = a;
+        for (let q = first[g]; q < first[g + 1]; q++) out[to++] = value(g, q, col);
+      }
+      out.set(col.subarray(from, n), to);
+      return out;
+    };
+    this.kind = merge(this.kind, (l) => new Uint8Array(l), values.kind);
+    this.source = merge(this.source, (l) => new Uint8Array(l), values.source);
+    this.method = merge(this.method, (l) => new Int32Array(l), values.method);
+    this.bci = merge(this.bci, (l) => new Int32Array(l), values.bci);
+    this.opcode = merge(this.opcode, (l) => new Int16Array(l), values.opcode);
+    this.tsc = merge(this.tsc, (l) => new Float64Array(l), values.tsc);
+    this.aux = merge(this.aux, (l) => new Float64Array(l), values.aux);
+    this.length = n + total;
   }
 
   /** Appends another stream's events, column by column. */

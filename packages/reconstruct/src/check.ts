@@ -178,25 +178,6 @@ class Insertions {
     }
     this.first[this.groups] = this.total;
   }
-
-  /**
-   * A column of `events` with the insertions merged in: `value(g, q)` gives the q-th inserted event of group g
-   * its value (q indexes `bci`/`opcode`).
-   */
-  merge<T extends Uint8Array | Int16Array | Int32Array | Float64Array>(col: T, n: number, make: (len: number) => T, value: (g: number, q: number) => number): T {
-    const out = make(n + this.total);
-    let from = 0;
-    let to = 0;
-    for (let g = 0; g < this.groups; g++) {
-      const at = this.at[g];
-      out.set(col.subarray(from, at), to);
-      to += at - from;
-      from = at;
-      for (let q = this.first[g]; q < this.first[g + 1]; q++) out[to++] = value(g, q);
-    }
-    out.set(col.subarray(from, n), to);
-    return out;
-  }
 }
 
 function grow<T extends Int32Array | Int16Array | Float64Array>(a: T, n: number): T {
@@ -496,18 +477,15 @@ export function checkAndRepair(
 
 /** `events` with the inserted bytecodes merged in (the inserted events take the time of the event they precede). */
 function withInsertions(events: EventStream, ins: Insertions, inPlace: boolean): EventStream {
-  const n = events.length;
-  if (ins.total === 0 && inPlace) return events;
-  const out = inPlace ? events : new EventStream(0);
-  const T = events.tsc;
-  // one column at a time: the old one is let go (inPlace) before the next is widened
-  out.kind = ins.merge(events.kind, n, (l) => new Uint8Array(l), () => BYTECODE);
-  out.source = ins.merge(events.source, n, (l) => new Uint8Array(l), () => RECONSTRUCTED_SOURCE);
-  out.method = ins.merge(events.method, n, (l) => new Int32Array(l), (g) => ins.method[g]);
-  out.bci = ins.merge(events.bci, n, (l) => new Int32Array(l), (_g, q) => ins.bci[q]);
-  out.opcode = ins.merge(events.opcode, n, (l) => new Int16Array(l), (_g, q) => ins.opcode[q]);
-  out.aux = ins.merge(events.aux, n, (l) => new Float64Array(l), (g) => ins.paths[g]);
-  out.tsc = ins.merge(T, n, (l) => new Float64Array(l), (g) => T[ins.at[g]]);
-  out.length = n + ins.total;
+  const out = inPlace ? events : events.clone();
+  out.splice(ins.at, ins.first, ins.groups, {
+    kind: () => BYTECODE,
+    source: () => RECONSTRUCTED_SOURCE,
+    method: (g) => ins.method[g],
+    bci: (_g, q) => ins.bci[q],
+    opcode: (_g, q) => ins.opcode[q],
+    tsc: (g, _q, old) => old[ins.at[g]],
+    aux: (g) => ins.paths[g],
+  });
   return out;
 }

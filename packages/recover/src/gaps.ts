@@ -51,6 +51,11 @@ export interface RecoveryOptions {
    * Decoder gaps (a mismatch with the code image, ...) are short and sit where the decode itself went wrong.
    */
   reasons?: number[];
+  /**
+   * fill the given stream itself (default false): its columns are widened one at a time, so at most one column's
+   * worth of memory is added at a time; the stream returned is then the one given
+   */
+  inPlace?: boolean;
 }
 
 export interface RecoveryStats {
@@ -293,7 +298,6 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
   // the spans of events each chosen walk copies (event indexes, inclusive pairs), by gap event: after this only
   // they are needed, and the bytecode view's columns and indexes (~40 bytes per bytecode) can go
   const spansOf = new Map<number, number[]>();
-  let copies = 0;
   for (const [gap, w] of chosen) {
     // each piece: the events of its bytecodes and the calls and returns between them, from just after the
     // bytecode before the piece; the last piece also takes the events up to just before the bytecode after it
@@ -303,10 +307,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
       const last = p === w.from.length - 1;
       const e0 = pos[w.from[p] - 1] + 1;
       const e1 = last ? pos[w.to[p] + 1] - 1 : pos[w.to[p]];
-      if (e1 >= e0) {
-        spans.push(e0, e1);
-        copies += e1 - e0 + 1;
-      }
+      if (e1 >= e0) spans.push(e0, e1);
     }
     spansOf.set(gap, spans);
   }
@@ -315,12 +316,23 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
   key = new Float64Array(0);
   op = seg = new Int32Array(0);
 
-  // the output: the input with each chosen walk's events copied after its gap event
-  const out = new EventStream(input.length + copies);
-  for (let i = 0; i < input.length; i++) {
-    out.push(input.kind[i], input.source[i], input.method[i], input.bci[i], input.opcode[i], input.tsc[i], input.aux[i]);
-    const spans = spansOf.get(i);
-    if (!spans) continue;
+  // the output: the input with each chosen walk's events copied after its gap event (only events of these kinds,
+  // spread evenly over the gap's PT time)
+  const gapsFilled = [...spansOf.keys()].sort((a, b) => a - b);
+  let total = 0;
+  for (const i of gapsFilled) {
+    const spans = spansOf.get(i)!;
+    for (let s = 0; s < spans.length; s += 2) for (let e = spans[s]; e <= spans[s + 1]; e++) if (copied(input.kind[e])) total++;
+  }
+  const at = new Float64Array(gapsFilled.length);
+  const first = new Int32Array(gapsFilled.length + 1);
+  const from = new Int32Array(total);
+  const time = new Float64Array(total);
+  let q = 0;
+  gapsFilled.forEach((i, g) => {
+    const spans = spansOf.get(i)!;
+    at[g] = i + 1;
+    first[g] = q;
     stats.recovered++;
     const t0 = input.tsc[i];
     const t1 = input.aux[i] > t0 ? input.aux[i] : t0;
@@ -330,14 +342,30 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     for (let s = 0; s < spans.length; s += 2)
       for (let e = spans[s]; e <= spans[s + 1]; e++, k++) {
         const kind = input.kind[e];
-        if (kind !== BYTECODE && kind !== ENTRY && kind !== EXIT && kind !== EXCEPTION) continue;
-        out.push(kind, RECOVERED_SOURCE, input.method[e], input.bci[e], input.opcode[e], t0 + ((t1 - t0) * (k + 1)) / (count + 1), input.aux[e]);
+        if (!copied(kind)) continue;
+        from[q] = e;
+        time[q++] = t0 + ((t1 - t0) * (k + 1)) / (count + 1);
         stats.events++;
         if (kind === BYTECODE) stats.bytecodes++;
       }
-  }
+  });
+  first[gapsFilled.length] = q;
+  spansOf.clear();
+  const out = opts.inPlace ? input : input.clone();
+  out.splice(at, first, gapsFilled.length, {
+    kind: (_g, q, old) => old[from[q]],
+    source: () => RECOVERED_SOURCE,
+    method: (_g, q, old) => old[from[q]],
+    bci: (_g, q, old) => old[from[q]],
+    opcode: (_g, q, old) => old[from[q]],
+    tsc: (_g, q) => time[q],
+    aux: (_g, q, old) => old[from[q]],
+  });
   return { events: out, stats, fills };
 }
+
+/** Kinds of event a fill copies. */
+const copied = (kind: number): boolean => kind === BYTECODE || kind === ENTRY || kind === EXIT || kind === EXCEPTION;
 
 /** Whether the stream has a gap of one of these reasons. */
 function hasGap(input: EventStream, reasons: Set<number>): boolean {
