@@ -219,6 +219,12 @@ maybe('time and the decode command', () => {
         // differences above change what completion and attribution make: measured 2.5e-3 of the events)
         expect(Math.abs(q.events.length - t.events)).toBeLessThanOrEqual(t.events * 5e-3);
         if (q.flow.speculations === 0) expect(q.flow.insns).toBe(t.insns);
+        // every gap has its site (the parts' sites merged: the same counts)
+        const sites = t.gapSites as { count: number; reason: string; where: string; why: string }[];
+        expect(sites.reduce((n, g) => n + g.count, 0)).toBeLessThanOrEqual(t.gaps);
+        if (t.gaps > 0 && t.gaps <= 20) expect(sites.reduce((n, g) => n + g.count, 0)).toBe(t.gaps);
+        for (const g of sites) expect(Object.keys(t.gapReasons)).toContain(g.reason);
+        expect(q.flow.gapSites.reduce((n, g) => n + g.count, 0)).toBe(q.flow.gaps);
       }
       checkCommand(j);
     });

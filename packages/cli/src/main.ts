@@ -95,11 +95,12 @@ export async function main(argv: string[]): Promise<number> {
           .option('dump', { type: 'boolean', describe: 'print every event, readable, on stdout' })
           .option('tid', { type: 'number', array: true, describe: 'only these OS thread ids' })
           .option('write', { type: 'boolean', default: true, describe: 'write DIR/decoded/<tid>.jpe (--no-write to skip)' })
+          .option('gaps', { type: 'boolean', describe: 'list where the decoder lost its way: per thread the code, reason and cause of its most frequent gaps' })
           .option('workers', { type: 'number', describe: 'worker threads; streams are split at PSB boundaries (default: one per core)' })
           .option('json', { type: 'boolean', describe: 'print a machine-readable summary on stdout' }),
       async (a) => {
         if (a.workers !== undefined && (!Number.isInteger(a.workers) || a.workers < 1)) throw new CliError('decode: --workers must be a positive integer', ExitCode.BadInput);
-        code = await runDecode({ dir: a.dir, dump: a.dump, tid: a.tid, json: a.json, noWrite: a.write === false, workers: a.workers ?? os.availableParallelism() });
+        code = await runDecode({ dir: a.dir, dump: a.dump, tid: a.tid, json: a.json, gaps: a.gaps, noWrite: a.write === false, workers: a.workers ?? os.availableParallelism() });
       },
     )
     .command(

@@ -110,6 +110,30 @@ export interface FlowStats {
   /** Read-aheads at call sites whose bytes may postdate the moment, and how many chose another target. */
   speculations: number;
   alternatives: number;
+  /**
+   * Where walks failed: per site (gap reason, the IP the walk stopped at, why) how many gaps began there and the
+   * time of the first; the IP is -1 when no walk failed (lost or bad packets). For `jportal decode --gaps`.
+   */
+  gapSites: GapSite[];
+}
+
+export interface GapSite {
+  reason: number;
+  ip: number;
+  why: string;
+  count: number;
+  firstTsc: number;
+}
+
+/** Adds `from`'s gap sites into `into` (the same site counted once, its first time kept). */
+export function mergeGapSites(into: GapSite[], from: GapSite[]): void {
+  for (const g of from) {
+    const have = into.find((x) => x.reason === g.reason && x.ip === g.ip && x.why === g.why);
+    if (have) {
+      have.count += g.count;
+      have.firstTsc = Math.min(have.firstTsc, g.firstTsc);
+    } else into.push({ ...g });
+  }
 }
 
 
@@ -138,7 +162,9 @@ const enum Step {
 }
 
 export class FlowDecoder {
-  readonly stats: FlowStats = { bytes: 0, packets: 0, blocks: 0, insns: 0, gaps: 0, skippedBytes: 0, tntBits: 0, tips: 0, firstTsc: 0, lastTsc: 0, gapReasons: [0, 0, 0, 0, 0, 0], droppedBlocks: 0, speculations: 0, alternatives: 0 };
+  readonly stats: FlowStats = { bytes: 0, packets: 0, blocks: 0, insns: 0, gaps: 0, skippedBytes: 0, tntBits: 0, tips: 0, firstTsc: 0, lastTsc: 0, gapReasons: [0, 0, 0, 0, 0, 0], droppedBlocks: 0, speculations: 0, alternatives: 0, gapSites: [] };
+  /** Gap sites by reason, IP and why (the objects in stats.gapSites). */
+  private readonly siteIndex = new Map<string, GapSite>();
   /** Last walk failure, for diagnostics: the IP and why. */
   lastFailure = { ip: -1, why: '' };
   private ip = -1;
@@ -742,6 +768,18 @@ export class FlowDecoder {
     this.gapOffset = offset;
     this.gapTsc = this.q.tsc;
     this.gapReason = reason;
+    // (a failed walk says where and why; a gap of lost or bad packets has no such place)
+    const f = this.lastFailure;
+    const ip = reason === GapReason.Overflow || reason === GapReason.BadPacket || reason === GapReason.Unsynced ? -1 : f.ip;
+    const why = ip < 0 ? GAP_REASONS[reason] : f.why;
+    const key = `${reason}:${ip}:${why}`;
+    let site = this.siteIndex.get(key);
+    if (!site) {
+      this.siteIndex.set(key, (site = { reason, ip, why, count: 0, firstTsc: this.q.tsc }));
+      this.stats.gapSites.push(site);
+    }
+    site.count++;
+    this.lastFailure = { ip: -1, why: '' };
   }
 
   private endGap(offset: number): void {

@@ -11,7 +11,7 @@ import { DecodedThread, DecodeError, releaseEvents, tooLarge, universeOf } from 
 import { MethodUniverse } from './attribute';
 import { EventSink, ThreadPipeline } from './pipeline';
 import { EventStream } from './events';
-import { FlowStats } from './flow';
+import { FlowStats, mergeGapSites } from './flow';
 import { JavaDecodeStats } from './java';
 import { JvmModel, loadTrace, LoadOptions } from './load';
 import { splitAtPsb } from './split';
@@ -188,13 +188,14 @@ class ThreadAssembly {
     this.ms += r.ms;
     const first = this.fed++ === 0;
     if (first) {
-      this.flow = { ...r.flow, gapReasons: [...r.flow.gapReasons] };
+      this.flow = { ...r.flow, gapReasons: [...r.flow.gapReasons], gapSites: r.flow.gapSites.map((g) => ({ ...g })) };
       this.java = { ...r.java };
       return;
     }
     const flow = this.flow;
     for (const k of ['bytes', 'packets', 'blocks', 'insns', 'gaps', 'skippedBytes', 'tntBits', 'tips', 'droppedBlocks', 'speculations', 'alternatives'] as const) flow[k] += r.flow[k];
     r.flow.gapReasons.forEach((n, j) => (flow.gapReasons[j] += n));
+    mergeGapSites(flow.gapSites, r.flow.gapSites);
     flow.lastTsc = r.flow.lastTsc;
     for (const k of ['bytecodes', 'interpreted', 'compiled', 'entries', 'gaps'] as const) this.java[k] += r.java[k];
   }
@@ -210,5 +211,5 @@ class ThreadAssembly {
 }
 
 function emptyFlow(): FlowStats {
-  return { bytes: 0, packets: 0, blocks: 0, insns: 0, gaps: 0, skippedBytes: 0, tntBits: 0, tips: 0, firstTsc: 0, lastTsc: 0, gapReasons: [0, 0, 0, 0, 0, 0], droppedBlocks: 0, speculations: 0, alternatives: 0 };
+  return { bytes: 0, packets: 0, blocks: 0, insns: 0, gaps: 0, skippedBytes: 0, tntBits: 0, tips: 0, firstTsc: 0, lastTsc: 0, gapReasons: [0, 0, 0, 0, 0, 0], droppedBlocks: 0, speculations: 0, alternatives: 0, gapSites: [] };
 }

@@ -14,6 +14,8 @@ export interface DecodeCommandOptions {
   tid?: number[];
   json?: boolean;
   noWrite?: boolean;
+  /** list where the walks failed (gap sites), most frequent first */
+  gaps?: boolean;
   /** worker threads (1: decode in this thread) */
   workers?: number;
 }
@@ -31,6 +33,8 @@ export interface ThreadSummary {
   gaps: number;
   gapReasons: Record<string, number>;
   skippedBytes: number;
+  /** where the flow walk failed, most gaps first (at most 20): code and offset, reason, why */
+  gapSites: { count: number; reason: string; where: string; why: string }[];
   decodeMs: number;
   /** interpreted bytecodes attributed to methods and bcis */
   attribution?: AttributionStats;
@@ -68,7 +72,7 @@ export async function runDecode(o: DecodeCommandOptions): Promise<number> {
       file = path.join(o.dir, 'decoded', `${t.tid}.jpe`);
       writeEvents(file, { ...head(), methods: syntheticMethods(model, t) }, t.events);
     }
-    summaries.push(summarizeThread(t, file));
+    summaries.push(summarizeThread(model, t, file));
   };
   const common = { tids: o.tid, release: !o.dump, sinkFor: streaming ? sinkFor : undefined };
   try {
@@ -103,6 +107,7 @@ export async function runDecode(o: DecodeCommandOptions): Promise<number> {
       const a = s.attribution;
       const attributed = a && a.interpreted ? `; method known for ${((100 * a.withMethod) / a.interpreted).toFixed(1)}% of interpreted bytecodes, bci for ${((100 * a.withBci) / a.interpreted).toFixed(1)}%` : '';
       log.info(`${s.tid} ${s.name}: ${s.bytecodes} bytecodes (${s.interpreted} interpreted, ${s.compiled} compiled), ${s.insns} instructions from ${s.ptBytes} bytes of PT${gaps}${attributed}`);
+      if (o.gaps) for (const g of s.gapSites) log.info(`  ${String(g.count).padStart(8)}  ${g.reason.padEnd(10)} ${g.where}: ${g.why}`);
     }
     log.info(`decoded ${threads.length} threads, ${(total.bytes / 1e6).toFixed(1)} MB of PT in ${wallMs} ms (${(total.bytes / 1e3 / Math.max(1, wallMs)).toFixed(1)} MB/s, ${o.workers ?? 1} worker${(o.workers ?? 1) > 1 ? 's' : ''})${o.noWrite ? '' : `; events in ${path.join(o.dir, 'decoded')}/`}`);
   }
@@ -128,7 +133,21 @@ function syntheticMethods(model: JvmModel, t: DecodedThread): Record<string, [st
   return namesOf(model, ids);
 }
 
-function summarizeThread(t: DecodedThread, file?: string): ThreadSummary {
+/** A thread's gap sites named by the code at their IP (section and offset), most gaps first. */
+function gapSitesOf(model: JvmModel, t: DecodedThread, top: number): ThreadSummary['gapSites'] {
+  const image = model.image;
+  return [...t.flow.gapSites]
+    .sort((a, b) => b.count - a.count)
+    .slice(0, top)
+    .map((g) => {
+      const sec = g.ip >= 0 ? image.find(g.ip, g.firstTsc) : -1;
+      const s = sec >= 0 ? image.sections[sec] : undefined;
+      const where = g.ip < 0 ? '-' : s ? `${s.name}+0x${(g.ip - s.begin).toString(16)}` : `0x${g.ip.toString(16)}`;
+      return { count: g.count, reason: GAP_REASONS[g.reason] ?? String(g.reason), where, why: g.why };
+    });
+}
+
+function summarizeThread(model: JvmModel, t: DecodedThread, file?: string): ThreadSummary {
   const gapReasons: Record<string, number> = {};
   t.flow.gapReasons.forEach((n, i) => {
     if (n) gapReasons[GAP_REASONS[i]] = n;
@@ -146,6 +165,7 @@ function summarizeThread(t: DecodedThread, file?: string): ThreadSummary {
     gaps: t.flow.gaps,
     gapReasons,
     skippedBytes: t.flow.skippedBytes,
+    gapSites: gapSitesOf(model, t, 20),
     decodeMs: t.decodeMs,
     attribution: t.attribution,
     file,
