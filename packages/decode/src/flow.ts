@@ -140,7 +140,7 @@ export function mergeGapSites(into: GapSite[], from: GapSite[]): void {
 /** Items a speculative walk must fit before a path is believed. */
 const LOOKAHEAD_ITEMS = 32;
 /** fits() within fits(): at most this many read-aheads nest. */
-const MAX_SPECULATION_DEPTH = 2;
+const MAX_SPECULATION_DEPTH = 3;
 /** olderCompilation(): the target is not compiled code loaded after this moment. */
 const NOT_LATE = -2;
 /** Futile full searches at one call site after which it is searched again only every FUTILE_RETRY_EVERY times. */
@@ -404,7 +404,8 @@ export class FlowDecoder {
             b = -1;
             continue;
           }
-          // (inside a read-ahead too, one level deep: the callee tried may itself hold call sites copied late)
+          // (inside a read-ahead too, up to MAX_SPECULATION_DEPTH deep: the callee tried may itself hold call sites
+          // copied late)
           if (kind === BlockEnd.Call && s.kind === SectionKind.Nmethod && this.specDepth < MAX_SPECULATION_DEPTH && !this.confirmed.has(b) && (this.mayBeStale(s, target, q.tsc) || image.dispatchStubs.has(target) || image.resolveStubs.has(target) || (s.settledFrom > q.tsc && this.siteVaries(sec, b, target)))) {
             const chosen = this.chooseCallTarget(sec, b, target, retcomp);
             // call sites only move forward (unresolved -> resolved -> newer code): once the recorded target fits,
