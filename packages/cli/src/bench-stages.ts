@@ -1,10 +1,12 @@
 /**
  * One trace's decoder stages timed in a process of their own (so that its peak memory is theirs), for `jportal
- * bench apps`: the flow decode into Java events (decodeTrace without attribution), attribution (attribution
- * of interpreted bytecodes to methods and bcis, completion of compiled frames), and recovery of PT-loss gaps.
- * Prints one JSON line on stdout.   node bench-stages.js TRACE_DIR
+ * bench apps`, each thread streamed as `jportal decode` streams it (bounded memory for a thread of any length):
+ * the flow decode into Java events (a decode without attribution, its events counted), then attribution of
+ * interpreted bytecodes and completion of compiled frames (a second decode with them, minus the first one's time;
+ * its events kept in one stream per thread, as `jportal analyze` keeps them), and recovery of PT-loss gaps on
+ * that stream. Prints one JSON line on stdout.   node bench-stages.js TRACE_DIR
  */
-import { attributeInterpreted, completeCompiled, decodeTrace, MethodUniverse } from '@jportal/decode';
+import { decodeTrace, EventStream, heldStreamByteBudget } from '@jportal/decode';
 import { recoverGaps } from '@jportal/recover';
 
 export interface StageTimes {
@@ -23,31 +25,38 @@ export interface StageTimes {
 
 function main(dir: string): StageTimes {
   const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
-  let attributeMs = 0;
   let recoverMs = 0;
   let gaps = 0;
   let recovered = 0;
   let bytecodes = 0;
-  let u: MethodUniverse | undefined;
-  const t0 = process.hrtime.bigint();
-  // thread by thread (each thread's events let go before the next is decoded): the stages' own times summed
+  // 1. flow and Java events only
+  let t0 = process.hrtime.bigint();
+  decodeTrace(dir, { attribute: false, release: true, sinkFor: () => () => undefined });
+  const flowMs = ms(t0);
+  // 2. the same with attribution and completion, each thread's events kept, then recovery on them
+  const kept = new Map<number, EventStream>();
+  t0 = process.hrtime.bigint();
   const d = decodeTrace(dir, {
-    attribute: false,
     release: true,
-    onThread: (t, _done, _total, model) => {
-      let s = process.hrtime.bigint();
-      u ??= new MethodUniverse(model);
-      t.events = completeCompiled(u, attributeInterpreted(u, t.events).events).events;
-      attributeMs += ms(s);
-      s = process.hrtime.bigint();
-      const r = recoverGaps(t.events);
+    sinkFor: (tid) => {
+      const acc = new EventStream(1 << 16);
+      acc.budgetBytes = heldStreamByteBudget();
+      acc.growHint = () => Math.ceil(acc.kind.length * 1.25) + (1 << 16);
+      kept.set(tid, acc);
+      return (e) => acc.appendStream(e);
+    },
+    onThread: (t) => {
+      const events = kept.get(t.tid)!;
+      kept.delete(t.tid);
+      const s = process.hrtime.bigint();
+      const r = recoverGaps(events, { inPlace: true });
       recoverMs += ms(s);
       gaps += r.stats.gaps;
       recovered += r.stats.recovered;
       for (let i = 0; i < r.events.length; i++) if (r.events.kind[i] === 0) bytecodes++;
     },
   });
-  const flowMs = ms(t0) - attributeMs - recoverMs;
+  const attributeMs = Math.max(0, ms(t0) - recoverMs - flowMs);
   return {
     threads: d.threads.length,
     ptBytes: d.threads.reduce((s, t) => s + t.flow.bytes, 0),
