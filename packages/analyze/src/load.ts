@@ -4,7 +4,7 @@
  * an optional classpath (directories, jars).
  */
 import { ClassFile, parseClass } from '@jportal/classfile';
-import { decodeTrace, decodeTraceParallel, DecodedThread, DecodedTrace, EventStream, heldStreamByteBudget, JvmModel } from '@jportal/decode';
+import { decodeTrace, decodeTraceParallel, DecodedThread, DecodedTrace, EventStream, JvmModel } from '@jportal/decode';
 import { loadClasspath } from '@jportal/icfg';
 import { OracleKind, readOracle, readOracleThread } from '@jportal/oracle';
 import { recoverGaps, RecoveryStats } from '@jportal/recover';
@@ -181,10 +181,7 @@ export async function loadTraceAnalysis(dir: string, opts: TraceLoadOptions = {}
   // the decoder streams each thread (bounded memory) into one stream kept here: the only copy of its events
   const kept = new Map<number, EventStream>();
   const sinkFor = (tid: number): ((e: EventStream) => void) => {
-    const acc = new EventStream(1 << 16);
-    acc.budgetBytes = heldStreamByteBudget();
-    // a quarter more each time (the columns grow one at a time): little room left over at the end
-    acc.growHint = () => Math.ceil(acc.kind.length * 1.25) + (1 << 16);
+    const acc = EventStream.held();
     kept.set(tid, acc);
     return (e) => acc.appendStream(e);
   };

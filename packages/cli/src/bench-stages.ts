@@ -6,7 +6,7 @@
  * its events kept in one stream per thread, as `jportal analyze` keeps them), and recovery of PT-loss gaps on
  * that stream. Prints one JSON line on stdout.   node bench-stages.js TRACE_DIR
  */
-import { decodeTrace, EventStream, heldStreamByteBudget } from '@jportal/decode';
+import { decodeTrace, EventStream } from '@jportal/decode';
 import { recoverGaps } from '@jportal/recover';
 
 export interface StageTimes {
@@ -39,9 +39,7 @@ function main(dir: string): StageTimes {
   const d = decodeTrace(dir, {
     release: true,
     sinkFor: (tid) => {
-      const acc = new EventStream(1 << 16);
-      acc.budgetBytes = heldStreamByteBudget();
-      acc.growHint = () => Math.ceil(acc.kind.length * 1.25) + (1 << 16);
+      const acc = EventStream.held();
       kept.set(tid, acc);
       return (e) => acc.appendStream(e);
     },

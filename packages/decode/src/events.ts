@@ -243,6 +243,17 @@ export class EventStream {
     this.length = n + total;
   }
 
+  /**
+   * The stream a caller keeps of a whole thread while the decoder streams into it (`jportal analyze`): it may take
+   * heldStreamByteBudget(), and grows a quarter at a time (its columns one at a time), so little room is left over.
+   */
+  static held(): EventStream {
+    const e = new EventStream(1 << 16);
+    e.budgetBytes = heldStreamByteBudget();
+    e.growHint = () => Math.ceil(e.kind.length * 1.25) + (1 << 16);
+    return e;
+  }
+
   /** Appends another stream's events, column by column. */
   appendStream(o: EventStream): void {
     const n = o.length;

@@ -12,6 +12,7 @@ export { BlockDecoder, BlockEnd, BLOCK_END_NAMES } from './x86';
 export type { DecodedBlock } from './x86';
 export { EventStream, EventKind, EventSource, EVENT_NAMES, EventBudgetError, EVENT_BYTES, streamByteBudget, heldStreamByteBudget, maxStreamEvents } from './events';
 export type { SpliceValues } from './events';
+export { grown } from './typed';
 export { JavaEventBuilder, EntryClass } from './java';
 export { attributeInterpreted, Attribution, MethodUniverse } from './attribute';
 export type { AttributionStats } from './attribute';

@@ -25,7 +25,7 @@
  * order, which the decoder's completion already handled). Nothing is dropped: the output has every input event,
  * in order.
  */
-import { EventStream } from '@jportal/decode';
+import { EventStream, grown } from '@jportal/decode';
 import { EdgeKind, type MethodCfg } from '@jportal/icfg';
 
 // EventKind values of @jportal/decode (a const enum: not readable across isolated modules)
@@ -157,15 +157,15 @@ class Insertions {
   add(at: number, method: number, paths: number, bcis: Int32Array, code: Uint8Array): void {
     if (this.groups + 1 >= this.at.length) {
       const n = this.at.length * 2;
-      this.at = grow(this.at, n);
-      this.method = grow(this.method, n);
-      this.paths = grow(this.paths, n);
-      this.first = grow(this.first, n + 1);
+      this.at = grown(this.at, n);
+      this.method = grown(this.method, n);
+      this.paths = grown(this.paths, n);
+      this.first = grown(this.first, n + 1);
     }
     if (this.total + bcis.length > this.bci.length) {
       const n = Math.max(this.bci.length * 2, this.total + bcis.length);
-      this.bci = grow(this.bci, n);
-      this.opcode = grow(this.opcode, n);
+      this.bci = grown(this.bci, n);
+      this.opcode = grown(this.opcode, n);
     }
     const g = this.groups++;
     this.at[g] = at;
@@ -180,11 +180,6 @@ class Insertions {
   }
 }
 
-function grow<T extends Int32Array | Int16Array | Float64Array>(a: T, n: number): T {
-  const b = new (a.constructor as { new (n: number): T })(n);
-  b.set(a);
-  return b;
-}
 
 /** The result of one (method, a, b) query, cached. */
 interface PairResult {
