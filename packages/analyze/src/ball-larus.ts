@@ -14,8 +14,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { lineOf } from '@jportal/classfile';
 import { MethodCfg } from '@jportal/icfg';
-import { Analysis, AnalysisMethod, methodKeyOf, methodLabel, Origin, PartResult, ThreadEvents } from './model';
-import { StackWalker, walkStacks } from './walk';
+import { AnalysisMethod, EventWindow, methodKeyOf, methodLabel, Origin, PartResult, Profiled, windowsOf } from './model';
+import { StackWalker, walkWindows } from './walk';
 
 /** A decoded path: how it starts, its blocks, how it ends. */
 export interface BlPath {
@@ -235,7 +235,7 @@ interface FrameState {
 }
 
 /** Path profiles of every method that ran, over all threads of `a`. */
-export function profilePaths(a: Analysis): Map<number, MethodPaths> {
+export function profilePaths(a: Profiled): Map<number, MethodPaths> {
   const byMethod = new Map<number, MethodPaths>();
   const get = (m: number): MethodPaths | undefined => {
     if (m < 0) return undefined;
@@ -255,19 +255,25 @@ export function profilePaths(a: Analysis): Map<number, MethodPaths> {
     }
     return p;
   };
-  for (const t of a.threads) replayThread(t, get);
+  for (let k = 0; k < a.threads.length; k++) replayThread(windowsOf(a, k), get);
   return byMethod;
 }
 
-function replayThread(t: ThreadEvents, get: (m: number) => MethodPaths | undefined): void {
+function replayThread(windows: Iterable<EventWindow>, get: (m: number) => MethodPaths | undefined): void {
   const frames: FrameState[] = [];
+  let t: EventWindow | undefined;
+  /** a gap ended the last window: the depth of its stack, until the next window tells whether recovery filled it */
+  let gapDepth = -1;
+  const breakPaths = (depth: number) => {
+    for (let d = 0; d <= depth; d++) if (frames[d].started) frames[d].broken = true;
+  };
   const end = (f: FrameState) => {
     if (!f.started || !f.p) return;
     f.p.frames++;
     if (f.broken || f.cur < 0 || !f.p.numbering) f.p.broken++;
     else count(f.p, f.r + f.p.numbering.leaveValue[f.cur]);
   };
-  walkStacks(t, {
+  walkWindows(windows, {
     enter(w: StackWalker) {
       const f = frames[w.depth] ?? (frames[w.depth] = { p: undefined, cur: -1, r: 0, broken: false, lastInsn: -1, started: false });
       f.p = get(w.stack[w.depth]);
@@ -282,8 +288,10 @@ function replayThread(t: ThreadEvents, get: (m: number) => MethodPaths | undefin
     },
     gap(w: StackWalker, i: number) {
       // a gap recovery filled (recovered events follow) keeps the paths; otherwise every open path is broken
-      if (i + 1 < t.length && t.origin[i + 1] === Origin.Recovered) return;
-      for (let d = 0; d <= w.depth; d++) if (frames[d].started) frames[d].broken = true;
+      if (i + 1 < t!.length) {
+        if (t!.origin[i + 1] !== Origin.Recovered) breakPaths(w.depth);
+      } else if (t!.last) breakPaths(w.depth);
+      else gapDepth = w.depth;
     },
     bytecode(w: StackWalker, i: number) {
       const f = frames[w.depth];
@@ -293,7 +301,7 @@ function replayThread(t: ThreadEvents, get: (m: number) => MethodPaths | undefin
         return;
       }
       const cfg = p.cfg;
-      const y = t.bci[i];
+      const y = w.t.bci[i];
       const yi = cfg.insnAt(y);
       const yb = yi >= 0 ? cfg.blockOfInsn[yi] : -1;
       if (!f.started) {
@@ -320,6 +328,10 @@ function replayThread(t: ThreadEvents, get: (m: number) => MethodPaths | undefin
       f.cur = yb;
       f.lastInsn = yi;
     },
+  }, (w) => {
+    if (gapDepth >= 0 && w.origin[0] !== Origin.Recovered) breakPaths(gapDepth);
+    gapDepth = -1;
+    t = w;
   });
 }
 
@@ -351,7 +363,7 @@ function describePath(m: AnalysisMethod, p: PathNumbering, path: BlPath): string
 }
 
 /** Writes paths.json (every method's path counts, the top paths decoded) and paths.txt (hot methods' top paths). */
-export function writePaths(a: Analysis, outDir: string, opts: { top?: number; methods?: number } = {}): PartResult {
+export function writePaths(a: Profiled, outDir: string, opts: { top?: number; methods?: number } = {}): PartResult {
   const top = opts.top ?? 10;
   const profiles = [...profilePaths(a).values()].map((p) => ({ p, total: pathTotal(p) }));
   profiles.sort((x, y) => y.total + y.p.broken - (x.total + x.p.broken) || x.p.method - y.p.method);

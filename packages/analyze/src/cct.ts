@@ -9,8 +9,8 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { Analysis, AnalysisMethod, methodKeyOf, methodLabel, Origin, PartResult, ThreadEvents } from './model';
-import { StackWalker, walkStacks } from './walk';
+import { AnalysisMethod, EventWindow, methodKeyOf, methodLabel, Origin, PartResult, Profiled, ThreadEvents, windowsOf } from './model';
+import { StackWalker, walkWindows } from './walk';
 
 const PAIR_LIMIT = 1 << 26;
 const NODE_LIMIT = 2 ** 27;
@@ -170,7 +170,7 @@ export function matchMethods(methods: AnalysisMethod[], spec: string): Set<numbe
 }
 
 /** Builds one thread's tree into `tree` (see the module comment and docs/contexts.md for the rules). */
-export function addThreadToCct(tree: Cct, t: ThreadEvents, opts: { foldRecursion?: boolean; extent?: Set<number> } = {}): void {
+export function addThreadToCct(tree: Cct, t: ThreadEvents | Iterable<EventWindow>, opts: { foldRecursion?: boolean; extent?: Set<number> } = {}): void {
   const fold = !!opts.foldRecursion;
   const extent = opts.extent;
   let nodeAt = new Int32Array(256);
@@ -186,7 +186,7 @@ export function addThreadToCct(tree: Cct, t: ThreadEvents, opts: { foldRecursion
     b.set(lastBci);
     lastBci = b;
   };
-  walkStacks(t, {
+  walkWindows(t, {
     enter(w: StackWalker, _i: number, implicit: boolean) {
       const d = w.depth;
       ensure(d);
@@ -223,11 +223,11 @@ export function addThreadToCct(tree: Cct, t: ThreadEvents, opts: { foldRecursion
     },
     bytecode(w: StackWalker, i: number) {
       const d = w.depth;
-      lastBci[d] = t.bci[i];
+      lastBci[d] = w.t.bci[i];
       const n = nodeAt[d];
       if (n < 0) return;
       tree.bytecodes[n]++;
-      if (t.origin[i] === Origin.Recovered) tree.recovered[n]++;
+      if (w.t.origin[i] === Origin.Recovered) tree.recovered[n]++;
     },
   });
 }
@@ -240,12 +240,12 @@ export interface CctResult {
   extentMethods?: number[];
 }
 
-export function buildCct(a: Analysis, opts: CctOptions = {}): CctResult {
+export function buildCct(a: Profiled, opts: CctOptions = {}): CctResult {
   const extent = opts.extent !== undefined ? matchMethods(a.methods, opts.extent) : undefined;
   const merged = new Cct(a.methods.length);
-  const threads = a.threads.map((t) => {
+  const threads = a.threads.map((t, k) => {
     const tree = new Cct(a.methods.length);
-    addThreadToCct(tree, t, { foldRecursion: opts.foldRecursion, extent });
+    addThreadToCct(tree, windowsOf(a, k), { foldRecursion: opts.foldRecursion, extent });
     merged.merge(tree);
     return { name: t.name, tid: t.tid, tree };
   });
@@ -314,7 +314,7 @@ export function formatCct(tree: Cct, methods: AnalysisMethod[], threshold = 0.00
 }
 
 /** Writes cct.json and cct.txt into `outDir`. */
-export function writeCct(a: Analysis, outDir: string, opts: WriteCctOptions = {}): PartResult {
+export function writeCct(a: Profiled, outDir: string, opts: WriteCctOptions = {}): PartResult {
   const r = buildCct(a, opts);
   fs.mkdirSync(outDir, { recursive: true });
   const json = {

@@ -6,9 +6,9 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { Analysis, Kind, methodLabel, PartResult } from './model';
+import { Kind, methodLabel, PartResult, Profiled } from './model';
 import { ChunkWriter } from './timeline';
-import { StackWalker, walkStacks } from './walk';
+import { StackWalker, walkThread } from './walk';
 
 /** A calling-context tree keyed by frame name. Node 0 is the root; a node's parent has a smaller index. */
 export interface StackTree {
@@ -82,17 +82,18 @@ class TreeBuilder {
 }
 
 /** The stack tree of every thread (roots: thread names), counting bytecodes. */
-export function buildStackTree(a: Analysis): StackTree {
+export function buildStackTree(a: Profiled): StackTree {
   const b = new TreeBuilder();
   const methodName = a.methods.map((m) => b.nameId(methodLabel(m)));
   const unknown = b.nameId('[unknown]');
   const noFrame = b.nameId('[no frame]');
   const nameOf = (m: number): number => (m >= 0 && m < methodName.length ? methodName[m] : unknown);
-  for (const t of a.threads) {
+  a.threads.forEach((t, k) => {
     const root = b.child(0, b.nameId(t.name || `tid ${t.tid}`));
     let nodeAt = new Int32Array(256);
     let counted = 0;
-    walkStacks(t, {
+    let all = 0;
+    walkThread(a, k, {
       enter(w: StackWalker) {
         const d = w.depth;
         if (d >= nodeAt.length) {
@@ -106,11 +107,11 @@ export function buildStackTree(a: Analysis): StackTree {
         b.self[nodeAt[w.depth]]++;
         counted++;
       },
+    }, (w) => {
+      for (let i = 0; i < w.length; i++) if (w.kind[i] === Kind.Bytecode) all++;
     });
-    let all = 0;
-    for (let i = 0; i < t.length; i++) if (t.kind[i] === Kind.Bytecode) all++;
     if (all > counted) b.self[b.child(root, noFrame)] += all - counted;
-  }
+  });
   return b.finish();
 }
 
@@ -139,7 +140,7 @@ export interface CollapsedResult extends PartResult {
 }
 
 /** Writes stacks.collapsed into outDir. */
-export function writeCollapsed(a: Analysis, outDir: string, tree: StackTree = buildStackTree(a)): CollapsedResult {
+export function writeCollapsed(a: Profiled, outDir: string, tree: StackTree = buildStackTree(a)): CollapsedResult {
   fs.mkdirSync(outDir, { recursive: true });
   const file = 'stacks.collapsed';
   const w = new ChunkWriter(path.join(outDir, file));

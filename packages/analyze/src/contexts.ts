@@ -9,8 +9,8 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { Analysis, methodKeyOf, PartResult, ThreadEvents } from './model';
-import { StackWalker, walkStacks } from './walk';
+import { EventWindow, methodKeyOf, PartResult, Profiled, ThreadEvents, windowsOf } from './model';
+import { asWindows, StackWalker, walkThread, walkWindows } from './walk';
 
 /** the root (thread start, or restart after a push edge) as a caller */
 export const ROOT = -1;
@@ -90,7 +90,7 @@ export class ContextNumbering {
   }
 
   /** node index of every method of `a` (-1: not in the numbering) */
-  nodesOf(a: Analysis): Int32Array {
+  nodesOf(a: Profiled): Int32Array {
     return Int32Array.from(a.methods, (m) => this.node(methodKeyOf(m)));
   }
 
@@ -126,15 +126,15 @@ export class ContextNumbering {
 }
 
 /** Observed edges of one analysis: [caller key or '', callSite, callee key] per distinct edge. */
-function observedEdges(a: Analysis): { caller: string; callSite: number; callee: string }[] {
+function observedEdges(a: Profiled): { caller: string; callSite: number; callee: string }[] {
   const keyOf = a.methods.map(methodKeyOf);
   const mk = (m: number) => (m >= 0 ? keyOf[m] : '?');
   const seen = new Set<number>();
   const out: { caller: string; callSite: number; callee: string }[] = [];
   const M = a.methods.length + 2;
-  for (const t of a.threads) {
+  for (let tk = 0; tk < a.threads.length; tk++) {
     const last = new CallSites();
-    walkStacks(t, {
+    walkThread(a, tk, {
       enter(w: StackWalker) {
         const d = w.depth;
         last.enter(d);
@@ -147,7 +147,7 @@ function observedEdges(a: Analysis): { caller: string; callSite: number; callee:
         out.push({ caller: caller === -2 ? '' : mk(caller), callSite: site, callee: mk(callee) });
       },
       bytecode(w: StackWalker, i: number) {
-        last.set(w.depth, t.bci[i]);
+        last.set(w.depth, w.t.bci[i]);
       },
     });
   }
@@ -177,7 +177,7 @@ class CallSites {
  * The numbering of the union of the analyses' observed call graphs. Canonical: nodes sorted by method key, edges
  * by (caller, call site, callee), so the ids depend only on the set of observed edges, not on event order.
  */
-export function buildContextNumbering(analyses: Analysis | Analysis[]): ContextNumbering {
+export function buildContextNumbering(analyses: Profiled | Profiled[]): ContextNumbering {
   const list = Array.isArray(analyses) ? analyses : [analyses];
   const raw = list.flatMap(observedEdges);
   const keySet = new Set<string>();
@@ -304,9 +304,33 @@ export function numberGraph(keys: string[], sortedEdges: { caller: number; callS
  * (a gap keeps the stack: its context is where data was lost). Contexts through an edge the numbering does not
  * know (or a caller whose context is unknown) are -1.
  */
-export function contextIds(a: Analysis, t: ThreadEvents, numbering: ContextNumbering = buildContextNumbering(a)): Int32Array {
+export function contextIds(a: Profiled, t: ThreadEvents | Iterable<EventWindow>, numbering: ContextNumbering = buildContextNumbering(a)): Int32Array {
+  const parts: Int32Array[] = [];
+  let n = 0;
+  contextIdWindows(a, t, numbering, (ids) => {
+    parts.push(ids.slice());
+    n += ids.length;
+  });
+  if (parts.length === 1) return parts[0];
+  const ids = new Int32Array(n);
+  let at = 0;
+  for (const p of parts) {
+    ids.set(p, at);
+    at += p.length;
+  }
+  return ids;
+}
+
+/**
+ * contextIds window by window: `sink(ids)` gets the ids of each window's events in turn (a buffer it must not
+ * keep). The id of an event without a callback of its own is the context current at the next callback, which the
+ * stack keeps until then: so a window's last events take the context current at the window's end.
+ */
+export function contextIdWindows(a: Profiled, t: ThreadEvents | Iterable<EventWindow>, numbering: ContextNumbering, sink: (ids: Int32Array) => void): void {
   const nodes = numbering.nodesOf(a);
-  const ids = new Int32Array(t.length).fill(-1);
+  let buf = new Int32Array(0);
+  let ids = buf;
+  let length = 0;
   let local = new Float64Array(256);
   let nodeAt = new Int32Array(256);
   const sites = new CallSites();
@@ -321,10 +345,16 @@ export function contextIds(a: Analysis, t: ThreadEvents, numbering: ContextNumbe
   };
   const mark = (i: number) => {
     fillTo(i);
-    if (i < t.length) ids[i] = cur();
+    if (i < length) ids[i] = cur();
     next = i + 1;
   };
-  walkStacks(t, {
+  let started = false;
+  const flushWindow = () => {
+    if (!started) return;
+    fillTo(length);
+    sink(ids);
+  };
+  walkWindows(asWindows(t), {
     enter(w: StackWalker, i: number) {
       fillTo(i);
       const d = w.depth;
@@ -364,12 +394,12 @@ export function contextIds(a: Analysis, t: ThreadEvents, numbering: ContextNumbe
       mark(i);
     },
     exit(w: StackWalker, i: number, implicit: boolean) {
-      if (implicit || i >= t.length) fillTo(i);
+      if (implicit || i >= length) fillTo(i);
       else mark(i);
       depth = w.depth - 1;
     },
     bytecode(w: StackWalker, i: number) {
-      sites.set(w.depth, t.bci[i]);
+      sites.set(w.depth, w.t.bci[i]);
       mark(i);
     },
     gap(_w: StackWalker, i: number) {
@@ -378,43 +408,57 @@ export function contextIds(a: Analysis, t: ThreadEvents, numbering: ContextNumbe
     exception(_w: StackWalker, i: number) {
       mark(i);
     },
+  }, (w) => {
+    flushWindow();
+    started = true;
+    length = w.length;
+    if (buf.length < length) buf = new Int32Array(length);
+    ids = buf.subarray(0, length);
+    ids.fill(-1);
+    next = 0;
   });
-  fillTo(t.length);
-  return ids;
+  flushWindow();
 }
 
 const MAGIC = 'JPCTXIDS';
 
 /** Writes contexts.json (the numbering) and contexts/<tid>.ctx (per-event ids) into `outDir`. */
-export function writeContexts(a: Analysis, outDir: string, opts: { numbering?: ContextNumbering } = {}): PartResult {
+export function writeContexts(a: Profiled, outDir: string, opts: { numbering?: ContextNumbering } = {}): PartResult {
   const numbering = opts.numbering ?? buildContextNumbering(a);
   fs.mkdirSync(path.join(outDir, 'contexts'), { recursive: true });
   const files = ['contexts.json'];
   const threads: { tid: number; name: string; file: string; events: number; withContext: number; distinct: number }[] = [];
   const used = new Set<string>();
   a.threads.forEach((t, k) => {
-    const ids = contextIds(a, t, numbering);
     let name = `contexts/${t.tid}.ctx`;
     if (used.has(name)) name = `contexts/${t.tid}-${k}.ctx`;
     used.add(name);
     const header = Buffer.from(JSON.stringify({ format: 'jportal-context-ids', version: 1, tid: t.tid, name: t.name, count: t.length }));
     const pre = 16 + header.length;
     const pad = (4 - (pre % 4)) % 4;
-    const buf = Buffer.alloc(pre + pad + 4 * ids.length);
-    buf.write(MAGIC, 0, 'latin1');
-    buf.writeUInt32LE(1, 8);
-    buf.writeUInt32LE(header.length, 12);
-    header.copy(buf, 16);
-    Buffer.from(ids.buffer, ids.byteOffset, ids.byteLength).copy(buf, pre + pad);
-    fs.writeFileSync(path.join(outDir, name), buf);
-    files.push(name);
+    const head = Buffer.alloc(pre + pad);
+    head.write(MAGIC, 0, 'latin1');
+    head.writeUInt32LE(1, 8);
+    head.writeUInt32LE(header.length, 12);
+    header.copy(head, 16);
+    const fd = fs.openSync(path.join(outDir, name), 'w');
     let withContext = 0;
     const distinct = new Set<number>();
-    for (let i = 0; i < ids.length; i++)
-      if (ids[i] >= 0) {
-        withContext++;
-        distinct.add(ids[i]);
-      }
+    try {
+      fs.writeSync(fd, head);
+      contextIdWindows(a, windowsOf(a, k), numbering, (ids) => {
+        // (little-endian, as the file format says: every machine Node runs jportal on)
+        fs.writeSync(fd, ids);
+        for (let i = 0; i < ids.length; i++)
+          if (ids[i] >= 0) {
+            withContext++;
+            distinct.add(ids[i]);
+          }
+      });
+    } finally {
+      fs.closeSync(fd);
+    }
+    files.push(name);
     threads.push({ tid: t.tid, name: t.name, file: name, events: t.length, withContext, distinct: distinct.size });
   });
   const json = {

@@ -5,8 +5,8 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { Analysis, AnalysisMethod, Kind, Origin, PartResult, ThreadEvents, TIER_NAMES } from './model';
-import { StackWalker, walkStacks, WalkStats } from './walk';
+import { AnalysisMethod, Kind, Origin, PartResult, Profiled, ThreadEvents, TIER_NAMES } from './model';
+import { StackWalker, walkThread, WalkStats } from './walk';
 
 /** Tier classes of the split: the five tiers of model.ts, then events recovery copied into gaps. */
 export const TIER_CLASS_NAMES = [...TIER_NAMES, 'recovered'];
@@ -19,10 +19,10 @@ export function tierClassOf(t: ThreadEvents, i: number): number {
 }
 
 /** The row of the unknown method (-1) in per-method arrays of `methods + 1` rows. */
-export const unknownRow = (a: Analysis): number => a.methods.length;
+export const unknownRow = (a: Profiled): number => a.methods.length;
 
 /** Method label with descriptor, e.g. java.lang.String.hashCode()I; "(unknown)" for the unknown row. */
-export function methodDisplay(a: Analysis, row: number): string {
+export function methodDisplay(a: Profiled, row: number): string {
   const m: AnalysisMethod | undefined = a.methods[row];
   return m ? `${m.className.replace(/\//g, '.')}.${m.name}${m.signature}` : '(unknown)';
 }
@@ -32,33 +32,103 @@ export function methodDisplay(a: Analysis, row: number): string {
  * j ran. `advance(i, ...)` hands out the intervals of every event before `i` not handed out yet; call it before
  * the stack changes at event i, so that all of them belong to the current top frame (events without a visitor
  * callback do not change the stack). Intervals that start at a gap are lost time; intervals with a NaN end are
- * skipped; negative ones (never seen in a decoded thread) are counted and skipped.
+ * skipped; negative ones (never seen in a decoded thread) are counted and skipped. The thread's last event has no
+ * interval: `advance(t.length)` of the last window hands it out without one.
+ *
+ * Window by window: `window(w)` before each window's events after the first. Events not handed out yet are kept
+ * (copied) across the switch, so callbacks get the events they are about (`src`, `j`) from wherever they are.
  */
 export class IntervalClock {
+  /** index within the thread of the first event not handed out */
   private pending = 0;
+  private t: ThreadEvents;
+  private base = 0;
+  /** copies of the events [carryBase, base) not handed out when the window changed */
+  private carry: ThreadEvents | undefined;
+  private carryBase = 0;
   negative = 0;
-  constructor(private readonly t: ThreadEvents) {}
+  constructor(t?: ThreadEvents, base = 0) {
+    this.t = t ?? emptyEvents(0);
+    this.base = base;
+  }
+
+  /** The next window of the thread (events from `base` on). */
+  window(w: ThreadEvents, base: number): void {
+    const from = this.pending;
+    const end = this.base + this.t.length;
+    if (from < end) {
+      // keep the events not handed out: the old carry's still pending ones, then the window's
+      const keep = emptyEvents(end - from);
+      let k = 0;
+      const copy = (src: ThreadEvents, j0: number, j1: number) => {
+        for (let j = j0; j < j1; j++, k++) {
+          keep.kind[k] = src.kind[j];
+          keep.method[k] = src.method[j];
+          keep.bci[k] = src.bci[j];
+          keep.opcode[k] = src.opcode[j];
+          keep.tsc[k] = src.tsc[j];
+          keep.endTsc[k] = src.endTsc[j];
+          keep.origin[k] = src.origin[j];
+          keep.tier[k] = src.tier[j];
+        }
+      };
+      if (this.carry && from < this.base) copy(this.carry, from - this.carryBase, this.carry.length);
+      copy(this.t, Math.max(0, from - this.base), this.t.length);
+      this.carry = keep;
+      this.carryBase = from;
+    } else this.carry = undefined;
+    this.t = w;
+    this.base = base;
+  }
 
   /**
-   * Calls `interval(j, ticks)` for each non-gap interval of events [pending, i) (ticks may be 0), `lost(ticks)` for
-   * each interval starting at a gap, and `event(j)` for every event handed out (with or without time).
+   * Calls `interval(src, j, ticks)` for each non-gap interval of events [pending, i) (ticks may be 0; `src` holds
+   * the event at j), `lost(ticks)` for each interval starting at a gap, and `event(src, j)` for every event handed
+   * out (with or without time).
    */
-  advance(i: number, interval: (j: number, ticks: number) => void, lost: (ticks: number) => void, event?: (j: number) => void): void {
+  advance(
+    i: number,
+    interval: (src: ThreadEvents, j: number, ticks: number) => void,
+    lost: (ticks: number) => void,
+    event?: (src: ThreadEvents, j: number) => void,
+  ): void {
     const t = this.t;
-    const last = t.length - 1;
-    for (let j = this.pending; j < i; j++) {
-      event?.(j);
-      if (j >= last) continue;
-      const dt = t.tsc[j + 1] - t.tsc[j];
-      if (!(dt >= 0)) {
-        if (dt < 0) this.negative++;
-        continue;
+    const base = this.base;
+    const c = this.carry;
+    if (c && this.pending < base) {
+      for (let j = this.pending - this.carryBase; j < c.length; j++) {
+        event?.(c, j);
+        const next = j + 1 < c.length ? c.tsc[j + 1] : t.length > 0 ? t.tsc[0] : NaN;
+        this.hand(c, j, next - c.tsc[j], interval, lost);
       }
-      if (t.kind[j] === Kind.Gap) lost(dt);
-      else interval(j, dt);
+      this.carry = undefined;
+      this.pending = base;
     }
-    if (i > this.pending) this.pending = i;
+    const last = t.length - 1;
+    for (let j = this.pending - base; j < i; j++) {
+      event?.(t, j);
+      if (j >= last) continue;
+      this.hand(t, j, t.tsc[j + 1] - t.tsc[j], interval, lost);
+    }
+    if (base + i > this.pending) this.pending = base + i;
   }
+
+  private hand(src: ThreadEvents, j: number, dt: number, interval: (src: ThreadEvents, j: number, ticks: number) => void, lost: (ticks: number) => void): void {
+    if (!(dt >= 0)) {
+      if (dt < 0) this.negative++;
+      return;
+    }
+    if (src.kind[j] === Kind.Gap) lost(dt);
+    else interval(src, j, dt);
+  }
+}
+
+/** Events columns of `n` events (zeros), named nothing: scratch space. */
+function emptyEvents(n: number): ThreadEvents {
+  return {
+    name: '', tid: -1, javaTid: -1, length: n, kind: new Uint8Array(n), method: new Int32Array(n), bci: new Int32Array(n), opcode: new Int16Array(n),
+    tsc: new Float64Array(n), endTsc: new Float64Array(n), origin: new Uint8Array(n), tier: new Uint8Array(n),
+  };
 }
 
 export interface MethodHot {
@@ -146,37 +216,39 @@ class HotAccumulator {
   }
 }
 
-/** Walks one thread and fills `acc`. */
-function accumulateThread(a: Analysis, t: ThreadEvents, acc: HotAccumulator): WalkStats {
+/** Walks thread k (window by window) and fills `acc`; whether any event has time. */
+function accumulateThread(a: Profiled, k: number, acc: HotAccumulator): { walk: WalkStats; hasTime: boolean } {
   const unknown = unknownRow(a);
   const rowOf = (m: number) => (m < 0 ? unknown : m);
   const onStack = new Int32Array(acc.rows);
   const bytecodesAtFirst = new Float64Array(acc.rows);
   const ticksAtFirst = new Float64Array(acc.rows);
-  const clock = new IntervalClock(t);
+  const clock = new IntervalClock();
+  let t: ThreadEvents | undefined;
+  let hasTime = false;
   let top = -1; // row the pending intervals belong to; -1: no frame
   let framed = 0; // bytecodes counted in a frame so far
-  const interval = (j: number, dt: number) => {
+  const interval = (src: ThreadEvents, j: number, dt: number) => {
     if (top < 0) {
       acc.noFrameTicks += dt;
       return;
     }
     acc.exclTicks[top] += dt;
-    acc.tierTicks[top * TIER_CLASSES + tierClassOf(t, j)] += dt;
+    acc.tierTicks[top * TIER_CLASSES + tierClassOf(src, j)] += dt;
     acc.ticks += dt;
   };
   const lost = (dt: number) => {
     acc.lostTicks += dt;
   };
-  const event = (j: number) => {
-    if (top < 0 && t.kind[j] === Kind.Bytecode) acc.bytecodesNoFrame++;
+  const event = (src: ThreadEvents, j: number) => {
+    if (top < 0 && src.kind[j] === Kind.Bytecode) acc.bytecodesNoFrame++;
   };
   const flush = (i: number, row: number) => {
     top = row;
     clock.advance(i, interval, lost, event);
   };
   const topRow = (w: StackWalker) => (w.depth >= 0 ? rowOf(w.top) : -1);
-  const stats = walkStacks(t, {
+  const stats = walkThread(a, k, {
     enter(w, i, implicit) {
       flush(i, w.depth > 0 ? rowOf(w.stack[w.depth - 1]) : -1);
       const m = rowOf(w.top);
@@ -199,19 +271,23 @@ function accumulateThread(a: Analysis, t: ThreadEvents, acc: HotAccumulator): Wa
       flush(i, topRow(w));
       const m = rowOf(w.top);
       acc.excl[m]++;
-      acc.tierBytecodes[m * TIER_CLASSES + tierClassOf(t, i)]++;
+      acc.tierBytecodes[m * TIER_CLASSES + tierClassOf(w.t, i)]++;
       framed++;
     },
     gap(w, i) {
       flush(i, topRow(w));
     },
+  }, (w) => {
+    clock.window(w, w.base);
+    t = w;
+    for (let i = 0; i < w.length && !hasTime; i++) hasTime = !Number.isNaN(w.tsc[i]);
   });
-  flush(t.length, -1);
+  flush(t ? t.length : 0, -1);
   acc.bytecodes += framed + acc.bytecodesNoFrame;
-  return stats;
+  return { walk: stats, hasTime };
 }
 
-function threadHot(a: Analysis, name: string, tid: number, acc: HotAccumulator, walk: WalkStats): ThreadHot {
+function threadHot(a: Profiled, name: string, tid: number, acc: HotAccumulator, walk: WalkStats): ThreadHot {
   const ns = (ticks: number) => (a.tscPerNs > 0 ? ticks / a.tscPerNs : 0);
   const methods: MethodHot[] = [];
   for (let r = 0; r < acc.rows; r++) {
@@ -238,16 +314,17 @@ function threadHot(a: Analysis, name: string, tid: number, acc: HotAccumulator, 
 }
 
 /** Hot methods of every thread and of all threads together. */
-export function computeHotMethods(a: Analysis): HotMethods {
+export function computeHotMethods(a: Profiled): HotMethods {
   const rows = a.methods.length + 1;
   const total = new HotAccumulator(rows);
   const totalWalk: WalkStats = { unmatchedExits: 0, implicitEntries: 0, implicitExits: 0, maxDepth: 0, openAtEnd: 0 };
   const threads: ThreadHot[] = [];
   let hasTime = false;
-  for (const t of a.threads) {
+  a.threads.forEach((t, k) => {
     const acc = new HotAccumulator(rows);
-    const walk = accumulateThread(a, t, acc);
-    for (let i = 0; i < t.length && !hasTime; i++) hasTime = !Number.isNaN(t.tsc[i]);
+    const r = accumulateThread(a, k, acc);
+    const walk = r.walk;
+    hasTime ||= r.hasTime;
     total.add(acc);
     totalWalk.unmatchedExits += walk.unmatchedExits;
     totalWalk.implicitEntries += walk.implicitEntries;
@@ -255,7 +332,7 @@ export function computeHotMethods(a: Analysis): HotMethods {
     totalWalk.maxDepth = Math.max(totalWalk.maxDepth, walk.maxDepth);
     totalWalk.openAtEnd += walk.openAtEnd;
     threads.push(threadHot(a, t.name, t.tid, acc, walk));
-  }
+  });
   return { hasTime: hasTime && a.tscPerNs > 0, tscPerNs: a.tscPerNs, threads, total: threadHot(a, '(all threads)', -1, total, totalWalk) };
 }
 
@@ -309,7 +386,7 @@ function threadTable(h: ThreadHot, top: number, hasTime: boolean): string {
 }
 
 /** hot-methods.txt (the top methods of all threads, then of each thread with bytecodes) and hot-methods.json. */
-export function writeHotMethods(a: Analysis, outDir: string, opts: { top?: number; hot?: HotMethods } = {}): PartResult {
+export function writeHotMethods(a: Profiled, outDir: string, opts: { top?: number; hot?: HotMethods } = {}): PartResult {
   const top = opts.top ?? 30;
   const hot = opts.hot ?? computeHotMethods(a);
   fs.mkdirSync(outDir, { recursive: true });

@@ -1,9 +1,9 @@
 /** @jportal/analyze: profiles and reports from decoded (and recovered) per-thread bytecode events. */
-export { Kind, Origin, Tier, TIER_NAMES, ORIGIN_NAMES, methodLabel, methodKeyOf } from './model';
-export type { Analysis, AnalysisMethod, ThreadEvents, PartResult } from './model';
+export { Kind, Origin, Tier, TIER_NAMES, ORIGIN_NAMES, methodLabel, methodKeyOf, windowsOf, forEachWindow } from './model';
+export type { Analysis, AnalysisMethod, ThreadEvents, ThreadInfo, EventWindow, WindowedAnalysis, Profiled, PartResult } from './model';
 export { loadTraceAnalysis, loadOracleAnalysis, refineDecoded } from './load';
 export type { TraceLoadOptions, TraceAnalysis, OracleLoadOptions, RefineOptions, RefineReport } from './load';
-export { walkStacks, StackWalker } from './walk';
+export { walkStacks, walkThread, walkWindows, StackWalker } from './walk';
 export type { StackVisitor, WalkStats } from './walk';
 // coverage (issue 7)
 export { computeCoverage, writeCoverage, reportCounters as coverageCounters, formatLcov, formatJacocoXml, javaSpans, classSourceMap, Hit as CoverageHit } from './coverage';
@@ -11,7 +11,7 @@ export type { Coverage, CoverageOptions, ClassCoverage, MethodCoverage, BranchCo
 // calling-context tree, context ids, Ball-Larus paths (issue 7)
 export { Cct, buildCct, writeCct, formatCct, addThreadToCct, matchMethods, contextKeyOf } from './cct';
 export type { CctOptions, CctResult, WriteCctOptions } from './cct';
-export { ContextNumbering, buildContextNumbering, numberGraph, contextIds, writeContexts, readContextIds, ROOT as CONTEXT_ROOT, EdgeKind as ContextEdgeKind, EDGE_KIND_NAMES as CONTEXT_EDGE_KIND_NAMES } from './contexts';
+export { ContextNumbering, buildContextNumbering, numberGraph, contextIds, contextIdWindows, writeContexts, readContextIds, ROOT as CONTEXT_ROOT, EdgeKind as ContextEdgeKind, EDGE_KIND_NAMES as CONTEXT_EDGE_KIND_NAMES } from './contexts';
 export type { ContextEdge, ContextFrame } from './contexts';
 export { PathNumbering, profilePaths, writePaths, pathTotal, blockRange } from './ball-larus';
 export type { BlPath, MethodPaths } from './ball-larus';

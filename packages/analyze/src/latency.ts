@@ -7,9 +7,9 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { forEachInstruction, successors } from '@jportal/classfile';
-import { Analysis, Kind, PartResult, ThreadEvents } from './model';
+import { PartResult, Profiled, windowsOf } from './model';
 import { alignTable, clip, formatNs, methodDisplay, unknownRow } from './hot';
-import { walkStacks } from './walk';
+import { walkThread } from './walk';
 
 const MONITORENTER = 194;
 const MONITOREXIT = 195;
@@ -144,7 +144,7 @@ export function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length, rank) - 1];
 }
 
-function histogramOf(kind: LatencyKind, a: Analysis, key: number, d: Durations, sub: number): Histogram {
+function histogramOf(kind: LatencyKind, a: Profiled, key: number, d: Durations, sub: number): Histogram {
   const row = kind === 'method' ? key : Math.floor(key / BCI_SPAN);
   const bci = kind === 'method' ? -1 : key % BCI_SPAN;
   const v = d.values.slice(0, d.n).sort();
@@ -172,24 +172,28 @@ function histogramOf(kind: LatencyKind, a: Analysis, key: number, d: Durations, 
 }
 
 /** The time resolution observed in the threads' event timestamps. */
-export function timeResolution(a: Analysis, threads: ThreadEvents[] = a.threads): TimeResolution {
+export function timeResolution(a: Profiled, threads: number[] = a.threads.map((_, k) => k)): TimeResolution {
   let minDelta = Infinity;
   let pairs = 0;
   let same = 0;
   let nonMonotonic = 0;
   const deltas = new Map<number, number>();
-  for (const t of threads)
-    for (let i = 1; i < t.length; i++) {
-      const d = t.tsc[i] - t.tsc[i - 1];
-      if (Number.isNaN(d)) continue;
+  for (const k of threads) {
+    let prev = NaN;
+    for (const t of windowsOf(a, k))
+      for (let i = 0; i < t.length; i++) {
+        const d = t.tsc[i] - prev;
+        prev = t.tsc[i];
+        if (Number.isNaN(d)) continue;
       pairs++;
       if (d === 0) same++;
       else if (d < 0) nonMonotonic++;
       else {
-        if (d < minDelta) minDelta = d;
-        deltas.set(d, (deltas.get(d) ?? 0) + 1);
+          if (d < minDelta) minDelta = d;
+          deltas.set(d, (deltas.get(d) ?? 0) + 1);
+        }
       }
-    }
+  }
   let common = NaN;
   let best = 0;
   for (const [d, n] of deltas) if (n > best || (n === best && d < common)) [common, best] = [d, n];
@@ -203,7 +207,7 @@ export function timeResolution(a: Analysis, threads: ThreadEvents[] = a.threads)
 }
 
 /** The targets of a method's backward branches (bci -> 1), known loop heads before any iteration ran. */
-function staticLoopHeads(a: Analysis, row: number): Uint8Array | null {
+function staticLoopHeads(a: Profiled, row: number): Uint8Array | null {
   const code = a.methods[row]?.info?.code;
   if (!code) return null;
   const heads = new Uint8Array(code.length);
@@ -213,81 +217,90 @@ function staticLoopHeads(a: Analysis, row: number): Uint8Array | null {
   return heads;
 }
 
-/** gapsBefore[i] = gaps among events [0, i): an interval [s, e] holds a gap iff gapsBefore[e] > gapsBefore[s]. */
-function gapPrefix(t: ThreadEvents): Int32Array {
-  const g = new Int32Array(t.length + 1);
-  for (let i = 0; i < t.length; i++) g[i + 1] = g[i] + (t.kind[i] === Kind.Gap ? 1 : 0);
-  return g;
-}
-
-/** Collects the three kinds of intervals of one thread. */
-function collectThread(a: Analysis, t: ThreadEvents, methods: DurationTable, monitors: DurationTable, loops: DurationTable): number {
+/**
+ * Collects the three kinds of intervals of thread k. An interval [s, e] keeps the TSC of its start and the number
+ * of gaps before it (it holds a gap iff more gaps were seen by its end), so it may span windows.
+ */
+function collectThread(a: Profiled, k: number, methods: DurationTable, monitors: DurationTable, loops: DurationTable): number {
   const unknown = unknownRow(a);
   const rowOf = (m: number) => (m < 0 ? unknown : m);
-  const gaps = gapPrefix(t);
-  const ns = (s: number, e: number) => (t.tsc[e] - t.tsc[s]) / a.tscPerNs;
-  const withGap = (s: number, e: number) => gaps[e] > gaps[s];
+  /** gaps among the events before the current one */
+  let gaps = 0;
+  const ns = (startTsc: number, endTsc: number) => (endTsc - startTsc) / a.tscPerNs;
+  // per open frame: TSC and gap count of its opening event
+  let openTsc = new Float64Array(256);
+  let openGaps = new Float64Array(256);
   let implicitOpen = new Uint8Array(256);
   // monitors held: frame depth, event index and (row, bci) key of their monitorenter
   let monDepth: Int32Array = new Int32Array(64);
-  let monStart: Int32Array = new Int32Array(64);
+  let monStart = new Float64Array(64);
+  let monGaps = new Float64Array(64);
   let monKey = new Float64Array(64);
   let held = 0;
   let unmatchedExits = 0;
   // loops: per frame depth the bci of its last bytecode and the last arrival (event index) at each loop head
   let lastBci: Int32Array = new Int32Array(256);
   const arrivals: (Map<number, number> | undefined)[] = [];
+  const arrivalGaps: (Map<number, number> | undefined)[] = [];
   // loop heads per method row: static (backward branch targets) and found running (undefined: not computed yet)
   const heads: (Uint8Array | null | undefined)[] = [];
-  const growTo = (arr: Int32Array, n: number): Int32Array => {
+  const growTo = <T extends Int32Array | Float64Array>(arr: T, n: number): T => {
     if (n <= arr.length) return arr;
-    const b = new Int32Array(n * 2);
+    const b = new (arr.constructor as new (n: number) => T)(n * 2);
     b.set(arr);
     return b;
   };
-  walkStacks(t, {
-    enter(w, _i, implicit) {
+  walkThread(a, k, {
+    enter(w, i, implicit) {
       if (w.depth >= implicitOpen.length) {
         const b = new Uint8Array(implicitOpen.length * 2);
         b.set(implicitOpen);
         implicitOpen = b;
       }
       implicitOpen[w.depth] = implicit ? 1 : 0;
+      openTsc = growTo(openTsc, w.depth + 1);
+      openGaps = growTo(openGaps, w.depth + 1);
+      openTsc[w.depth] = w.t.tsc[i];
+      openGaps[w.depth] = gaps;
       lastBci = growTo(lastBci, w.depth + 1);
       lastBci[w.depth] = -1;
       arrivals[w.depth] = undefined;
+      arrivalGaps[w.depth] = undefined;
     },
     exit(w, i, implicit) {
       const d = methods.get(rowOf(w.top));
-      const s = w.openedAt[w.depth];
       if (implicit || implicitOpen[w.depth]) d.excludedIncomplete++;
-      else if (withGap(s, i)) d.excludedGap++;
-      else d.add(ns(s, i));
+      else if (gaps > openGaps[w.depth]) d.excludedGap++;
+      else d.add(ns(openTsc[w.depth], w.t.tsc[i]));
       while (held > 0 && monDepth[held - 1] >= w.depth) {
         held--;
         monitors.get(monKey[held]).excludedIncomplete++;
       }
     },
+    gap() {
+      gaps++;
+    },
     bytecode(w, i) {
+      const t = w.t;
       const D = w.depth;
       const op = t.opcode[i];
       if (op === MONITORENTER && t.bci[i] >= 0) {
         if (held === monDepth.length) {
           monDepth = growTo(monDepth, held + 1);
           monStart = growTo(monStart, held + 1);
-          const k = new Float64Array(monDepth.length);
-          k.set(monKey);
-          monKey = k;
+          monGaps = growTo(monGaps, held + 1);
+          monKey = growTo(monKey, held + 1);
         }
         monDepth[held] = D;
         monKey[held] = rowOf(w.top) * BCI_SPAN + t.bci[i];
-        monStart[held++] = i;
+        monGaps[held] = gaps;
+        monStart[held++] = t.tsc[i];
       } else if (op === MONITOREXIT) {
         if (held > 0 && monDepth[held - 1] === D) {
           const s = monStart[--held];
           const d = monitors.get(monKey[held]);
-          if (withGap(s, i)) d.excludedGap++;
-          else d.add(ns(s, i));
+          if (gaps > monGaps[held]) d.excludedGap++;
+          else d.add(ns(s, t.tsc[i]));
         } else unmatchedExits++;
       }
       const b = t.bci[i];
@@ -306,29 +319,38 @@ function collectThread(a: Analysis, t: ThreadEvents, methods: DurationTable, mon
       }
       if (!h?.[b]) return;
       let arr = arrivals[D];
-      if (!arr) arrivals[D] = arr = new Map();
+      let arrGaps = arrivalGaps[D];
+      if (!arr || !arrGaps) {
+        arrivals[D] = arr = new Map();
+        arrivalGaps[D] = arrGaps = new Map();
+      }
       const prev = arr.get(b);
       if (back && prev !== undefined) {
         const d = loops.get(row * BCI_SPAN + b);
-        if (withGap(prev, i)) d.excludedGap++;
-        else d.add(ns(prev, i));
+        if (gaps > arrGaps.get(b)!) d.excludedGap++;
+        else d.add(ns(prev, t.tsc[i]));
       }
-      arr.set(b, i);
+      arr.set(b, t.tsc[i]);
+      arrGaps.set(b, gaps);
     },
   });
   return unmatchedExits;
 }
 
 /** Latency histograms of the analysis (all threads together, or those of `opts.threads`). */
-export function computeLatency(a: Analysis, opts: LatencyOptions = {}): Latency {
+export function computeLatency(a: Profiled, opts: LatencyOptions = {}): Latency {
   const sub = opts.subBuckets ?? 4;
   const top = opts.top ?? Infinity;
-  const threads = opts.threads ? opts.threads.map((k) => a.threads[k]) : a.threads;
+  const threads = opts.threads ?? a.threads.map((_, k) => k);
   const resolution = timeResolution(a, threads);
-  const hasTime = a.tscPerNs > 0 && threads.some((t) => t.length > 0 && !Number.isNaN(t.tsc[0]));
+  const firstTime = (k: number): boolean => {
+    for (const w of windowsOf(a, k)) return w.length > 0 && !Number.isNaN(w.tsc[0]);
+    return false;
+  };
+  const hasTime = a.tscPerNs > 0 && threads.some((k) => a.threads[k].length > 0 && firstTime(k));
   const tables = { method: new DurationTable(), monitor: new DurationTable(), loop: new DurationTable() };
   let unmatchedMonitorExits = 0;
-  if (hasTime) for (const t of threads) unmatchedMonitorExits += collectThread(a, t, tables.method, tables.monitor, tables.loop);
+  if (hasTime) for (const k of threads) unmatchedMonitorExits += collectThread(a, k, tables.method, tables.monitor, tables.loop);
   const totals = {} as Latency['totals'];
   const lists = {} as Record<LatencyKind, Histogram[]>;
   for (const kind of ['method', 'monitor', 'loop'] as const) {
@@ -383,7 +405,7 @@ export function resolutionText(r: TimeResolution): string {
 }
 
 /** latency.json and latency.txt in `outDir`. */
-export function writeLatency(a: Analysis, outDir: string, opts: LatencyOptions = {}): PartResult {
+export function writeLatency(a: Profiled, outDir: string, opts: LatencyOptions = {}): PartResult {
   const top = opts.top ?? 20;
   const lat = computeLatency(a, { ...opts, top });
   fs.mkdirSync(outDir, { recursive: true });

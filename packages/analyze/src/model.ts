@@ -51,13 +51,18 @@ export interface AnalysisMethod {
   info?: ClassMethod;
 }
 
-/** One Java thread's events, column-wise (one element per event). */
-export interface ThreadEvents {
+/** A Java thread: who it is and how many events it has. */
+export interface ThreadInfo {
   name: string;
   /** OS tid (trace) or the oracle's thread id; -1 unknown */
   tid: number;
   javaTid: number;
+  /** events of the thread (of a window: events of the window) */
   length: number;
+}
+
+/** One Java thread's events, column-wise (one element per event). */
+export interface ThreadEvents extends ThreadInfo {
   kind: Uint8Array;
   /** index into Analysis.methods; -1 unknown */
   method: Int32Array;
@@ -73,15 +78,55 @@ export interface ThreadEvents {
   tier: Uint8Array;
 }
 
-export interface Analysis {
+/**
+ * Consecutive events of one thread: events [base, base + length) of it. Profiles see a thread as a sequence of
+ * windows (one, the whole thread, when it is held in memory), so a thread of a billion events needs no more
+ * memory than one window. A window's columns are valid only until the next one is read.
+ */
+export interface EventWindow extends ThreadEvents {
+  /** index within the thread of the window's first event */
+  base: number;
+  /** whether it is the thread's last window */
+  last: boolean;
+}
+
+/** What every profile reads: a method table, and per thread its events, whole or window by window. */
+interface AnalysisCommon {
   /** where it came from: a trace directory or an oracle directory */
   source: { kind: 'trace' | 'oracle'; dir: string };
   methods: AnalysisMethod[];
-  threads: ThreadEvents[];
   /** TSC ticks per nanosecond; 0 when unknown (no time: the oracle) */
   tscPerNs: number;
   /** problems met while loading (classes that did not parse, ...), one line each */
   problems: string[];
+}
+
+/** An analysis held in memory: every thread's events whole. */
+export interface Analysis extends AnalysisCommon {
+  threads: ThreadEvents[];
+}
+
+/**
+ * An analysis whose events are read back window by window (a spill file per thread: `jportal analyze` on
+ * traces of any length). `windows(k)` reads thread k from the start again each time it is called.
+ */
+export interface WindowedAnalysis extends AnalysisCommon {
+  threads: ThreadInfo[];
+  windows(k: number): Iterable<EventWindow>;
+}
+
+/** Either kind: what the profiles take. */
+export type Profiled = Analysis | WindowedAnalysis;
+
+/** Thread k's events as windows: the whole thread once when it is in memory. */
+export function windowsOf(a: Profiled, k: number): Iterable<EventWindow> {
+  if ('windows' in a) return a.windows(k);
+  return [{ ...(a.threads[k] as ThreadEvents), base: 0, last: true }];
+}
+
+/** Calls `f` for every window of every thread, in thread order. */
+export function forEachWindow(a: Profiled, f: (w: EventWindow, k: number) => void): void {
+  for (let k = 0; k < a.threads.length; k++) for (const w of windowsOf(a, k)) f(w, k);
 }
 
 export const methodLabel = (m: AnalysisMethod): string => `${m.className.replace(/\//g, '.')}.${m.name}`;

@@ -9,9 +9,9 @@ import * as path from 'path';
 import * as zlib from 'zlib';
 import { lineOf } from '@jportal/classfile';
 import { Profile, StringTable, type FunctionInput, type LocationInput, type SampleInput } from 'pprof-format';
-import { Analysis, Kind, PartResult, ThreadEvents } from './model';
+import { Kind, PartResult, Profiled, ThreadEvents } from './model';
 import { IntervalClock, methodDisplay, TIER_CLASS_NAMES, tierClassOf, unknownRow } from './hot';
-import { StackWalker, walkStacks } from './walk';
+import { StackWalker, walkThread } from './walk';
 
 /** The root of the stack trie (no frame). */
 const ROOT = 0;
@@ -72,7 +72,7 @@ class PairMap {
 /** Lines per (method row, bci), from the LineNumberTables; 0 where unknown. */
 class LineTable {
   private readonly byRow: (Int32Array | null | undefined)[] = [];
-  constructor(private readonly a: Analysis) {}
+  constructor(private readonly a: Profiled) {}
 
   /** the line of `bci` (-1: the method's first line, for a frame that has run no bytecode yet) */
   line(row: number, bci: number): number {
@@ -231,10 +231,13 @@ class FrameLines {
 }
 
 /** Walks one thread and sums its samples. Bytecodes that ran with no frame go to the trie's no-frame node. */
-function sumThread(a: Analysis, t: ThreadEvents, trie: StackTrie, lines: LineTable): { sums: SampleSums; lostTicks: number; noFrameTicks: number } {
+function sumThread(a: Profiled, k: number, trie: StackTrie, lines: LineTable): { sums: SampleSums; lostTicks: number; noFrameTicks: number; first: number; last: number } {
   const sums = new SampleSums();
   const frames = new FrameLines(trie, lines, unknownRow(a));
-  const clock = new IntervalClock(t);
+  const clock = new IntervalClock();
+  let t: ThreadEvents | undefined;
+  let first = NaN;
+  let last = NaN;
   let topNode = -1; // node the pending intervals belong to: -1 no frame, -2 not resolved yet
   let walker: StackWalker | undefined;
   let topDepth = -1;
@@ -244,17 +247,17 @@ function sumThread(a: Analysis, t: ThreadEvents, trie: StackTrie, lines: LineTab
     if (topNode === -2) topNode = topDepth >= 0 ? frames.node(walker!, topDepth) : -1;
     return topNode;
   };
-  const interval = (j: number, dt: number) => {
+  const interval = (src: ThreadEvents, j: number, dt: number) => {
     if (dt === 0) return;
     const n = resolveTop();
     if (n < 0) noFrameTicks += dt;
-    else sums.add(n, tierClassOf(t, j), 0, 0, dt);
+    else sums.add(n, tierClassOf(src, j), 0, 0, dt);
   };
   const lost = (dt: number) => {
     lostTicks += dt;
   };
-  const event = (j: number) => {
-    if (topDepth < 0 && t.kind[j] === Kind.Bytecode) sums.add(trie.noFrameNode(unknownRow(a)), tierClassOf(t, j), 1, 0, 0);
+  const event = (src: ThreadEvents, j: number) => {
+    if (topDepth < 0 && src.kind[j] === Kind.Bytecode) sums.add(trie.noFrameNode(unknownRow(a)), tierClassOf(src, j), 1, 0, 0);
   };
   /** hands out the intervals before event i to the stack up to `depth` */
   const flush = (w: StackWalker, i: number, depth: number) => {
@@ -263,11 +266,11 @@ function sumThread(a: Analysis, t: ThreadEvents, trie: StackTrie, lines: LineTab
     topNode = -2;
     clock.advance(i, interval, lost, event);
   };
-  walkStacks(t, {
+  walkThread(a, k, {
     enter(w, i) {
       flush(w, i, w.depth - 1);
       frames.pushed(w);
-      sums.add(frames.node(w, w.depth), tierClassOf(t, i), 0, 1, 0);
+      sums.add(frames.node(w, w.depth), tierClassOf(w.t, i), 0, 1, 0);
     },
     exit(w, i) {
       flush(w, i, w.depth);
@@ -275,21 +278,26 @@ function sumThread(a: Analysis, t: ThreadEvents, trie: StackTrie, lines: LineTab
     },
     bytecode(w, i) {
       flush(w, i, w.depth);
-      frames.ranBytecode(w, t.bci[i]);
-      sums.add(frames.node(w, w.depth), tierClassOf(t, i), 1, 0, 0);
+      frames.ranBytecode(w, w.t.bci[i]);
+      sums.add(frames.node(w, w.depth), tierClassOf(w.t, i), 1, 0, 0);
     },
     gap(w, i) {
       flush(w, i, w.depth);
     },
+  }, (w) => {
+    if (!t) first = w.tsc[0];
+    clock.window(w, w.base);
+    t = w;
+    last = w.tsc[w.length - 1];
   });
   topDepth = -1;
   topNode = -1;
-  clock.advance(t.length, interval, lost, event);
-  return { sums, lostTicks, noFrameTicks };
+  clock.advance(t ? t.length : 0, interval, lost, event);
+  return { sums, lostTicks, noFrameTicks, first, last };
 }
 
 /** The pprof file name of a class: its package path and SourceFile attribute (e.g. java/lang/String.java). */
-function sourcePath(a: Analysis, row: number): string {
+function sourcePath(a: Profiled, row: number): string {
   const m = a.methods[row];
   const file = m?.classFile?.sourceFile;
   if (!m || !file) return '';
@@ -311,7 +319,7 @@ export interface PprofSummary {
 }
 
 /** Builds the pprof Profile of all threads. */
-export function buildPprof(a: Analysis): { profile: Profile; summary: PprofSummary } {
+export function buildPprof(a: Profiled): { profile: Profile; summary: PprofSummary } {
   const trie = new StackTrie();
   const lines = new LineTable(a);
   const unknown = unknownRow(a);
@@ -326,13 +334,14 @@ export function buildPprof(a: Analysis): { profile: Profile; summary: PprofSumma
   let noFrameTicks = 0;
   let tmin = Infinity;
   let tmax = -Infinity;
-  for (const t of a.threads) {
+  for (let k = 0; k < a.threads.length; k++) {
+    const t = a.threads[k];
     if (!t.length) continue;
-    const r = sumThread(a, t, trie, lines);
+    const r = sumThread(a, k, trie, lines);
     lostTicks += r.lostTicks;
     noFrameTicks += r.noFrameTicks;
-    if (t.tsc[0] < tmin) tmin = t.tsc[0];
-    if (t.tsc[t.length - 1] > tmax) tmax = t.tsc[t.length - 1];
+    if (r.first < tmin) tmin = r.first;
+    if (r.last > tmax) tmax = r.last;
     const labels = [{ key: threadKey, str: s(t.name) }, { key: tidKey, num: t.tid }];
     const { sums } = r;
     for (let k = 0; k < sums.length; k++) {
@@ -393,7 +402,7 @@ export function buildPprof(a: Analysis): { profile: Profile; summary: PprofSumma
 }
 
 /** profile.pb.gz in `outDir`. */
-export function writePprof(a: Analysis, outDir: string): PartResult {
+export function writePprof(a: Profiled, outDir: string): PartResult {
   const { profile, summary } = buildPprof(a);
   fs.mkdirSync(outDir, { recursive: true });
   fs.writeFileSync(path.join(outDir, 'profile.pb.gz'), zlib.gzipSync(profile.encode()));

@@ -8,7 +8,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { buildStackTree, childrenOf, StackTree } from './collapsed';
-import { Analysis, Kind, methodLabel, Origin, PartResult } from './model';
+import { forEachWindow, Kind, methodLabel, Origin, PartResult, Profiled } from './model';
 import { ERROR_HOOK_JS, REPORT_JS } from './report/client';
 import { REPORT_CSS } from './report/style';
 import { gapName, sliceAnalysis, SliceKind } from './timeslices';
@@ -37,7 +37,7 @@ interface ThreadSummary {
 }
 
 /** Counts for the summary: bytecodes by origin, gaps and the time they lost, per thread. */
-export function reportSummary(a: Analysis) {
+export function reportSummary(a: Profiled) {
   const origins = [0, 0, 0];
   const timed = a.tscPerNs > 0;
   const threads: ThreadSummary[] = [];
@@ -45,7 +45,11 @@ export function reportSummary(a: Analysis) {
   let last = -Infinity;
   let events = 0;
   for (const t of a.threads) {
-    const s: ThreadSummary = { name: t.name, tid: t.tid, events: t.length, bytecodes: 0, gaps: 0, lostNs: timed ? 0 : null };
+    events += t.length;
+    threads.push({ name: t.name, tid: t.tid, events: t.length, bytecodes: 0, gaps: 0, lostNs: timed ? 0 : null });
+  }
+  forEachWindow(a, (t, k) => {
+    const s = threads[k];
     for (let i = 0; i < t.length; i++) {
       const k = t.kind[i];
       if (k === Kind.Bytecode) {
@@ -61,9 +65,7 @@ export function reportSummary(a: Analysis) {
       if (x < first) first = x;
       if (x > last) last = x;
     }
-    events += t.length;
-    threads.push(s);
-  }
+  });
   const sum = (f: (s: ThreadSummary) => number) => threads.reduce((n, s) => n + f(s), 0);
   return {
     threads,
@@ -80,9 +82,11 @@ export function reportSummary(a: Analysis) {
 }
 
 /** Methods by bytecodes executed in them (self), the top n. */
-export function hotMethods(a: Analysis, n: number): { name: string; self: number }[] {
+export function hotMethods(a: Profiled, n: number): { name: string; self: number }[] {
   const self = new Float64Array(a.methods.length);
-  for (const t of a.threads) for (let i = 0; i < t.length; i++) if (t.kind[i] === Kind.Bytecode && t.method[i] >= 0) self[t.method[i]]++;
+  forEachWindow(a, (t) => {
+    for (let i = 0; i < t.length; i++) if (t.kind[i] === Kind.Bytecode && t.method[i] >= 0) self[t.method[i]]++;
+  });
   const byName = new Map<string, number>();
   self.forEach((v, m) => {
     if (v > 0) {
@@ -139,7 +143,7 @@ export function flameData(tree: StackTree, minShare: number, maxNodes: number) {
 }
 
 /** The timeline's slices, column-wise per thread, at most maxFrames frames (the longest). */
-function timelineData(a: Analysis, maxFrames: number) {
+function timelineData(a: Profiled, maxFrames: number) {
   const set = sliceAnalysis(a, { maxFrames, maxGaps: Math.max(1, Math.floor(maxFrames / 5)) });
   const tids = threadIds(a);
   const names: string[] = [];
@@ -217,7 +221,7 @@ const scriptSafe = (s: string): string => s.replace(/<\//g, '<\\/');
 const jsonSafe = (s: string): string => s.replace(/</g, '\\u003c');
 
 /** Writes report.html into outDir. */
-export function writeReport(a: Analysis, outDir: string, parts: Record<string, PartResult>, opts: ReportOptions = {}): PartResult {
+export function writeReport(a: Profiled, outDir: string, parts: Record<string, PartResult>, opts: ReportOptions = {}): PartResult {
   fs.mkdirSync(outDir, { recursive: true });
   const title = opts.title ?? `jportal report: ${path.basename(path.resolve(a.source.dir))}`;
   const summary = reportSummary(a);

@@ -9,7 +9,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { Analysis, AnalysisMethod, methodLabel, PartResult } from './model';
+import { Profiled, AnalysisMethod, methodLabel, PartResult } from './model';
 import { gapName, SliceKind, SliceSet, sliceAnalysis } from './timeslices';
 
 export interface TimelineOptions {
@@ -50,7 +50,7 @@ export class ChunkWriter {
 const methodName = (methods: AnalysisMethod[], m: number): string => (m >= 0 && m < methods.length ? methodLabel(methods[m]) : '[unknown]');
 
 /** Unique Chrome/speedscope thread ids: the OS tid, or a made-up one (100000 + index) when unknown or repeated. */
-export function threadIds(a: Analysis): number[] {
+export function threadIds(a: Profiled): number[] {
   const seen = new Set<number>();
   return a.threads.map((t, k) => {
     const id = t.tid >= 0 && !seen.has(t.tid) ? t.tid : 100000 + k;
@@ -60,7 +60,7 @@ export function threadIds(a: Analysis): number[] {
 }
 
 /** What the timeline files say about how they were made. */
-function timelineMetadata(a: Analysis, set: SliceSet, opts: TimelineOptions) {
+function timelineMetadata(a: Profiled, set: SliceSet, opts: TimelineOptions) {
   const timed = set.clock.kind === 'tsc-ns';
   return {
     generator: 'jportal analyze',
@@ -80,7 +80,7 @@ function timelineMetadata(a: Analysis, set: SliceSet, opts: TimelineOptions) {
   };
 }
 
-function writeChrome(file: string, a: Analysis, set: SliceSet, tids: number[], meta: object): number {
+function writeChrome(file: string, a: Profiled, set: SliceSet, tids: number[], meta: object): number {
   const w = new ChunkWriter(file);
   const scale = set.clock.kind === 'tsc-ns' ? 1 / 1000 : 1;
   const names = a.methods.map((m) => JSON.stringify(methodLabel(m)));
@@ -111,7 +111,7 @@ function writeChrome(file: string, a: Analysis, set: SliceSet, tids: number[], m
   return events;
 }
 
-function writeSpeedscope(file: string, a: Analysis, set: SliceSet, tids: number[], meta: object): void {
+function writeSpeedscope(file: string, a: Profiled, set: SliceSet, tids: number[], meta: object): void {
   const w = new ChunkWriter(file);
   // shared frames: methods in use, then one per gap reason in use
   const frameOfMethod = new Map<number, number>();
@@ -177,7 +177,7 @@ function writeSpeedscope(file: string, a: Analysis, set: SliceSet, tids: number[
 }
 
 /** Writes timeline.trace.json (Chrome) and timeline.speedscope.json into outDir. */
-export function writeTimeline(a: Analysis, outDir: string, opts: TimelineOptions = {}): PartResult {
+export function writeTimeline(a: Profiled, outDir: string, opts: TimelineOptions = {}): PartResult {
   fs.mkdirSync(outDir, { recursive: true });
   const set = sliceAnalysis(a, { minDuration: opts.minDurationNs ?? 0, maxFrames: opts.maxEvents ?? 2_000_000 });
   const tids = threadIds(a);

@@ -13,8 +13,8 @@
  * X.pre < Y.pre < X.post. Any subset of the slices is still properly nested, so slices can be dropped freely.
  */
 import { GAP_REASONS } from '@jportal/decode';
-import { Analysis, ThreadEvents } from './model';
-import { StackWalker, walkStacks } from './walk';
+import { EventWindow, Profiled, ThreadEvents, ThreadInfo, windowsOf } from './model';
+import { asWindows, StackWalker, walkWindows } from './walk';
 
 export type ClockKind = 'tsc-ns' | 'event-index';
 
@@ -47,17 +47,19 @@ export interface Slices {
 export const gapName = (reason: number): string => `gap: ${GAP_REASONS[reason] ?? 'unknown'}`;
 
 /** Chooses the clock: TSC when the analysis has a rate and every non-empty thread has some time. */
-export function chooseClock(a: Analysis): Clock {
+export function chooseClock(a: Profiled): Clock {
   let t0 = Infinity;
   let ok = a.tscPerNs > 0;
-  for (const t of a.threads) {
+  for (let k = 0; k < a.threads.length; k++) {
     if (!ok) break;
+    const t = a.threads[k];
     let first = NaN;
-    for (let i = 0; i < t.length; i++)
-      if (Number.isFinite(t.tsc[i])) {
-        first = t.tsc[i];
-        break;
-      }
+    search: for (const w of windowsOf(a, k))
+      for (let i = 0; i < w.length; i++)
+        if (Number.isFinite(w.tsc[i])) {
+          first = w.tsc[i];
+          break search;
+        }
     if (t.length > 0 && Number.isNaN(first)) ok = false;
     else if (first < t0) t0 = first;
   }
@@ -67,33 +69,58 @@ export function chooseClock(a: Analysis): Clock {
 
 /** Per-event time of a thread on the clock (monotone; integer ns or the event index). One extra slot at the end. */
 export function eventTimes(t: ThreadEvents, c: Clock): Float64Array {
-  const n = t.length;
-  const out = new Float64Array(n + 1);
-  if (c.kind === 'event-index') {
-    for (let i = 0; i <= n; i++) out[i] = i;
-    return out;
-  }
-  let prev = 0;
-  for (let i = 0; i < n; i++) {
-    const x = t.tsc[i];
-    if (Number.isFinite(x)) {
-      const ns = Math.round((x - c.t0Tsc) / c.tscPerNs);
-      if (ns > prev) prev = ns;
-    }
-    out[i] = prev;
-  }
-  out[n] = prev;
+  const times = new WindowTimes(c);
+  const out = new Float64Array(t.length + 1);
+  out.set(times.window({ ...t, base: 0, last: true }));
+  out[t.length] = times.end();
   return out;
 }
 
-/** The end of the gap at event `i` on the clock: where data resumes, at most the next event's time. */
-function gapEnd(t: ThreadEvents, i: number, time: Float64Array, c: Clock): number {
-  const next = time[i + 1];
+/**
+ * The clock's time of each event, window by window: `window(w)` gives the times of w's events (a buffer valid
+ * until the next call), monotone across windows; `end()` the time after the last event seen.
+ */
+export class WindowTimes {
+  private buf = new Float64Array(0);
+  private prev = 0;
+  private next = 0;
+  constructor(private readonly c: Clock) {}
+
+  window(w: EventWindow): Float64Array {
+    const n = w.length;
+    if (this.buf.length < n) this.buf = new Float64Array(n);
+    const out = this.buf.subarray(0, n);
+    if (this.c.kind === 'event-index') {
+      for (let i = 0; i < n; i++) out[i] = w.base + i;
+      this.next = w.base + n;
+      return out;
+    }
+    let prev = this.prev;
+    for (let i = 0; i < n; i++) {
+      const x = w.tsc[i];
+      if (Number.isFinite(x)) {
+        const ns = Math.round((x - this.c.t0Tsc) / this.c.tscPerNs);
+        if (ns > prev) prev = ns;
+      }
+      out[i] = prev;
+    }
+    this.prev = prev;
+    this.next = prev;
+    return out;
+  }
+
+  /** the time after the last event seen: the slot past the thread's end */
+  end(): number {
+    return this.next;
+  }
+}
+
+/** The end of a gap that ran from `start` to TSC `endTsc` on the clock: where data resumes, at most `next`. */
+function gapEnd(endTsc: number, start: number, next: number, c: Clock): number {
   if (c.kind === 'event-index') return next;
-  const e = t.endTsc[i];
-  if (!Number.isFinite(e)) return time[i];
-  const ns = Math.round((e - c.t0Tsc) / c.tscPerNs);
-  return Math.max(time[i], Math.min(ns, next));
+  if (!Number.isFinite(endTsc)) return start;
+  const ns = Math.round((endTsc - c.t0Tsc) / c.tscPerNs);
+  return Math.max(start, Math.min(ns, next));
 }
 
 /** Buckets of slice durations: 8 per octave, so a threshold can be chosen that keeps at most a budget. */
@@ -130,15 +157,28 @@ export class DurationHistogram {
 }
 
 /** Pass 1: the duration of every frame of a thread into `h` (gaps are counted separately). */
-export function frameDurations(t: ThreadEvents, time: Float64Array, h: DurationHistogram): { gaps: number } {
+export function frameDurations(t: ThreadEvents | Iterable<EventWindow>, c: Clock, h: DurationHistogram): { gaps: number } {
   let gaps = 0;
-  walkStacks(t, {
+  const times = new WindowTimes(c);
+  let time: Float64Array = new Float64Array(0);
+  let openTime = new Float64Array(256);
+  walkWindows(asWindows(t), {
+    enter(w: StackWalker, i: number) {
+      if (w.depth >= openTime.length) {
+        const b = new Float64Array(openTime.length * 2);
+        b.set(openTime);
+        openTime = b;
+      }
+      openTime[w.depth] = time[i];
+    },
     exit(w: StackWalker, i: number) {
-      h.add(time[i] - time[w.openedAt[w.depth]]);
+      h.add((i < time.length ? time[i] : times.end()) - openTime[w.depth]);
     },
     gap() {
       gaps++;
     },
+  }, (w) => {
+    time = times.window(w);
   });
   return { gaps };
 }
@@ -199,26 +239,36 @@ export interface CollectStats {
 }
 
 /** Pass 2: the slices of a thread (frames of at least minDuration, gaps), sorted in pre-order. */
-export function collectSlices(t: ThreadEvents, time: Float64Array, c: Clock, o: CollectOptions): { slices: Slices; stats: CollectStats } {
+export function collectSlices(t: ThreadEvents | Iterable<EventWindow>, c: Clock, o: CollectOptions): { slices: Slices; stats: CollectStats; endTime: number } {
   const s = new SliceBuilder();
   const stats: CollectStats = { frames: 0, framesKept: 0, gaps: 0, gapsKept: 0 };
+  const times = new WindowTimes(c);
+  let time: Float64Array = new Float64Array(0);
   let serial = 0;
-  // pre-order serial of each open frame
+  // pre-order serial and start time of each open frame
   let openPre = new Float64Array(256);
-  walkStacks(t, {
-    enter(w: StackWalker) {
+  let openTime = new Float64Array(256);
+  // a gap that ended a window: its end waits for the next event's time
+  let gap: { reason: number; depth: number; pre: number; post: number; start: number; endTsc: number } | undefined;
+  const at = (i: number) => (i < time.length ? time[i] : times.end());
+  walkWindows(asWindows(t), {
+    enter(w: StackWalker, i: number) {
       if (w.depth >= openPre.length) {
         const b = new Float64Array(openPre.length * 2);
         b.set(openPre);
         openPre = b;
+        const d = new Float64Array(openTime.length * 2);
+        d.set(openTime);
+        openTime = d;
       }
       openPre[w.depth] = serial++;
+      openTime[w.depth] = time[i];
     },
     exit(w: StackWalker, i: number) {
       stats.frames++;
       const d = w.depth;
-      const start = time[w.openedAt[d]];
-      const end = time[i];
+      const start = openTime[d];
+      const end = at(i);
       if (end - start >= o.minDuration && stats.framesKept < o.maxFrames) {
         stats.framesKept++;
         s.add(SliceKind.Frame, w.stack[d], d, openPre[d], serial, start, end);
@@ -229,11 +279,19 @@ export function collectSlices(t: ThreadEvents, time: Float64Array, c: Clock, o: 
       const pre = serial++;
       if (stats.gapsKept < o.maxGaps) {
         stats.gapsKept++;
-        s.add(SliceKind.Gap, t.bci[i], w.depth + 1, pre, serial, time[i], gapEnd(t, i, time, c));
+        const t = w.t;
+        if (i + 1 < t.length) s.add(SliceKind.Gap, t.bci[i], w.depth + 1, pre, serial, time[i], gapEnd(t.endTsc[i], time[i], time[i + 1], c));
+        else gap = { reason: t.bci[i], depth: w.depth + 1, pre, post: serial, start: time[i], endTsc: t.endTsc[i] };
       }
     },
+  }, (w) => {
+    time = times.window(w);
+    if (gap) s.add(SliceKind.Gap, gap.reason, gap.depth, gap.pre, gap.post, gap.start, gapEnd(gap.endTsc, gap.start, time[0], c));
+    gap = undefined;
   });
-  return { slices: sortSlices(s), stats };
+  const endTime = times.end();
+  if (gap) s.add(SliceKind.Gap, gap.reason, gap.depth, gap.pre, gap.post, gap.start, gapEnd(gap.endTsc, gap.start, endTime, c));
+  return { slices: sortSlices(s), stats, endTime };
 }
 
 /** Reorders slices by pre-order serial (they are collected when they close). */
@@ -261,7 +319,7 @@ export function sortSlices(s: Slices): Slices {
 }
 
 export interface ThreadSlices {
-  thread: ThreadEvents;
+  thread: ThreadInfo;
   slices: Slices;
   stats: CollectStats;
   /** the thread's last time on the clock */
@@ -283,26 +341,25 @@ export interface SliceSet {
  * The slices of every thread, at most `maxFrames` frames in all: when there are more, the shortest frames go
  * (a duration threshold common to all threads), so what remains is the outline of every thread.
  */
-export function sliceAnalysis(a: Analysis, opts: { minDuration?: number; maxFrames?: number; maxGaps?: number } = {}): SliceSet {
+export function sliceAnalysis(a: Profiled, opts: { minDuration?: number; maxFrames?: number; maxGaps?: number } = {}): SliceSet {
   const clock = chooseClock(a);
   const min = opts.minDuration ?? 0;
   const maxFrames = opts.maxFrames ?? 2_000_000;
   const maxGaps = opts.maxGaps ?? Math.max(1, Math.floor(maxFrames / 4));
   const h = new DurationHistogram();
-  const times = a.threads.map((t) => eventTimes(t, clock));
-  a.threads.forEach((t, k) => frameDurations(t, times[k], h));
+  a.threads.forEach((_, k) => frameDurations(windowsOf(a, k), clock, h));
   const threshold = h.atLeast(min) > maxFrames ? h.threshold(maxFrames, min) : min;
   const threads: ThreadSlices[] = [];
   let gapsLeft = maxGaps;
   const set: SliceSet = { clock, threads, threshold, frames: 0, framesKept: 0, gaps: 0, gapsKept: 0 };
   a.threads.forEach((t, k) => {
-    const { slices, stats } = collectSlices(t, times[k], clock, { minDuration: threshold, maxFrames: maxFrames - set.framesKept, maxGaps: gapsLeft });
+    const { slices, stats, endTime } = collectSlices(windowsOf(a, k), clock, { minDuration: threshold, maxFrames: maxFrames - set.framesKept, maxGaps: gapsLeft });
     gapsLeft -= stats.gapsKept;
     set.frames += stats.frames;
     set.framesKept += stats.framesKept;
     set.gaps += stats.gaps;
     set.gapsKept += stats.gapsKept;
-    threads.push({ thread: t, slices, stats, endTime: times[k][t.length] });
+    threads.push({ thread: t, slices, stats, endTime });
   });
   return set;
 }

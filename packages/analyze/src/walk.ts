@@ -10,8 +10,12 @@
  *   it are popped; otherwise it is pushed as an implicit frame (its entry was not seen). Bytecodes of unknown
  *   method (-1) belong to the top frame.
  * - Gaps leave the stack as it is (recovery, when it ran, put the lost events back).
+ *
+ * A thread can be walked window by window (`walkThread`): the stack carries over from one window to the next.
+ * Callbacks get the event's index within the current window (`w.t`); `openedAt` holds indexes within the thread
+ * (window base + index), so a visitor that needs something of the event that opened a frame keeps it itself.
  */
-import { Kind, ThreadEvents } from './model';
+import { EventWindow, Kind, Profiled, ThreadEvents, windowsOf } from './model';
 
 export interface StackVisitor {
   /** a frame was pushed: `stack[0..depth]` is the new context, `stack[depth]` = method */
@@ -44,11 +48,17 @@ export class StackWalker {
   stack = new Int32Array(256);
   /** index of the top frame; -1 when the stack is empty */
   depth = -1;
-  /** index of the event that opened each frame */
-  openedAt = new Int32Array(256);
+  /** index within the thread of the event that opened each frame */
+  openedAt = new Float64Array(256);
   readonly stats: WalkStats = { unmatchedExits: 0, implicitEntries: 0, implicitExits: 0, maxDepth: 0, openAtEnd: 0 };
+  /** the events being walked (the current window) */
+  t: ThreadEvents;
+  /** index within the thread of t's first event */
+  base = 0;
 
-  constructor(readonly t: ThreadEvents) {}
+  constructor(t?: ThreadEvents) {
+    this.t = t ?? EMPTY;
+  }
 
   get top(): number {
     return this.depth >= 0 ? this.stack[this.depth] : -1;
@@ -59,12 +69,12 @@ export class StackWalker {
       const s = new Int32Array(this.stack.length * 2);
       s.set(this.stack);
       this.stack = s;
-      const o = new Int32Array(this.openedAt.length * 2);
+      const o = new Float64Array(this.openedAt.length * 2);
       o.set(this.openedAt);
       this.openedAt = o;
     }
     this.stack[this.depth] = method;
-    this.openedAt[this.depth] = i;
+    this.openedAt[this.depth] = this.base + i;
     if (this.depth + 1 > this.stats.maxDepth) this.stats.maxDepth = this.depth + 1;
     if (implicit) this.stats.implicitEntries++;
     v.enter?.(this, i, implicit);
@@ -92,7 +102,14 @@ export class StackWalker {
 
   /** Replays every event; at the end, frames still open are closed (implicit exits at index `length`). */
   walk(v: StackVisitor): WalkStats {
-    const t = this.t;
+    this.walkWindow(this.t, this.base, v);
+    return this.close(v);
+  }
+
+  /** Replays the events of one window (`base`: its first event's index within the thread); the stack stays open. */
+  walkWindow(t: ThreadEvents, base: number, v: StackVisitor): void {
+    this.t = t;
+    this.base = base;
     for (let i = 0; i < t.length; i++) {
       const m = t.method[i];
       switch (t.kind[i]) {
@@ -126,13 +143,45 @@ export class StackWalker {
           break;
       }
     }
+  }
+
+  /** The end of the thread: frames still open are closed (implicit exits at index `length` of the last window). */
+  close(v: StackVisitor): WalkStats {
     this.stats.openAtEnd = this.depth + 1;
-    while (this.depth >= 0) this.pop(t.length, true, v);
+    while (this.depth >= 0) this.pop(this.t.length, true, v);
     return this.stats;
   }
 }
 
+const EMPTY: ThreadEvents = {
+  name: '', tid: -1, javaTid: -1, length: 0, kind: new Uint8Array(0), method: new Int32Array(0), bci: new Int32Array(0),
+  opcode: new Int16Array(0), tsc: new Float64Array(0), endTsc: new Float64Array(0), origin: new Uint8Array(0), tier: new Uint8Array(0),
+};
+
 /** Walks one thread's stack with `v` (see the rules above). */
 export function walkStacks(t: ThreadEvents, v: StackVisitor): WalkStats {
   return new StackWalker(t).walk(v);
+}
+
+/**
+ * Walks thread k of `a` window by window with `v`; `onWindow` is called before each window's events (a visitor
+ * that reads the events keeps the window it gets).
+ */
+export function walkThread(a: Profiled, k: number, v: StackVisitor, onWindow?: (w: EventWindow) => void): WalkStats {
+  return walkWindows(windowsOf(a, k), v, onWindow);
+}
+
+/** A thread's events whole, or its windows: as windows. */
+export function asWindows(t: ThreadEvents | Iterable<EventWindow>): Iterable<EventWindow> {
+  return 'kind' in t ? [{ ...t, base: 0, last: true }] : t;
+}
+
+/** walkThread over a thread's windows (or its events whole). */
+export function walkWindows(windows: ThreadEvents | Iterable<EventWindow>, v: StackVisitor, onWindow?: (w: EventWindow) => void): WalkStats {
+  const walker = new StackWalker();
+  for (const w of asWindows(windows)) {
+    onWindow?.(w);
+    walker.walkWindow(w, w.base, v);
+  }
+  return walker.close(v);
 }

@@ -4,8 +4,8 @@
  * per bytecode (no probes). See packages/analyze/docs/coverage.md.
  */
 import { ClassFile, forEachInstruction, lineOf, MethodInfo, successors } from '@jportal/classfile';
-import { Analysis, Origin } from '../model';
-import { walkStacks } from '../walk';
+import { Origin, Profiled } from '../model';
+import { walkThread } from '../walk';
 import { jacocoFilter } from './filters';
 
 /** How an instruction or an edge is known to have run (bits). */
@@ -135,7 +135,7 @@ class CoverageIndex {
   readonly withoutBytes = new Set<string>();
 
   constructor(
-    private readonly a: Analysis,
+    private readonly a: Profiled,
     private readonly include: (c: string) => boolean,
   ) {
     this.byId = new Array(a.methods.length);
@@ -167,40 +167,42 @@ class CoverageIndex {
 class PendingBranches {
   method = new Int32Array(256).fill(-1);
   branch = new Int32Array(256).fill(-1);
-  at = new Int32Array(256);
+  at = new Float64Array(256);
   recovered = new Uint8Array(256);
 
   ensure(depth: number): void {
     if (depth < this.method.length) return;
     const n = Math.max(depth + 1, this.method.length * 2);
-    const grow = <T extends Int32Array | Uint8Array>(a: T, make: (n: number) => T): T => {
+    const grow = <T extends Int32Array | Uint8Array | Float64Array>(a: T, make: (n: number) => T): T => {
       const b = make(n);
       b.set(a);
       return b;
     };
     this.method = grow(this.method, (k) => new Int32Array(k));
     this.branch = grow(this.branch, (k) => new Int32Array(k).fill(-1));
-    this.at = grow(this.at, (k) => new Int32Array(k));
+    this.at = grow(this.at, (k) => new Float64Array(k));
     this.recovered = grow(this.recovered, (k) => new Uint8Array(k));
   }
 }
 
-export function computeCoverage(a: Analysis, opts: CoverageOptions = {}): Coverage {
+export function computeCoverage(a: Profiled, opts: CoverageOptions = {}): Coverage {
   const index = new CoverageIndex(a, opts.include ?? notJdk);
   const stats: CoverageStats = { events: 0, eventsWithoutBytes: 0, badBci: 0, unexpectedSuccessors: 0, classesWithoutBytes: [] };
-  for (const t of a.threads) {
+  for (let tk = 0; tk < a.threads.length; tk++) {
     const pend = new PendingBranches();
+    // (indexes within the thread: window base + index)
     let lastGap = -1;
     const clear = (d: number) => {
       if (d >= 0 && d < pend.branch.length) pend.branch[d] = -1;
     };
-    walkStacks(t, {
+    walkThread(a, tk, {
       enter: (w) => clear(w.depth),
       exit: (w) => clear(w.depth),
-      gap: (_w, i) => {
-        lastGap = i;
+      gap: (w, i) => {
+        lastGap = w.base + i;
       },
       bytecode: (w, i) => {
+        const t = w.t;
         const d = w.depth;
         pend.ensure(d);
         const m = t.method[i];
@@ -235,7 +237,7 @@ export function computeCoverage(a: Analysis, opts: CoverageOptions = {}): Covera
         pend.branch[d] = nb;
         if (nb >= 0) {
           pend.method[d] = m;
-          pend.at[d] = i;
+          pend.at[d] = w.base + i;
           pend.recovered[d] = rec ? 1 : 0;
         }
       },

@@ -1,7 +1,7 @@
 /** writeCoverage: coverage/lcov.info, coverage/jacoco.xml and, given source roots, the HTML source view. */
 import * as fs from 'fs';
 import * as path from 'path';
-import { Analysis, PartResult } from '../model';
+import { PartResult, Profiled } from '../model';
 import { computeCoverage, Coverage, CoverageOptions } from './compute';
 import { Counters, COUNTER_TYPES, reportCounters, ReportCounters } from './counters';
 import { writeHtml } from './html';
@@ -48,7 +48,7 @@ export function coverageSummary(cov: Coverage, r: ReportCounters): Record<string
   };
 }
 
-export function writeCoverage(a: Analysis, outDir: string, opts: WriteCoverageOptions = {}): PartResult {
+export function writeCoverage(a: Profiled, outDir: string, opts: WriteCoverageOptions = {}): PartResult {
   const cov = computeCoverage(a, opts);
   const r = reportCounters(cov);
   const name = opts.name ?? path.basename(path.resolve(a.source.dir));

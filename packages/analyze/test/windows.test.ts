@@ -1,0 +1,147 @@
+/**
+ * Every profile computed window by window equals the profile computed from the whole thread: the stack, the
+ * interval clock, pending gaps, context ids and open intervals carry across window boundaries. Windows are read
+ * into two buffers in turn (as the spill reader does), so a profile that kept a window's columns past the next
+ * window would see them overwritten.
+ */
+import * as crypto from 'crypto';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import {
+  Analysis, buildCct, computeCoverage, buildPprof, buildStackTree, computeHotMethods, computeLatency, contextIds, EventWindow, Kind, Origin, profilePaths, reportSummary,
+  sliceAnalysis, ThreadEvents, WindowedAnalysis, windowsOf, writeContexts, writeReport, writeTimeline,
+} from '../src';
+import { analysis, Ev, method, randomThread, rng, thread } from './synthetic';
+
+const MONITORENTER = 0xc2;
+const MONITOREXIT = 0xc3;
+
+/** randomThread made messy: lost entries and exits (implicit frames, unmatched exits), monitors, recovered runs after gaps, unknown methods. */
+function messyThread(seed: number, methods: number, n: number): Ev[] {
+  const r = rng(seed * 7919 + 1);
+  const out: Ev[] = [];
+  let afterGap = 0;
+  for (const e of randomThread(seed, methods, n)) {
+    const x = r();
+    if ((e.kind === Kind.Entry || e.kind === Kind.Exit) && x < 0.08) continue;
+    if (e.kind === Kind.Exit && x < 0.1) {
+      out.push({ ...e, method: (e.method! + 1) % methods });
+      continue;
+    }
+    if (e.kind === Kind.Gap) afterGap = r() < 0.5 ? 1 + Math.floor(r() * 4) : 0;
+    else if (e.kind === Kind.Bytecode) {
+      const ev: Ev = { ...e, opcode: x < 0.05 ? MONITORENTER : x < 0.1 ? MONITOREXIT : 0 };
+      if (afterGap > 0) {
+        afterGap--;
+        ev.origin = Origin.Recovered;
+      }
+      if (x > 0.98) ev.method = -1;
+      out.push(ev);
+      continue;
+    }
+    out.push(e);
+  }
+  return out;
+}
+
+/** `a` seen window by window (`size` events each), read into two alternating buffers. */
+function windowed(a: Analysis, size: number): WindowedAnalysis {
+  const bufs = [0, 1].map(() => thread('', new Array<Ev>(size).fill({ kind: Kind.Bytecode })));
+  return {
+    source: a.source, methods: a.methods, tscPerNs: a.tscPerNs, problems: a.problems,
+    threads: a.threads.map((t) => ({ name: t.name, tid: t.tid, javaTid: t.javaTid, length: t.length })),
+    *windows(k: number): Iterable<EventWindow> {
+      const t = a.threads[k];
+      let turn = 0;
+      for (let base = 0; base < t.length; base += size) {
+        const n = Math.min(size, t.length - base);
+        const b = bufs[turn];
+        turn ^= 1;
+        for (const col of ['kind', 'method', 'bci', 'opcode', 'tsc', 'endTsc', 'origin', 'tier'] as const) b[col].set(t[col].subarray(base, base + n));
+        const w: EventWindow = { name: t.name, tid: t.tid, javaTid: t.javaTid, length: n, base, last: base + n >= t.length } as EventWindow;
+        for (const col of ['kind', 'method', 'bci', 'opcode', 'tsc', 'endTsc', 'origin', 'tier'] as const) (w as unknown as Record<string, unknown>)[col] = b[col].subarray(0, n);
+        yield w;
+      }
+    },
+  };
+}
+
+const M = 5;
+// every method: a loop (bci 0-2, goto 0 at 3) then return at 7
+const methods = Array.from({ length: M }, (_, m) => {
+  const x = method(`p/C${m}`, `m${m}`, '()V', 8, [0, 10 + m, 4, 20 + m]);
+  x.info!.code!.set([0, 0, 0, 0xa7, 0xff, 0xfd, 0, 0xb1]);
+  return x;
+});
+/** Each frame's bytecodes walk the loop (0, 1, 2, 3, 0, ...), so Ball-Larus paths complete and gaps break them. */
+function loopBcis(evs: Ev[]): Ev[] {
+  const pos: number[] = [];
+  for (const e of evs) {
+    if (e.kind === Kind.Entry) pos.push(0);
+    else if (e.kind === Kind.Exit) pos.pop();
+    else if (e.kind === Kind.Bytecode && pos.length) e.bci = pos[pos.length - 1]++ % 4;
+  }
+  return evs;
+}
+function sample(seed: number, n: number, tscPerNs = 2): Analysis {
+  const threads: ThreadEvents[] = [thread('main', loopBcis(messyThread(seed, M, n))), thread('worker', loopBcis(messyThread(seed + 100, M, Math.floor(n / 3))))];
+  threads[1].tid = 8;
+  return analysis(methods, threads, tscPerNs);
+}
+
+const mapsToObjects = (x: unknown): unknown => JSON.parse(JSON.stringify(x, (_k, v) => (v instanceof Map ? [...v] : ArrayBuffer.isView(v) ? Array.from(v as Float64Array) : v)));
+
+describe('profiles window by window', () => {
+  const cases: [string, (a: Analysis | WindowedAnalysis) => unknown][] = [
+    ['hot methods', (a) => computeHotMethods(a)],
+    ['pprof', (a) => Buffer.from(buildPprof(a).profile.encode()).toString('base64')],
+    ['latency', (a) => computeLatency(a)],
+    ['calling-context tree', (a) => mapsToObjects(buildCct(a).threads.map((t) => t.tree))],
+    ['context ids', (a) => a.threads.map((_, k) => Array.from(contextIds(a, windowsOf(a, k))))],
+    ['Ball-Larus paths', (a) => {
+      const paths = [...profilePaths(a)].map(([m, p]) => [m, p.counts, p.frames, p.broken, p.invalidTransitions] as const);
+      // (the sample is made to have paths, complete and broken)
+      expect(paths.reduce((n, p) => n + p[1].size, 0)).toBeGreaterThan(0);
+      return mapsToObjects(paths);
+    }],
+    ['time slices', (a) => mapsToObjects(sliceAnalysis(a, { maxFrames: 400 }).threads.map((t) => ({ ...t, thread: t.thread.name })))],
+    ['stack tree', (a) => mapsToObjects(buildStackTree(a))],
+    ['report summary', (a) => reportSummary(a)],
+    ['coverage', (a) => mapsToObjects(computeCoverage(a, { include: () => true }).classes.map((c) => c.methods.map((m) => [m.counts, m.hits, m.branches.map((b) => [b.counts, b.hits])])))],
+  ];
+  for (const [name, f] of cases)
+    it(`${name}: the same for windows of 1, 2, 3, 7 and 64 events`, () => {
+      for (const seed of [1, 2, 3]) {
+        const a = sample(seed, 1500);
+        const whole = f(a);
+        for (const size of [1, 2, 3, 7, 64]) expect({ size, seed, got: f(windowed(a, size)) }).toEqual({ size, seed, got: whole });
+      }
+    });
+
+  it('the event-index clock (no time) too', () => {
+    const a = sample(4, 800, 0);
+    for (const t of a.threads) t.tsc.fill(NaN);
+    const whole = mapsToObjects(sliceAnalysis(a).threads.map((t) => ({ ...t, thread: t.thread.name })));
+    for (const size of [1, 5, 64]) expect(mapsToObjects(sliceAnalysis(windowed(a, size)).threads.map((t) => ({ ...t, thread: t.thread.name })))).toEqual(whole);
+  });
+
+  it('writes the same files (timeline, contexts, report.html)', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jportal-windows-'));
+    try {
+      const a = sample(5, 2000);
+      const files = (out: string, x: Analysis | WindowedAnalysis) => {
+        writeTimeline(x, out);
+        writeContexts(x, out);
+        writeReport(x, out, {});
+        const list = (d: string): string[] => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? list(path.join(d, e.name)).map((f) => path.join(e.name, f)) : [e.name]));
+        return Object.fromEntries(list(out).sort().map((f) => [f, crypto.createHash('sha256').update(fs.readFileSync(path.join(out, f), 'latin1').replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z/g, '(when)')).digest('hex')]));
+      };
+      const whole = files(path.join(dir, 'whole'), a);
+      expect(Object.keys(whole).length).toBeGreaterThan(3);
+      expect(files(path.join(dir, 'w3'), windowed(a, 3))).toEqual(whole);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
