@@ -65,6 +65,36 @@ maybe('jportal analyze', () => {
     }
   });
 
+  test('a thread taken in windows of 5,000 events gives the same report as taken whole, and leaves no scratch files', () => {
+    const fx = analyzeFixture('switches');
+    const whole = tmpDir('analyze-whole');
+    const windowed = tmpDir('analyze-windows');
+    try {
+      // (reconstruction and recovery see one window at a time, so they are left out of the comparison)
+      const args = (out: string) => ['analyze', fx.trace, '--out', out, '--no-recover', '--no-reconstruct', '--json'];
+      const a = runCli(args(whole), 900_000);
+      const b = runCli(args(windowed), 900_000, { JPORTAL_ANALYZE_WINDOW: '5000' });
+      expect([a.status, b.status]).toEqual([0, 0]);
+      const sa = JSON.parse(a.stdout);
+      expect(sa.bytecodes).toBeGreaterThan(100_000);
+      const list = (d: string): string[] => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? list(path.join(d, e.name)).map((f) => path.join(e.name, f)) : [e.name])).sort();
+      // the spill directory (.events-*) is gone; every other file is the same, but for when and where it was written
+      expect(list(windowed)).toEqual(list(whole));
+      expect(list(windowed).filter((f) => f.startsWith('.events'))).toEqual([]);
+      const same = (f: string) => fs.readFileSync(f, 'utf8').replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z/g, '(when)').split(whole).join('(out)').split(windowed).join('(out)');
+      for (const f of list(whole).filter((x) => x !== 'summary.json')) expect({ f, same: same(path.join(windowed, f)) === same(path.join(whole, f)) }).toEqual({ f, same: true });
+      const sb = JSON.parse(b.stdout);
+      for (const s of [sa, sb]) {
+        delete s.timingsMs;
+        delete s.report;
+      }
+      expect(sb).toEqual(sa);
+    } finally {
+      cleanup(whole);
+      cleanup(windowed);
+    }
+  });
+
   test('bad input: exit 2 with the file or option named', () => {
     const dir = tmpDir('analyze-bad');
     try {

@@ -33,8 +33,8 @@ export function runWithAgent(java: string, label: string, agentOpts: string, jvm
   return { dir, result };
 }
 
-export function runCli(args: string[], timeoutMs = 240_000): SpawnSyncReturns<string> {
-  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 });
+export function runCli(args: string[], timeoutMs = 240_000, env?: Record<string, string>): SpawnSyncReturns<string> {
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, env: env ? { ...process.env, ...env } : undefined });
   if (r.error) throw r.error;
   return r;
 }

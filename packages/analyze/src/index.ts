@@ -1,8 +1,8 @@
 /** @jportal/analyze: profiles and reports from decoded (and recovered) per-thread bytecode events. */
 export { Kind, Origin, Tier, TIER_NAMES, ORIGIN_NAMES, methodLabel, methodKeyOf, windowsOf, forEachWindow } from './model';
 export type { Analysis, AnalysisMethod, ThreadEvents, ThreadInfo, EventWindow, WindowedAnalysis, Profiled, PartResult } from './model';
-export { loadTraceAnalysis, loadOracleAnalysis, refineDecoded } from './load';
-export type { TraceLoadOptions, TraceAnalysis, OracleLoadOptions, RefineOptions, RefineReport } from './load';
+export { loadTraceAnalysis, loadTraceWindows, analyzeWindowEvents, loadOracleAnalysis, refineDecoded, addReports } from './load';
+export type { TraceLoadOptions, TraceAnalysis, WindowedLoadOptions, WindowedTraceAnalysis, OracleLoadOptions, RefineOptions, RefineReport } from './load';
 export { walkStacks, walkThread, walkWindows, StackWalker } from './walk';
 export type { StackVisitor, WalkStats } from './walk';
 // coverage (issue 7)

@@ -4,12 +4,13 @@
  * an optional classpath (directories, jars).
  */
 import { ClassFile, parseClass } from '@jportal/classfile';
-import { decodeTrace, decodeTraceParallel, DecodedThread, DecodedTrace, EventStream, JvmModel } from '@jportal/decode';
+import { decodeTrace, decodeTraceParallel, DecodedThread, DecodedTrace, EVENT_BYTES, EventStream, heldStreamByteBudget, JvmModel } from '@jportal/decode';
 import { loadClasspath } from '@jportal/icfg';
 import { OracleKind, readOracle, readOracleThread } from '@jportal/oracle';
 import { recoverGaps, RecoveryStats } from '@jportal/recover';
 import { attributeOrphans, cfgFromModel, checkAndRepair, OrphanContext, OrphanReport, ReconstructReport } from '@jportal/reconstruct';
-import { Analysis, AnalysisMethod, Kind, Origin, ThreadEvents, Tier } from './model';
+import { Analysis, AnalysisMethod, Kind, Origin, ThreadEvents, Tier, WindowedAnalysis } from './model';
+import { EventSpill } from './spill';
 
 export interface TraceLoadOptions {
   /** OS tids to analyze (default all) */
@@ -139,25 +140,57 @@ class ThreadRefiner {
   }
 
   refine(t: DecodedThread, out: RefineReport): void {
-    const { cfgOf, opts } = this;
-    if (cfgOf && hasOrphans(t.events)) {
-      this.orphanContext ??= new OrphanContext(this.model);
-      // (in place: the decoded events are this thread's own, and a copy of 100 M events is gigabytes)
-      const r = attributeOrphans(t.events, this.orphanContext, { inPlace: true });
-      t.events = r.events;
-      out.orphans.push(r.report);
-    } else out.orphans.push(undefined);
-    if (cfgOf) {
-      const r = checkAndRepair(t.events, cfgOf, { inPlace: true });
-      t.events = r.events;
-      out.reconstruction.push(r.report);
-    } else out.reconstruction.push(undefined);
-    if (opts.recover !== false) {
-      const r = recoverGaps(t.events, { inPlace: true });
-      t.events = r.events;
-      out.recovery.push(r.stats);
-    } else out.recovery.push(undefined);
+    const r = this.refineEvents(t.events);
+    t.events = r.events;
+    out.orphans.push(r.orphans);
+    out.reconstruction.push(r.reconstruction);
+    out.recovery.push(r.recovery);
   }
+
+  /** The steps on a stream of events (in place: they are the caller's own; a copy of 100 M events is gigabytes). */
+  refineEvents(events: EventStream): { events: EventStream; orphans?: OrphanReport; reconstruction?: ReconstructReport; recovery?: RecoveryStats } {
+    const { cfgOf, opts } = this;
+    const out: { events: EventStream; orphans?: OrphanReport; reconstruction?: ReconstructReport; recovery?: RecoveryStats } = { events };
+    if (cfgOf && hasOrphans(out.events)) {
+      this.orphanContext ??= new OrphanContext(this.model);
+      const r = attributeOrphans(out.events, this.orphanContext, { inPlace: true });
+      out.events = r.events;
+      out.orphans = r.report;
+    }
+    if (cfgOf) {
+      const r = checkAndRepair(out.events, cfgOf, { inPlace: true });
+      out.events = r.events;
+      out.reconstruction = r.report;
+    }
+    if (opts.recover !== false) {
+      const r = recoverGaps(out.events, { inPlace: true });
+      out.events = r.events;
+      out.recovery = r.stats;
+    }
+    return out;
+  }
+}
+
+/**
+ * The sum of two reports of the same shape (numbers add up, maps and records merge key by key, lists concatenate
+ * up to 1000 entries): what a thread's windows' reports add up to.
+ */
+export function addReports<T>(a: T | undefined, b: T | undefined): T | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  if (typeof a === 'number' && typeof b === 'number') return (a + b) as T;
+  if (a instanceof Map && b instanceof Map) {
+    const m = new Map(a);
+    for (const [k, v] of b) m.set(k, addReports(m.get(k), v));
+    return m as T;
+  }
+  if (Array.isArray(a) && Array.isArray(b)) return [...a, ...b].slice(0, Math.max(1000, a.length)) as T;
+  if (a && b && typeof a === 'object' && typeof b === 'object') {
+    const o: Record<string, unknown> = { ...(a as Record<string, unknown>) };
+    for (const [k, v] of Object.entries(b as Record<string, unknown>)) o[k] = addReports(o[k], v);
+    return o as T;
+  }
+  return b;
 }
 
 export async function loadTraceAnalysis(dir: string, opts: TraceLoadOptions = {}): Promise<TraceAnalysis> {
@@ -205,6 +238,16 @@ export async function loadTraceAnalysis(dir: string, opts: TraceLoadOptions = {}
 
 /** Turns a decoded thread's events into a ThreadEvents (method ids into `methods`, which it extends). */
 function converter(model: JvmModel, classes: ClassIndex, methods: AnalysisMethod[], opts: TraceLoadOptions): (t: DecodedThread) => ThreadEvents {
+  const convert = streamConverter(model, classes, methods, opts);
+  return (t) => convert(t.events, t, false);
+}
+
+/**
+ * Turns decoded events into ThreadEvents, in place: the columns are views of the stream's own (only `origin` is
+ * new); the stream must not be used afterwards. `started`: an earlier window of the thread was converted (events
+ * before VMInit are only looked for before that).
+ */
+function streamConverter(model: JvmModel, classes: ClassIndex, methods: AnalysisMethod[], opts: TraceLoadOptions): (events: EventStream, who: { name: string; tid: number; javaTid: number }, started: boolean) => ThreadEvents {
   const index = new Map<number, number>();
   const byKey = new Map<string, number>();
   const idOf = (m: number): number => {
@@ -226,10 +269,9 @@ function converter(model: JvmModel, classes: ClassIndex, methods: AnalysisMethod
     }
     return i;
   };
-  return (t) => {
-    const events = t.events;
+  return (events, t, started) => {
     let first = 0;
-    if (opts.fromVmStart && model.vmStartTsc) while (first < events.length && !(events.tsc[first] >= model.vmStartTsc)) first++;
+    if (opts.fromVmStart && model.vmStartTsc && !started) while (first < events.length && !(events.tsc[first] >= model.vmStartTsc)) first++;
     const n = events.length - first;
     const end = first + n;
     // in place: the ThreadEvents' columns are views of the decoded stream's own (a second copy of a thread's
@@ -265,6 +307,156 @@ function converter(model: JvmModel, classes: ClassIndex, methods: AnalysisMethod
     }
     return { name: t.name, tid: t.tid, javaTid: t.javaTid, length: n, kind, method, bci, opcode, tsc, endTsc, origin, tier };
   };
+}
+
+export interface WindowedLoadOptions extends TraceLoadOptions {
+  /** a directory of its own for the spill files (created, and removed by `close()`) */
+  spillDir: string;
+  /** events per window (default JPORTAL_ANALYZE_WINDOW, else 2^24) */
+  windowEvents?: number;
+}
+
+/** A trace analysis whose events are on disk, read back window by window; `close()` removes the spill files. */
+export interface WindowedTraceAnalysis extends WindowedAnalysis {
+  recovery: (RecoveryStats | undefined)[];
+  reconstruction: (ReconstructReport | undefined)[];
+  orphans: (OrphanReport | undefined)[];
+  model: JvmModel;
+  decoded: DecodedThread[];
+  /** windows per thread (same order) */
+  windowCounts: number[];
+  /** bytes of the spill files */
+  spillBytes: number;
+  close(): void;
+}
+
+/**
+ * Events per window of a windowed analysis: JPORTAL_ANALYZE_WINDOW, else 2^24 (about 0.5 GB while decoding); at
+ * most what half the kept stream's budget holds (heldStreamByteBudget: the other half is room for what repair and
+ * recovery insert), so a thread of any length fits.
+ */
+export function analyzeWindowEvents(): number {
+  const env = Number(process.env.JPORTAL_ANALYZE_WINDOW);
+  const fit = Math.max(1024, Math.floor(heldStreamByteBudget() / EVENT_BYTES / 2));
+  return Math.min(Number.isInteger(env) && env > 0 ? env : 1 << 24, fit);
+}
+
+/**
+ * loadTraceAnalysis for traces of any length: each thread is decoded as a stream and taken a window at a time
+ * (`windowEvents` events) through reconstruction, recovery and conversion into a spill file, so memory holds a
+ * window per thread, not the thread. Reconstruction and recovery then see one window at a time: a gap is filled
+ * from the segments of its own window, and a window boundary cuts the frames open there as a trace start would.
+ * A thread shorter than a window is processed exactly as loadTraceAnalysis does.
+ */
+export async function loadTraceWindows(dir: string, opts: WindowedLoadOptions): Promise<WindowedTraceAnalysis> {
+  const windowEvents = Math.max(1, opts.windowEvents ?? analyzeWindowEvents());
+  const spill = new EventSpill(opts.spillDir);
+  const problems: string[] = [];
+  const methods: AnalysisMethod[] = [];
+  let convert: ReturnType<typeof streamConverter> | undefined;
+  let refiner: ThreadRefiner | undefined;
+  interface Pending {
+    k: number;
+    window: EventStream;
+    reached: boolean;
+    windows: number;
+    orphans?: OrphanReport;
+    reconstruction?: ReconstructReport;
+    recovery?: RecoveryStats;
+  }
+  const pending = new Map<number, Pending>();
+  const setup = (model: JvmModel) => {
+    if (convert) return;
+    problems.push(...model.problems);
+    convert = streamConverter(model, new ClassIndex(model.classes, opts.classpath, problems), methods, opts);
+    refiner = new ThreadRefiner(model, opts);
+  };
+  const flush = (p: Pending, who: { name: string; tid: number; javaTid: number }) => {
+    if (!p.window.length) return;
+    const r = refiner!.refineEvents(p.window);
+    p.orphans = addReports(p.orphans, r.orphans);
+    p.reconstruction = addReports(p.reconstruction, r.reconstruction);
+    p.recovery = addReports(p.recovery, r.recovery);
+    const t = convert!(r.events, who, p.reached);
+    if (t.length) p.reached = true;
+    spill.append(p.k, t);
+    p.windows++;
+    // (the spill has its copy: the stream's columns take the next window)
+    p.window = r.events;
+    p.window.length = 0;
+  };
+  const sinkFor = (tid: number, model: JvmModel): ((e: EventStream) => void) => {
+    setup(model);
+    // (named when the decoder is done with it)
+    const who = { name: `tid ${tid}`, tid, javaTid: -1 };
+    const p: Pending = { k: spill.open(who), window: windowStream(windowEvents), reached: false, windows: 0 };
+    pending.set(tid, p);
+    return (e) => {
+      let from = 0;
+      while (from < e.length) {
+        const take = Math.min(e.length - from, windowEvents - p.window.length);
+        p.window.appendStream(from === 0 && take === e.length ? e : e.view(from, from + take));
+        from += take;
+        if (p.window.length >= windowEvents) flush(p, who);
+      }
+    };
+  };
+  const report: RefineReport = { orphans: [], reconstruction: [], recovery: [] };
+  const order: number[] = [];
+  const windowCounts: number[] = [];
+  const onDecoded = (t: DecodedThread, done: number, total: number, model: JvmModel): void => {
+    setup(model);
+    let p = pending.get(t.tid);
+    if (!p) {
+      // (a thread the decoder did not stream: its events came whole)
+      const who = { name: t.name, tid: t.tid, javaTid: t.javaTid };
+      p = { k: spill.open(who), window: windowStream(windowEvents), reached: false, windows: 0 };
+      p.window.appendStream(t.events);
+    }
+    pending.delete(t.tid);
+    flush(p, { name: t.name, tid: t.tid, javaTid: t.javaTid });
+    spill.rename(p.k, t.name, t.javaTid);
+    order.push(p.k);
+    windowCounts.push(p.windows);
+    report.orphans.push(p.orphans);
+    report.reconstruction.push(p.reconstruction);
+    report.recovery.push(p.recovery);
+    opts.onThread?.(t.name, done, total);
+  };
+  let decoded: DecodedTrace;
+  try {
+    decoded =
+      (opts.workers ?? 1) > 1
+        ? await decodeTraceParallel(dir, { tids: opts.tids, workers: opts.workers, onThread: onDecoded, release: true, sinkFor })
+        : decodeTrace(dir, { tids: opts.tids, onThread: onDecoded, release: true, sinkFor });
+  } catch (e) {
+    spill.close();
+    throw e;
+  }
+  const { model } = decoded;
+  if (!convert) problems.push(...model.problems);
+  const infos = spill.infos;
+  return {
+    source: { kind: 'trace', dir },
+    methods,
+    threads: order.map((k) => infos[k]),
+    windows: (k: number) => spill.windows(order[k]),
+    tscPerNs: model.tscPerNs,
+    problems,
+    ...report,
+    model,
+    decoded: decoded.threads,
+    windowCounts,
+    spillBytes: spill.bytes,
+    close: () => spill.close(),
+  };
+}
+
+/** A stream for one window: room for it from the start, within the kept stream's budget. */
+function windowStream(events: number): EventStream {
+  const e = new EventStream(Math.min(events, 1 << 20));
+  e.budgetBytes = heldStreamByteBudget();
+  return e;
 }
 
 export interface OracleLoadOptions {

@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import {
-  Analysis, buildCct, computeCoverage, buildPprof, buildStackTree, computeHotMethods, computeLatency, contextIds, EventWindow, Kind, Origin, profilePaths, reportSummary,
+  Analysis, analyzeWindowEvents, buildCct, computeCoverage, buildPprof, buildStackTree, computeHotMethods, computeLatency, contextIds, EventWindow, Kind, Origin, profilePaths, reportSummary,
   sliceAnalysis, ThreadEvents, WindowedAnalysis, windowsOf, writeContexts, writeReport, writeTimeline,
 } from '../src';
 import { analysis, Ev, method, randomThread, rng, thread } from './synthetic';
@@ -143,5 +143,22 @@ describe('profiles window by window', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('window size', () => {
+  const saved = { ...process.env };
+  afterEach(() => {
+    process.env = { ...saved };
+  });
+  it('is JPORTAL_ANALYZE_WINDOW, at most half of what the kept-stream budget holds', () => {
+    delete process.env.JPORTAL_ANALYZE_WINDOW;
+    process.env.JPORTAL_MAX_STREAM_BYTES = String(28 * 100_000);
+    expect(analyzeWindowEvents()).toBe(50_000);
+    process.env.JPORTAL_ANALYZE_WINDOW = '7000';
+    expect(analyzeWindowEvents()).toBe(7000);
+    delete process.env.JPORTAL_MAX_STREAM_BYTES;
+    delete process.env.JPORTAL_ANALYZE_WINDOW;
+    expect(analyzeWindowEvents()).toBe(Math.min(1 << 24, Math.floor((os.totalmem() * 0.4) / 28 / 2)));
   });
 });

@@ -7,7 +7,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import {
-  Analysis, PartResult, loadTraceAnalysis, writeCct, writeCollapsed, writeContexts, writeCoverage, writeHotMethods, writeLatency,
+  analyzeWindowEvents, forEachWindow, PartResult, Profiled, loadTraceWindows, WindowedTraceAnalysis, writeCct, writeCollapsed, writeContexts, writeCoverage, writeHotMethods, writeLatency,
   writePaths, writePprof, writeReport, writeTimeline,
 } from '@jportal/analyze';
 import { DecodeError } from '@jportal/decode';
@@ -39,7 +39,6 @@ export async function runAnalyze(o: AnalyzeCommandOptions): Promise<number> {
   for (const s of [...(o.sources ?? []), ...(o.classpath ?? [])]) if (!fs.existsSync(s)) throw new CliError(`analyze: ${s}: no such file or directory`, ExitCode.BadInput);
   const unknown = (o.only ?? []).filter((p) => !(ANALYZE_PARTS as readonly string[]).includes(p));
   if (unknown.length) throw new CliError(`analyze: --only: unknown part ${unknown.join(', ')} (known: ${ANALYZE_PARTS.join(', ')})`, ExitCode.BadInput);
-  const want = (p: string) => !o.only?.length || o.only.includes(p);
   const out = o.out ?? path.join(o.dir, 'report');
   fs.mkdirSync(out, { recursive: true });
   const progress = new Progress(!!o.json);
@@ -47,9 +46,11 @@ export async function runAnalyze(o: AnalyzeCommandOptions): Promise<number> {
 
   progress.start('decoding', 0, ' threads');
   let started = false;
-  let a;
+  let a: WindowedTraceAnalysis;
   try {
-    a = await loadTraceAnalysis(o.dir, {
+    // each thread's events go a window at a time to a scratch directory in the report's, removed at the end
+    a = await loadTraceWindows(o.dir, {
+      spillDir: fs.mkdtempSync(path.join(out, '.events-')),
       tids: o.tid,
       workers: o.workers,
       recover: o.recover,
@@ -67,11 +68,22 @@ export async function runAnalyze(o: AnalyzeCommandOptions): Promise<number> {
     throw e;
   }
   progress.done();
+  try {
+    return writeAnalysis(o, a, out, progress, t0, log);
+  } finally {
+    a.close();
+  }
+}
+
+function writeAnalysis(o: AnalyzeCommandOptions, a: WindowedTraceAnalysis, out: string, progress: Progress, t0: number, log: ReturnType<typeof stderrLogger>): number {
+  const want = (p: string) => !o.only?.length || o.only.includes(p);
   const decodeMs = Date.now() - t0;
   const orphans = a.orphans.reduce((x, r) => ({ unattributed: x.unattributed + (r?.orphans ?? 0), attributed: x.attributed + (r?.attributedBytecodes ?? 0), frames: x.frames + (r?.frames ?? 0), ambiguousFrames: x.ambiguousFrames + (r?.ambiguous ?? 0) }), { unattributed: 0, attributed: 0, frames: 0, ambiguousFrames: 0 });
   if (orphans.unattributed) log.info(`analyze: ${orphans.unattributed} bytecodes ran in frames the decoder could not name (callers lost in a gap); ${orphans.attributed} named by projecting their ${orphans.frames} frames onto the ICFG (${orphans.ambiguousFrames} frames ambiguous)`);
   const rc = { ...a.reconstruction.reduce((x, r) => ({ contradictions: x.contradictions + (r?.contradictions ?? 0), repaired: x.repaired + (r ? r.repair.unique + r.repair.ambiguous : 0), inserted: x.inserted + (r?.repair.inserted ?? 0) }), { contradictions: 0, repaired: 0, inserted: 0 }), orphans };
   if (rc.contradictions) log.info(`analyze: ${rc.contradictions} decoded steps contradict the methods' CFGs; ${rc.repaired} repaired by inserting ${rc.inserted} bytecodes (@jportal/reconstruct)`);
+  const windows = a.windowCounts.reduce((x, y) => x + y, 0);
+  if (windows > a.threads.length) log.info(`analyze: ${windows} windows of at most ${analyzeWindowEvents().toLocaleString('en-US')} events (${(a.spillBytes / 2 ** 30).toFixed(1)} GiB spilled to disk); reconstruction and recovery saw one window at a time`);
   log.info(`analyze: decoded ${a.threads.length} threads in ${(decodeMs / 1000).toFixed(1)} s${a.recovery.some((r) => r?.gaps) ? `; recovery filled ${a.recovery.reduce((s, r) => s + (r?.recovered ?? 0), 0)} of ${a.recovery.reduce((s, r) => s + (r?.gaps ?? 0), 0)} gaps` : ''}`);
 
   const parts: Record<string, PartResult> = {};
@@ -97,7 +109,7 @@ export async function runAnalyze(o: AnalyzeCommandOptions): Promise<number> {
   });
   const report = writeReport(a, out, parts);
   progress.done();
-  const summary = { ...summarize(a, parts, out, report), reconstruction: rc };
+  const summary = { ...summarize(a, parts, out, report), reconstruction: rc, windows: { count: windows, maxEvents: analyzeWindowEvents(), spillBytes: a.spillBytes } };
   fs.writeFileSync(path.join(out, 'summary.json'), JSON.stringify({ ...summary, timingsMs: { decode: decodeMs, ...timings } }, null, 2) + '\n');
   if (o.json) process.stdout.write(JSON.stringify({ ...summary, timingsMs: { decode: decodeMs, ...timings, total: Date.now() - t0 } }, null, 2) + '\n');
   else printSummary(summary, Date.now() - t0);
@@ -119,19 +131,20 @@ interface AnalyzeSummary {
   problems: string[];
 }
 
-function summarize(a: Analysis, parts: Record<string, PartResult>, out: string, report: PartResult): AnalyzeSummary {
+function summarize(a: Profiled, parts: Record<string, PartResult>, out: string, report: PartResult): AnalyzeSummary {
   const threads: AnalyzeSummary['threads'] = [];
   let lost = 0;
   let span = 0;
-  for (const t of a.threads) {
-    const row = { name: t.name, tid: t.tid, bytecodes: 0, observed: 0, inferred: 0, recovered: 0, gaps: 0 };
-    let first = NaN;
-    let last = NaN;
+  const first = a.threads.map(() => NaN);
+  const last = a.threads.map(() => NaN);
+  for (const t of a.threads) threads.push({ name: t.name, tid: t.tid, bytecodes: 0, observed: 0, inferred: 0, recovered: 0, gaps: 0 });
+  forEachWindow(a, (t, tk) => {
+    const row = threads[tk];
     for (let i = 0; i < t.length; i++) {
       const k = t.kind[i];
       if (t.tsc[i] > 0) {
-        if (!(first <= t.tsc[i])) first = t.tsc[i];
-        if (!(last >= t.tsc[i])) last = t.tsc[i];
+        if (!(first[tk] <= t.tsc[i])) first[tk] = t.tsc[i];
+        if (!(last[tk] >= t.tsc[i])) last[tk] = t.tsc[i];
       }
       // (numbers of @jportal/analyze's Kind and Origin: const enums do not cross packages here)
       if (k === 0) {
@@ -145,9 +158,10 @@ function summarize(a: Analysis, parts: Record<string, PartResult>, out: string, 
         if (t.endTsc[i] > t.tsc[i]) lost += t.endTsc[i] - t.tsc[i];
       }
     }
-    if (last > first) span += last - first;
-    threads.push(row);
-  }
+  });
+  a.threads.forEach((_, tk) => {
+    if (last[tk] > first[tk]) span += last[tk] - first[tk];
+  });
   threads.sort((x, y) => y.bytecodes - x.bytecodes);
   const sum = (k: 'bytecodes' | 'observed' | 'inferred' | 'recovered' | 'gaps') => threads.reduce((s, t) => s + t[k], 0);
   return {
