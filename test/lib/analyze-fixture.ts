@@ -12,6 +12,7 @@ import { CLI, EXAMPLES, REPO } from './run';
 export const ANALYZE_EXAMPLES = {
   switches: ['-cp', path.join(EXAMPLES, 'switches', 'classes'), 'Switches', '3000'],
   exceptions: ['-cp', path.join(EXAMPLES, 'exceptions', 'classes'), 'Exceptions', '2000'],
+  twins: ['-cp', path.join(EXAMPLES, 'twins', 'classes'), 'Twins', '20'],
 } as const;
 export type AnalyzeExample = keyof typeof ANALYZE_EXAMPLES;
 

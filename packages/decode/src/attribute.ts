@@ -54,6 +54,10 @@ export interface Method {
   loader: number;
   /** the successors of its instructions, once asked for (MethodUniverse.successors) */
   succ: SuccessorTable | null;
+  /** TSC of its class's CLASS record (-Infinity: unknown) */
+  loadTsc: number;
+  /** whether it is a static initializer (runs once per class) */
+  clinit: boolean;
 }
 
 /** What an interpreted entry right after an invoke may start (MethodUniverse.callSite). */
@@ -137,7 +141,10 @@ export class MethodUniverse {
           known.set(k, id);
           model.methods.set(id, { className: cf.name, name: mi.name, signature: mi.descriptor, classId: 0xffffffff, loader });
         }
-        const m: Method = { id, index: this.methods.length, code: mi.code ?? null, handlers: mi.handlers, native: (mi.access & ACC_NATIVE) !== 0, cf, loader, succ: null };
+        const m: Method = {
+          id, index: this.methods.length, code: mi.code ?? null, handlers: mi.handlers, native: (mi.access & ACC_NATIVE) !== 0, cf, loader, succ: null,
+          loadTsc: model.classLoadTsc?.get(key) ?? -Infinity, clinit: mi.name === '<clinit>',
+        };
         this.methods.push(m);
         this.byId.set(id, m);
         const nd = mi.name + mi.descriptor;
@@ -439,6 +446,8 @@ export class Attribution {
   private readonly methods: Method[];
   /** Method.index -> method id */
   private readonly ids: Int32Array;
+  /** by Method.index: static initializers this thread has run (a class is initialized once) */
+  private readonly ranClinit: Uint8Array;
   private readonly pool = new StatePool();
   /** the stack: frames[0..depth); frames beyond are kept for reuse */
   private readonly frames: Frame[] = [];
@@ -475,6 +484,7 @@ export class Attribution {
     this.out = new EventStream(capacity);
     this.methods = universe.methods;
     this.ids = Int32Array.from(this.methods, (m) => m.id);
+    this.ranClinit = new Uint8Array(this.methods.length);
   }
 
   /** The whole input, part after part (each let go once read). */
@@ -825,10 +835,12 @@ export class Attribution {
     let id = -1;
     if (!f.lost && f.n > 0) {
       if (f.n > 1) this.stats.ambiguousEnds++;
-      // (the other states of a frame on the trie die with it: only the first is made)
-      const s = f.pathLen ? this.firstStateOfNode(f) : f.states[0];
+      // (the other states of a frame on the trie die with it: only the chosen one is made)
+      const s = f.pathLen ? this.chosenStateOfNode(f, tsc) : f.states[this.chosenState(f, tsc)];
       this.settle(s);
-      id = this.ids[this.pool.method[s]];
+      const mi = this.pool.method[s];
+      if (this.methods[mi].clinit) this.ranClinit[mi] = 1;
+      id = this.ids[mi];
       if (f.entryEv >= 0 && out.method[f.entryEv] < 0) out.method[f.entryEv] = id;
     }
     if (emitExit) out.push(EventKind.Exit, EventSource.Interpreter, id, -1, -1, tsc);
@@ -1000,9 +1012,44 @@ export class Attribution {
   }
 
   /** The state of the first entry of a frame on the trie, with its chain (for its end: the rest are not needed). */
-  private firstStateOfNode(f: Frame): number {
+  /**
+   * Which of the methods an ambiguous frame ended in (PT cannot tell methods with the same bytecode apart) is
+   * taken: one whose class was loaded by `tsc` (before: no object of it could run) and, for a static initializer,
+   * that this thread has not run yet (a class is initialized once); of those, the class loaded last (a class is
+   * mostly used right after it is loaded: a service loaded and instantiated, a class loaded and initialized on
+   * first use); then the first. Returns a rank: lower is better.
+   */
+  private rankOf(method: number, tsc: number): number {
+    const m = this.methods[method];
+    if (m.clinit && this.ranClinit[method]) return 2e300;
+    if (m.loadTsc > tsc) return 1e300;
+    return m.loadTsc === -Infinity ? 1e299 : -m.loadTsc;
+  }
+
+  /** The index into f.states of the state chosen at f's ambiguous end (rankOf). */
+  private chosenState(f: Frame, tsc: number): number {
+    if (f.n === 1) return 0;
+    let best = 0;
+    let bestRank = Infinity;
+    for (let k = 0; k < f.n; k++) {
+      const r = this.rankOf(this.pool.method[f.states[k]], tsc);
+      if (r < bestRank) [best, bestRank] = [k, r];
+    }
+    return best;
+  }
+
+  /** The state chosen at the ambiguous end of a frame on the trie (rankOf). */
+  private chosenStateOfNode(f: Frame, tsc: number): number {
     this.beginMaking(f);
-    return this.stateOfNode(f, f.pathLen - 1, 0);
+    const node = f.path[f.pathLen - 1];
+    const n = Math.min(node.count, node.method.length);
+    let best = 0;
+    let bestRank = Infinity;
+    for (let j = 0; j < n; j++) {
+      const r = this.rankOf(node.method[j], tsc);
+      if (r < bestRank) [best, bestRank] = [j, r];
+    }
+    return this.stateOfNode(f, f.pathLen - 1, best);
   }
 
   /** Starts making the states of frame f's trie path: none is made yet. */

@@ -21,6 +21,8 @@ export interface JvmModel {
   methods: Map<number, MethodInfo>;
   /** CLASS bytes by loader + name ("loader:name"), the latest version. */
   classes: Map<string, Uint8Array>;
+  /** when each class was loaded (TSC of its CLASS record), by "loader:name" */
+  classLoadTsc: Map<string, number>;
   /** Interpreter codelets sorted by begin. */
   codelets: { begin: Float64Array; end: Float64Array; bytecode: Int16Array; kind: Uint8Array; description: string[] };
   /** Dispatch-table targets that name exactly one bytecode: address -> bytecode. */
@@ -65,6 +67,7 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
   const image = new CodeImage();
   const methods = new Map<number, MethodInfo>();
   const classes = new Map<string, Uint8Array>();
+  const classLoadTsc = new Map<string, number>();
   /** CLASS records naming runtime-image classes: key -> internal name */
   const imageClasses = new Map<string, string>();
   let runtimeImage: RuntimeImageFacts | undefined;
@@ -146,6 +149,7 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
         methods.set(r.payload.method, { className: r.payload.class_name, name: r.payload.name, signature: r.payload.signature, classId: r.payload.class_id, loader: r.payload.loader });
       else if (isRecord(r, 'CLASS')) {
         const key = `${r.payload.loader}:${r.payload.name}`;
+        if (!classLoadTsc.has(key)) classLoadTsc.set(key, tsc);
         if (r.payload.source === IMAGE_CLASS_SOURCE && r.payload.bytes.length === 0) imageClasses.set(key, r.payload.name);
         else {
           classes.set(key, r.payload.bytes);
@@ -244,7 +248,7 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
 
   const sideband = readPtSideband(dir);
   if (sideband) image.ranges = sideband.ranges;
-  return { image, methods, classes, codelets, dispatch, methodEntries, threads, sideband, tscPerNs, vmStartTsc, problems };
+  return { image, methods, classes, classLoadTsc, codelets, dispatch, methodEntries, threads, sideband, tscPerNs, vmStartTsc, problems };
 }
 
 /** Length of the first instruction of a C1/C2 verified entry: a stack bang `mov %eax,-N(%rsp)` or `sub $N,%rsp`. */

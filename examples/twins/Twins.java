@@ -1,0 +1,107 @@
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Twins: plug-in classes whose methods have the same bytecode (only constant-pool operands differ), loaded and
+ * instantiated by reflection one after another, as java.util.ServiceLoader does. Intel PT shows the interpreter's
+ * opcodes but not which method runs, and reflection leaves no call site to resolve, so the decoder must tell the
+ * twins apart by what it knows besides the opcodes: when each class was loaded, and that a class is initialized
+ * once. Usage: java Twins [rounds]
+ */
+public class Twins {
+  interface Plugin {
+    int priority();
+
+    String name();
+  }
+
+  static int registered;
+
+  static int register(String tag) {
+    registered += tag.length();
+    return registered;
+  }
+
+  public static class P1 implements Plugin {
+    static final int ORDER = register("P1");
+    private final int p;
+
+    public P1() {
+      p = ORDER * 3;
+    }
+
+    public int priority() {
+      return p;
+    }
+
+    public String name() {
+      return "P1";
+    }
+  }
+
+  public static class P2 implements Plugin {
+    static final int ORDER = register("P2");
+    private final int p;
+
+    public P2() {
+      p = ORDER * 3;
+    }
+
+    public int priority() {
+      return p;
+    }
+
+    public String name() {
+      return "P2";
+    }
+  }
+
+  public static class P3 implements Plugin {
+    static final int ORDER = register("P3");
+    private final int p;
+
+    public P3() {
+      p = ORDER * 3;
+    }
+
+    public int priority() {
+      return p;
+    }
+
+    public String name() {
+      return "P3";
+    }
+  }
+
+  public static class P4 implements Plugin {
+    static final int ORDER = register("P4");
+    private final int p;
+
+    public P4() {
+      p = ORDER * 3;
+    }
+
+    public int priority() {
+      return p;
+    }
+
+    public String name() {
+      return "P4";
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 1;
+    List<Plugin> plugins = new ArrayList<>();
+    // as ServiceLoader: each provider is loaded, initialized and instantiated before the next one
+    for (String n : new String[] {"Twins$P1", "Twins$P2", "Twins$P3", "Twins$P4"}) {
+      Class<?> c = Class.forName(n);
+      Plugin p = (Plugin) c.getDeclaredConstructor().newInstance();
+      plugins.add(p);
+      System.out.println(p.name() + " " + p.priority());
+    }
+    long sum = 0;
+    for (int r = 0; r < rounds; r++) for (Plugin p : plugins) sum += p.priority();
+    System.out.println("sum " + sum);
+  }
+}
