@@ -3,9 +3,10 @@
  * bench apps`, each thread streamed as `jportal decode` streams it (bounded memory for a thread of any length):
  * the flow decode into Java events (a decode without attribution, its events counted), then attribution of
  * interpreted bytecodes and completion of compiled frames (a second decode with them, minus the first one's time;
- * its events kept in one stream per thread, as `jportal analyze` keeps them), and recovery of PT-loss gaps on
- * that stream. Prints one JSON line on stdout.   node bench-stages.js TRACE_DIR
+ * its events taken a window at a time, as `jportal analyze` takes them), and recovery of PT-loss gaps on each
+ * window. Prints one JSON line on stdout.   node bench-stages.js TRACE_DIR
  */
+import { analyzeWindowEvents } from '@jportal/analyze';
 import { decodeTrace, EventStream } from '@jportal/decode';
 import { recoverGaps } from '@jportal/recover';
 
@@ -33,25 +34,38 @@ function main(dir: string): StageTimes {
   let t0 = process.hrtime.bigint();
   decodeTrace(dir, { attribute: false, release: true, sinkFor: () => () => undefined });
   const flowMs = ms(t0);
-  // 2. the same with attribution and completion, each thread's events kept, then recovery on them
-  const kept = new Map<number, EventStream>();
+  // 2. the same with attribution and completion, then recovery, a window at a time as `jportal analyze` takes them
+  const windowEvents = analyzeWindowEvents();
+  const recover = (w: EventStream) => {
+    const s = process.hrtime.bigint();
+    const r = recoverGaps(w, { inPlace: true });
+    recoverMs += ms(s);
+    gaps += r.stats.gaps;
+    recovered += r.stats.recovered;
+    for (let i = 0; i < r.events.length; i++) if (r.events.kind[i] === 0) bytecodes++;
+    r.events.length = 0;
+    return r.events;
+  };
+  const windows = new Map<number, EventStream>();
   t0 = process.hrtime.bigint();
   const d = decodeTrace(dir, {
     release: true,
     sinkFor: (tid) => {
-      const acc = EventStream.held();
-      kept.set(tid, acc);
-      return (e) => acc.appendStream(e);
+      windows.set(tid, new EventStream(1 << 20));
+      return (e) => {
+        for (let from = 0; from < e.length; ) {
+          let w = windows.get(tid)!;
+          const take = Math.min(e.length - from, windowEvents - w.length);
+          w.appendStream(e.view(from, from + take));
+          from += take;
+          if (w.length >= windowEvents) windows.set(tid, (w = recover(w)));
+        }
+      };
     },
     onThread: (t) => {
-      const events = kept.get(t.tid)!;
-      kept.delete(t.tid);
-      const s = process.hrtime.bigint();
-      const r = recoverGaps(events, { inPlace: true });
-      recoverMs += ms(s);
-      gaps += r.stats.gaps;
-      recovered += r.stats.recovered;
-      for (let i = 0; i < r.events.length; i++) if (r.events.kind[i] === 0) bytecodes++;
+      const w = windows.get(t.tid);
+      windows.delete(t.tid);
+      if (w?.length) recover(w);
     },
   });
   const attributeMs = Math.max(0, ms(t0) - recoverMs - flowMs);
