@@ -5,8 +5,8 @@ import java.util.List;
  * Twins: plug-in classes whose methods have the same bytecode (only constant-pool operands differ), loaded and
  * instantiated by reflection one after another, as java.util.ServiceLoader does. Intel PT shows the interpreter's
  * opcodes but not which method runs, and reflection leaves no call site to resolve, so the decoder must tell the
- * twins apart by what it knows besides the opcodes: when each class was loaded, and that a class is initialized
- * once. Usage: java Twins [rounds]
+ * twins apart by what it knows besides the opcodes: when each class was loaded, that a class is initialized once,
+ * and which class an object was last made of. Usage: java Twins [rounds]
  */
 public class Twins {
   interface Plugin {
@@ -90,6 +90,14 @@ public class Twins {
     }
   }
 
+  // (ifs, not a switch: PT shows which way an if went, but all of a switch's cases here start with the same opcodes)
+  static Plugin fresh(int k) {
+    if (k == 0) return new P1();
+    if (k == 1) return new P2();
+    if (k == 2) return new P3();
+    return new P4();
+  }
+
   public static void main(String[] args) throws Exception {
     int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 1;
     List<Plugin> plugins = new ArrayList<>();
@@ -102,6 +110,9 @@ public class Twins {
     }
     long sum = 0;
     for (int r = 0; r < rounds; r++) for (Plugin p : plugins) sum += p.priority();
-    System.out.println("sum " + sum);
+    // objects used right after they are made
+    int names = 0;
+    for (int r = 0; r < rounds; r++) names += fresh(r * 7 % 4).name().length();
+    System.out.println("sum " + sum + " names " + names);
   }
 }

@@ -49,7 +49,9 @@ export function analyzeFixture(name: AnalyzeExample): AnalyzeFixture {
   const args = ANALYZE_EXAMPLES[name];
   const fx: AnalyzeFixture = { name, trace: path.join(base, 'trace'), oracle: path.join(base, 'oracle'), classes: args[1], sources: path.dirname(args[1]), java };
   const stampFile = path.join(base, 'stamp');
-  const stamp = `${stampOf()} ${args.join(' ')}`;
+  // (and the example's classes: a rebuilt example is recorded again)
+  const classStamp = fs.existsSync(args[1]) ? fs.readdirSync(args[1]).map((f) => fs.statSync(path.join(args[1], f)).mtimeMs).sort().join(',') : '';
+  const stamp = `${stampOf()} ${classStamp} ${args.join(' ')}`;
   if (fs.existsSync(stampFile) && fs.readFileSync(stampFile, 'utf8') === stamp) return fx;
   fs.rmSync(base, { recursive: true, force: true });
   fs.mkdirSync(base, { recursive: true });

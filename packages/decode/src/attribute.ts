@@ -58,6 +58,8 @@ export interface Method {
   loadTsc: number;
   /** whether it is a static initializer (runs once per class) */
   clinit: boolean;
+  /** whether it is a constructor */
+  init: boolean;
 }
 
 /** What an interpreted entry right after an invoke may start (MethodUniverse.callSite). */
@@ -143,7 +145,7 @@ export class MethodUniverse {
         }
         const m: Method = {
           id, index: this.methods.length, code: mi.code ?? null, handlers: mi.handlers, native: (mi.access & ACC_NATIVE) !== 0, cf, loader, succ: null,
-          loadTsc: model.classLoadTsc?.get(key) ?? -Infinity, clinit: mi.name === '<clinit>',
+          loadTsc: model.classLoadTsc?.get(key) ?? -Infinity, clinit: mi.name === '<clinit>', init: mi.name === '<init>',
         };
         this.methods.push(m);
         this.byId.set(id, m);
@@ -448,6 +450,8 @@ export class Attribution {
   private readonly ids: Int32Array;
   /** by Method.index: static initializers this thread has run (a class is initialized once) */
   private readonly ranClinit: Uint8Array;
+  /** per class: when this thread last finished one of its constructors (an object of it exists) */
+  private readonly constructedAt = new Map<ClassFile, number>();
   private readonly pool = new StatePool();
   /** the stack: frames[0..depth); frames beyond are kept for reuse */
   private readonly frames: Frame[] = [];
@@ -839,7 +843,9 @@ export class Attribution {
       const s = f.pathLen ? this.chosenStateOfNode(f, tsc) : f.states[this.chosenState(f, tsc)];
       this.settle(s);
       const mi = this.pool.method[s];
-      if (this.methods[mi].clinit) this.ranClinit[mi] = 1;
+      const m = this.methods[mi];
+      if (m.clinit) this.ranClinit[mi] = 1;
+      else if (m.init) this.constructedAt.set(m.cf, tsc);
       id = this.ids[mi];
       if (f.entryEv >= 0 && out.method[f.entryEv] < 0) out.method[f.entryEv] = id;
     }
@@ -1015,15 +1021,16 @@ export class Attribution {
   /**
    * Which of the methods an ambiguous frame ended in (PT cannot tell methods with the same bytecode apart) is
    * taken: one whose class was loaded by `tsc` (before: no object of it could run) and, for a static initializer,
-   * that this thread has not run yet (a class is initialized once); of those, the class loaded last (a class is
-   * mostly used right after it is loaded: a service loaded and instantiated, a class loaded and initialized on
-   * first use); then the first. Returns a rank: lower is better.
+   * that this thread has not run yet (a class is initialized once); of those, the class used last: loaded, or an
+   * object of it constructed in this thread (a service is loaded and instantiated before the next, an object is
+   * mostly used right after it is made); then the first. Returns a rank: lower is better.
    */
   private rankOf(method: number, tsc: number): number {
     const m = this.methods[method];
     if (m.clinit && this.ranClinit[method]) return 2e300;
     if (m.loadTsc > tsc) return 1e300;
-    return m.loadTsc === -Infinity ? 1e299 : -m.loadTsc;
+    const used = Math.max(m.loadTsc, this.constructedAt.get(m.cf) ?? -Infinity);
+    return used === -Infinity ? 1e299 : -used;
   }
 
   /** The index into f.states of the state chosen at f's ambiguous end (rankOf). */
