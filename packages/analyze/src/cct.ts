@@ -10,6 +10,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { AnalysisMethod, EventWindow, methodKeyOf, methodLabel, Origin, PartResult, Profiled, ThreadEvents, windowsOf } from './model';
+import { ChunkWriter } from './timeline';
 import { StackWalker, walkWindows } from './walk';
 
 const PAIR_LIMIT = 1 << 26;
@@ -267,22 +268,20 @@ export interface WriteCctOptions extends CctOptions {
   maxLines?: number;
 }
 
-function treeJson(tree: Cct) {
-  const inc = tree.inclusive(tree.bytecodes);
-  const incRec = tree.inclusive(tree.recovered);
+/** A tree's fields as JSON object members (no braces), its columns written a slice at a time. */
+function writeTreeJson(w: ChunkWriter, tree: Cct): void {
   const n = tree.size;
-  return {
-    nodes: n,
-    parent: Array.from(tree.parent.subarray(0, n)),
-    method: Array.from(tree.method.subarray(0, n)),
-    callSite: Array.from(tree.callSite.subarray(0, n)),
-    invocations: Array.from(tree.invocations.subarray(0, n)),
-    implicitEntries: Array.from(tree.implicitEntries.subarray(0, n)),
-    bytecodes: Array.from(tree.bytecodes.subarray(0, n)),
-    inclusiveBytecodes: Array.from(inc),
-    recovered: Array.from(tree.recovered.subarray(0, n)),
-    inclusiveRecovered: Array.from(incRec),
-  };
+  const columns: [string, ArrayLike<number>][] = [
+    ['parent', tree.parent], ['method', tree.method], ['callSite', tree.callSite], ['invocations', tree.invocations],
+    ['implicitEntries', tree.implicitEntries], ['bytecodes', tree.bytecodes], ['inclusiveBytecodes', tree.inclusive(tree.bytecodes)],
+    ['recovered', tree.recovered], ['inclusiveRecovered', tree.inclusive(tree.recovered)],
+  ];
+  w.write(`"nodes":${n}`);
+  for (const [name, col] of columns) {
+    w.write(`,"${name}":[`);
+    for (let i = 0; i < n; i += 1 << 16) w.write(`${i ? ',' : ''}${Array.prototype.slice.call(col, i, Math.min(n, i + (1 << 16))).join(',')}`);
+    w.write(']');
+  }
 }
 
 /** Readable top of a tree: children by inclusive bytecodes, nodes below `threshold` of the total cut. */
@@ -317,7 +316,9 @@ export function formatCct(tree: Cct, methods: AnalysisMethod[], threshold = 0.00
 export function writeCct(a: Profiled, outDir: string, opts: WriteCctOptions = {}): PartResult {
   const r = buildCct(a, opts);
   fs.mkdirSync(outDir, { recursive: true });
-  const json = {
+  // written piece by piece: a tree of millions of contexts is more JSON than one string may hold
+  const w = new ChunkWriter(path.join(outDir, 'cct.json'));
+  const head = {
     format: 'jportal-cct',
     version: 1,
     source: a.source,
@@ -325,10 +326,18 @@ export function writeCct(a: Profiled, outDir: string, opts: WriteCctOptions = {}
     extent: opts.extent ?? null,
     extentMethods: r.extentMethods ?? null,
     methods: a.methods.map((m) => ({ className: m.className, name: m.name, signature: m.signature })),
-    merged: treeJson(r.merged),
-    threads: r.threads.map((t) => ({ name: t.name, tid: t.tid, ...treeJson(t.tree) })),
   };
-  fs.writeFileSync(path.join(outDir, 'cct.json'), JSON.stringify(json));
+  w.write(JSON.stringify(head).slice(0, -1));
+  w.write(',"merged":{');
+  writeTreeJson(w, r.merged);
+  w.write('},"threads":[');
+  r.threads.forEach((t, k) => {
+    w.write(`${k ? ',' : ''}{"name":${JSON.stringify(t.name)},"tid":${JSON.stringify(t.tid)},`);
+    writeTreeJson(w, t.tree);
+    w.write('}');
+  });
+  w.write(']}');
+  w.close();
   fs.writeFileSync(path.join(outDir, 'cct.txt'), formatCct(r.merged, a.methods, opts.threshold ?? 0.001, opts.maxLines ?? 2000));
   const inc = r.merged.inclusive(r.merged.bytecodes);
   const depths = r.merged.depths();
