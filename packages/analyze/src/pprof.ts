@@ -8,7 +8,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as zlib from 'zlib';
 import { lineOf } from '@jportal/classfile';
-import { Profile, StringTable, type FunctionInput, type LocationInput, type SampleInput } from 'pprof-format';
+import { Profile, Sample, StringTable, ValueType, type FunctionInput, type LocationInput, type SampleInput } from 'pprof-format';
 import { Kind, PartResult, Profiled, ThreadEvents } from './model';
 import { IntervalClock, methodDisplay, TIER_CLASS_NAMES, tierClassOf, unknownRow } from './hot';
 import { StackWalker, walkThread } from './walk';
@@ -319,14 +319,22 @@ export interface PprofSummary {
 }
 
 /** Builds the pprof Profile of all threads. */
-export function buildPprof(a: Profiled): { profile: Profile; summary: PprofSummary } {
+export function buildPprof(a: Profiled): { encode(): Uint8Array; summary: PprofSummary } {
   const trie = new StackTrie();
   const lines = new LineTable(a);
   const unknown = unknownRow(a);
   const st = new StringTable();
   const s = (x: string) => st.dedup(x);
   const ns = (ticks: number) => (a.tscPerNs > 0 ? Math.round(ticks / a.tscPerNs) : 0);
-  const samples: SampleInput[] = [];
+  // each sample is encoded as it is made (a Profile's sample field, number 2, repeated): the samples of a thread
+  // with millions of distinct stacks would not fit as objects
+  const sampleBytes: Uint8Array[] = [];
+  let sampleCount = 0;
+  const addSample = (x: SampleInput) => {
+    const body = new Sample(x).encode();
+    sampleBytes.push(fieldHeader(2, body.length), body);
+    sampleCount++;
+  };
   const summary: PprofSummary = { samples: 0, locations: 0, functions: 0, bytecodes: 0, calls: 0, timeNs: 0, lostNs: 0, noFrameNs: 0, locationsWithoutLine: 0 };
   const tierKeys = TIER_CLASS_NAMES.map((x) => s(x));
   const [threadKey, tidKey, tierKey] = [s('thread'), s('tid'), s('tier')];
@@ -351,7 +359,7 @@ export function buildPprof(a: Profiled): { profile: Profile; summary: PprofSumma
       summary.bytecodes += value[0];
       summary.calls += value[1];
       summary.timeNs += value[2];
-      samples.push({ locationId, value, label: [...labels, { key: tierKey, str: tierKeys[sums.tier[k]] }] });
+      addSample({ locationId, value, label: [...labels, { key: tierKey, str: tierKeys[sums.tier[k]] }] });
     }
   }
   // functions: one per method row used; locations: one per (method, line)
@@ -372,7 +380,7 @@ export function buildPprof(a: Profiled): { profile: Profile; summary: PprofSumma
     if (!trie.locLine[l]) summary.locationsWithoutLine++;
     locations.push({ id: l + 1, line: [{ functionId: fid, line: trie.locLine[l] }] });
   }
-  summary.samples = samples.length;
+  summary.samples = sampleCount;
   summary.locations = locations.length;
   summary.functions = functions.length;
   summary.lostNs = ns(lostTicks);
@@ -382,13 +390,18 @@ export function buildPprof(a: Profiled): { profile: Profile; summary: PprofSumma
     a.tscPerNs > 0 ? `time: PT timestamps (TSC ${a.tscPerNs.toFixed(4)} ticks/ns); lost in gaps ${summary.lostNs} ns; with no frame ${summary.noFrameNs} ns` : 'time: none (ground truth)',
     `${methodDisplay(a, unknown)}: frames of unattributed interpreter entries, and bytecodes that ran with no frame`,
   ];
-  const profile = new Profile({
-    sampleType: [
-      { type: s('bytecodes'), unit: s('count') },
-      { type: s('calls'), unit: s('count') },
-      { type: s('time'), unit: s('nanoseconds') },
-    ],
-    sample: samples,
+  const sampleType = [
+    { type: s('bytecodes'), unit: s('count') },
+    { type: s('calls'), unit: s('count') },
+    { type: s('time'), unit: s('nanoseconds') },
+  ];
+  // the fields in number order: sample_type (1), the samples (2), the rest (3 and up)
+  const head = Buffer.concat(sampleType.flatMap((t) => {
+    const b = new ValueType(t).encode();
+    return [fieldHeader(1, b.length), b];
+  }));
+  const rest = new Profile({
+    sampleType: [],
     location: locations,
     function: functions,
     stringTable: st,
@@ -397,15 +410,28 @@ export function buildPprof(a: Profiled): { profile: Profile; summary: PprofSumma
     durationNanos: a.tscPerNs > 0 && tmax > tmin ? Math.round((tmax - tmin) / a.tscPerNs) : 0,
     comment: comment.map(s),
     defaultSampleType: s('bytecodes'),
-  });
-  return { profile, summary };
+  }).encode();
+  return { encode: () => Buffer.concat([head, ...sampleBytes, rest]), summary };
+}
+
+/** The key of a length-delimited protobuf field and the length that follows it. */
+function fieldHeader(field: number, length: number): Uint8Array {
+  const out: number[] = [(field << 3) | 2];
+  for (let n = length; ; n = Math.floor(n / 128)) {
+    if (n < 128) {
+      out.push(n);
+      break;
+    }
+    out.push((n % 128) | 128);
+  }
+  return Uint8Array.from(out);
 }
 
 /** profile.pb.gz in `outDir`. */
 export function writePprof(a: Profiled, outDir: string): PartResult {
-  const { profile, summary } = buildPprof(a);
+  const { encode, summary } = buildPprof(a);
   fs.mkdirSync(outDir, { recursive: true });
-  fs.writeFileSync(path.join(outDir, 'profile.pb.gz'), zlib.gzipSync(profile.encode()));
+  fs.writeFileSync(path.join(outDir, 'profile.pb.gz'), zlib.gzipSync(encode()));
   return { files: ['profile.pb.gz'], summary: { ...summary } };
 }
 

@@ -154,8 +154,8 @@ describe('pprof', () => {
 
   it('has one sample per (thread, tier, stack of method:line) with summed values', () => {
     const a = analysis(methods, [thread('main', events)], 2);
-    const { profile, summary } = buildPprof(a);
-    const p = readBack(profile.encode());
+    const { encode, summary } = buildPprof(a);
+    const p = readBack(encode());
     expect(p.sampleTypes).toEqual(['bytecodes/count', 'calls/count', 'time/nanoseconds']);
     const got = new Map(p.samples.map((s) => [`${s.tier} ${s.stack.join(' < ')}`, s.value]));
     // time: [A:10] 0..8 = 8 ticks = 4 ns; [A:11] interpreted 8..12 + 24..28 = 4 ns; compiled [A:11] 20..24 = 2 ns; [B:20<A:11] 12..20 = 4 ns

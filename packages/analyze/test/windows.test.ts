@@ -95,7 +95,7 @@ const mapsToObjects = (x: unknown): unknown => JSON.parse(JSON.stringify(x, (_k,
 describe('profiles window by window', () => {
   const cases: [string, (a: Analysis | WindowedAnalysis) => unknown][] = [
     ['hot methods', (a) => computeHotMethods(a)],
-    ['pprof', (a) => Buffer.from(buildPprof(a).profile.encode()).toString('base64')],
+    ['pprof', (a) => Buffer.from(buildPprof(a).encode()).toString('base64')],
     ['latency', (a) => computeLatency(a)],
     ['calling-context tree', (a) => mapsToObjects(buildCct(a).threads.map((t) => t.tree))],
     ['context ids', (a) => a.threads.map((_, k) => Array.from(contextIds(a, windowsOf(a, k))))],
