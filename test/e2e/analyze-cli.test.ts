@@ -84,9 +84,12 @@ maybe('jportal analyze', () => {
       const same = (f: string) => fs.readFileSync(f, 'utf8').replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z/g, '(when)').split(whole).join('(out)').split(windowed).join('(out)');
       for (const f of list(whole).filter((x) => x !== 'summary.json')) expect({ f, same: same(path.join(windowed, f)) === same(path.join(whole, f)) }).toEqual({ f, same: true });
       const sb = JSON.parse(b.stdout);
+      expect(sb.windows.maxEvents).toBe(5000);
+      expect(sb.windows.count).toBeGreaterThan(sb.bytecodes / 5000);
       for (const s of [sa, sb]) {
         delete s.timingsMs;
         delete s.report;
+        delete s.windows;
       }
       expect(sb).toEqual(sa);
     } finally {

@@ -99,8 +99,9 @@ export interface JacocoLines {
 /** LINE counters of classes and the line elements of source files, from a JaCoCo XML report (JaCoCo's or ours). */
 export function parseJacocoXml(xml: string): JacocoLines {
   const classLines = new Map<string, { missed: number; covered: number }>();
-  for (const m of xml.matchAll(/<class name="([^"]+)"[^>]*>(.*?)<\/class>/gs)) {
-    const own = m[2].replace(/<method .*?<\/method>/gs, '');
+  // (a class without code, an interface, is an empty element: <class .../>)
+  for (const m of xml.matchAll(/<class name="([^"]+)"[^>]*?(?:\/>|>(.*?)<\/class>)/gs)) {
+    const own = (m[2] ?? '').replace(/<method .*?<\/method>/gs, '');
     const c = /<counter type="LINE" missed="(\d+)" covered="(\d+)"\/>/.exec(own);
     classLines.set(m[1], c ? { missed: +c[1], covered: +c[2] } : { missed: 0, covered: 0 });
   }
