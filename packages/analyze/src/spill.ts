@@ -64,11 +64,18 @@ export class EventSpill {
     const n = t.length;
     if (n === 0) return;
     s.blocks.push({ offset: s.bytes, events: n });
-    for (const c of COLUMNS) {
-      const data = bytesOf(t[c].subarray(0, n));
-      let done = 0;
-      while (done < data.length) done += fs.writeSync(s.fd, data, done, data.length - done, s.bytes + done);
-      s.bytes += data.length;
+    try {
+      for (const c of COLUMNS) {
+        const data = bytesOf(t[c].subarray(0, n));
+        let done = 0;
+        while (done < data.length) done += fs.writeSync(s.fd, data, done, data.length - done, s.bytes + done);
+        s.bytes += data.length;
+      }
+    } catch (e) {
+      // (a full disk: say which file, at which offset; the caller removes the spill)
+      const err = e as NodeJS.ErrnoException;
+      err.message = `${s.file} at offset ${s.bytes}: ${err.message}`;
+      throw err;
     }
     s.info.length += n;
   }
