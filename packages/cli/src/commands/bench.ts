@@ -549,7 +549,7 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
     L.push('Java events, attribution and completion, with loading) with one worker and with one worker per core');
     L.push('(`decodeTraceParallel`, streams split at PSB), and the flow walk alone (PT -> blocks, what `pt_blk_next` does; code');
     L.push('image loaded before the clock starts, as in ptbench) on one worker and on all. flow / attribute /');
-    L.push('recover: `bench-stages.js` (a streamed decode without attribution; attribution of interpreted code + completion of compiled frames: a second streamed decode with them, minus the time of the first; `recoverGaps` on the kept stream; @jportal/reconstruct is not timed yet), one process.', '');
+    L.push('recover: `bench-stages.js` (a streamed decode without attribution; attribution of interpreted code + completion of compiled frames: a second streamed decode with them, minus the time of the first; `recoverGaps` a window of 2^24 events at a time, as analyze; @jportal/reconstruct is not timed yet), one process.', '');
     L.push('### Line coverage against JaCoCo 0.8.6 (same workload, separate run; loss-free trace)', '');
     L.push('| app | JaCoCo covered | jportal covered | both | only JaCoCo | only jportal | agreement (both / either) |');
     L.push('|---|---|---|---|---|---|---|');
