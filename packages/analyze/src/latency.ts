@@ -9,6 +9,7 @@ import * as path from 'path';
 import { forEachInstruction, successors } from '@jportal/classfile';
 import { PartResult, Profiled, windowsOf } from './model';
 import { alignTable, clip, formatNs, methodDisplay, unknownRow } from './hot';
+import { withRoom } from './typed';
 import { walkThread } from './walk';
 
 const MONITORENTER = 194;
@@ -244,25 +245,15 @@ function collectThread(a: Profiled, k: number, methods: DurationTable, monitors:
   const arrivalGaps: (Map<number, number> | undefined)[] = [];
   // loop heads per method row: static (backward branch targets) and found running (undefined: not computed yet)
   const heads: (Uint8Array | null | undefined)[] = [];
-  const growTo = <T extends Int32Array | Float64Array>(arr: T, n: number): T => {
-    if (n <= arr.length) return arr;
-    const b = new (arr.constructor as new (n: number) => T)(n * 2);
-    b.set(arr);
-    return b;
-  };
   walkThread(a, k, {
     enter(w, i, implicit) {
-      if (w.depth >= implicitOpen.length) {
-        const b = new Uint8Array(implicitOpen.length * 2);
-        b.set(implicitOpen);
-        implicitOpen = b;
-      }
+      implicitOpen = withRoom(implicitOpen, w.depth + 1);
       implicitOpen[w.depth] = implicit ? 1 : 0;
-      openTsc = growTo(openTsc, w.depth + 1);
-      openGaps = growTo(openGaps, w.depth + 1);
+      openTsc = withRoom(openTsc, w.depth + 1);
+      openGaps = withRoom(openGaps, w.depth + 1);
       openTsc[w.depth] = w.t.tsc[i];
       openGaps[w.depth] = gaps;
-      lastBci = growTo(lastBci, w.depth + 1);
+      lastBci = withRoom(lastBci, w.depth + 1);
       lastBci[w.depth] = -1;
       arrivals[w.depth] = undefined;
       arrivalGaps[w.depth] = undefined;
@@ -286,10 +277,10 @@ function collectThread(a: Profiled, k: number, methods: DurationTable, monitors:
       const op = t.opcode[i];
       if (op === MONITORENTER && t.bci[i] >= 0) {
         if (held === monDepth.length) {
-          monDepth = growTo(monDepth, held + 1);
-          monStart = growTo(monStart, held + 1);
-          monGaps = growTo(monGaps, held + 1);
-          monKey = growTo(monKey, held + 1);
+          monDepth = withRoom(monDepth, held + 1);
+          monStart = withRoom(monStart, held + 1);
+          monGaps = withRoom(monGaps, held + 1);
+          monKey = withRoom(monKey, held + 1);
         }
         monDepth[held] = D;
         monKey[held] = rowOf(w.top) * BCI_SPAN + t.bci[i];

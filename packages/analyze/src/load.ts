@@ -32,7 +32,8 @@ export interface TraceLoadOptions {
   onThread?: (name: string, done: number, total: number) => void;
 }
 
-export interface TraceAnalysis extends Analysis {
+/** What loading a trace tells besides the events, per thread in the order of `threads`. */
+interface TraceFacts {
   /** per thread (same order): what recovery did; undefined when it did not run */
   recovery: (RecoveryStats | undefined)[];
   /** per thread (same order): contradictions with the CFG and repairs; undefined when it did not run */
@@ -44,6 +45,8 @@ export interface TraceAnalysis extends Analysis {
   /** per thread: the decoder's statistics (their `events` are let go once converted into `threads`) */
   decoded: DecodedThread[];
 }
+
+export interface TraceAnalysis extends Analysis, TraceFacts {}
 
 /** Class files by internal name, first from the classpath given, then the trace's recorded bytes. */
 class ClassIndex {
@@ -317,12 +320,7 @@ export interface WindowedLoadOptions extends TraceLoadOptions {
 }
 
 /** A trace analysis whose events are on disk, read back window by window; `close()` removes the spill files. */
-export interface WindowedTraceAnalysis extends WindowedAnalysis {
-  recovery: (RecoveryStats | undefined)[];
-  reconstruction: (ReconstructReport | undefined)[];
-  orphans: (OrphanReport | undefined)[];
-  model: JvmModel;
-  decoded: DecodedThread[];
+export interface WindowedTraceAnalysis extends WindowedAnalysis, TraceFacts {
   /** windows per thread (same order) */
   windowCounts: number[];
   /** bytes of the spill files */
@@ -385,36 +383,41 @@ export async function loadTraceWindows(dir: string, opts: WindowedLoadOptions): 
     p.window = r.events;
     p.window.length = 0;
   };
+  const open = (who: { name: string; tid: number; javaTid: number }): Pending => {
+    const p: Pending = { k: spill.open(who), window: windowStream(windowEvents), reached: false, windows: 0 };
+    pending.set(who.tid, p);
+    return p;
+  };
+  /** appends decoded events to the thread's window, taking each full window through flush */
+  const feed = (p: Pending, who: { name: string; tid: number; javaTid: number }, e: EventStream) => {
+    for (let from = 0; from < e.length; ) {
+      const take = Math.min(e.length - from, windowEvents - p.window.length);
+      p.window.appendStream(from === 0 && take === e.length ? e : e.view(from, from + take));
+      from += take;
+      if (p.window.length >= windowEvents) flush(p, who);
+    }
+  };
   const sinkFor = (tid: number, model: JvmModel): ((e: EventStream) => void) => {
     setup(model);
     // (named when the decoder is done with it)
     const who = { name: `tid ${tid}`, tid, javaTid: -1 };
-    const p: Pending = { k: spill.open(who), window: windowStream(windowEvents), reached: false, windows: 0 };
-    pending.set(tid, p);
-    return (e) => {
-      let from = 0;
-      while (from < e.length) {
-        const take = Math.min(e.length - from, windowEvents - p.window.length);
-        p.window.appendStream(from === 0 && take === e.length ? e : e.view(from, from + take));
-        from += take;
-        if (p.window.length >= windowEvents) flush(p, who);
-      }
-    };
+    const p = open(who);
+    return (e) => feed(p, who, e);
   };
   const report: RefineReport = { orphans: [], reconstruction: [], recovery: [] };
   const order: number[] = [];
   const windowCounts: number[] = [];
   const onDecoded = (t: DecodedThread, done: number, total: number, model: JvmModel): void => {
     setup(model);
+    const who = { name: t.name, tid: t.tid, javaTid: t.javaTid };
     let p = pending.get(t.tid);
     if (!p) {
       // (a thread the decoder did not stream: its events came whole)
-      const who = { name: t.name, tid: t.tid, javaTid: t.javaTid };
-      p = { k: spill.open(who), window: windowStream(windowEvents), reached: false, windows: 0 };
-      p.window.appendStream(t.events);
+      p = open(who);
+      feed(p, who, t.events);
     }
     pending.delete(t.tid);
-    flush(p, { name: t.name, tid: t.tid, javaTid: t.javaTid });
+    flush(p, who);
     spill.rename(p.k, t.name, t.javaTid);
     order.push(p.k);
     windowCounts.push(p.windows);

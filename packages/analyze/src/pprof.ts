@@ -11,17 +11,12 @@ import { lineOf } from '@jportal/classfile';
 import { Profile, Sample, StringTable, ValueType, type FunctionInput, type LocationInput, type SampleInput } from 'pprof-format';
 import { Kind, PartResult, Profiled, ThreadEvents } from './model';
 import { IntervalClock, methodDisplay, TIER_CLASS_NAMES, tierClassOf, unknownRow } from './hot';
+import { withRoom } from './typed';
 import { StackWalker, walkThread } from './walk';
 
 /** The root of the stack trie (no frame). */
 const ROOT = 0;
 
-const grow = <T extends Int32Array | Float64Array>(a: T, need: number): T => {
-  if (need <= a.length) return a;
-  const b = new (a.constructor as { new (n: number): T })(Math.max(need, a.length * 2));
-  b.set(a);
-  return b;
-};
 
 /** A hash map from pairs of non-negative int32 to int32 (open addressing), for the hot lookups. */
 class PairMap {
@@ -107,8 +102,8 @@ class StackTrie {
     let id = this.locIds.get(row, line);
     if (id < 0) {
       id = this.locations++;
-      this.locRow = grow(this.locRow, id + 1);
-      this.locLine = grow(this.locLine, id + 1);
+      this.locRow = withRoom(this.locRow, id + 1);
+      this.locLine = withRoom(this.locLine, id + 1);
       this.locRow[id] = row;
       this.locLine[id] = line;
       this.locIds.set(row, line, id);
@@ -128,8 +123,8 @@ class StackTrie {
     let id = this.children.get(parent, loc);
     if (id < 0) {
       id = this.nodes++;
-      this.parent = grow(this.parent, id + 1);
-      this.loc = grow(this.loc, id + 1);
+      this.parent = withRoom(this.parent, id + 1);
+      this.loc = withRoom(this.loc, id + 1);
       this.parent[id] = parent;
       this.loc[id] = loc;
       this.children.set(parent, loc, id);
@@ -167,11 +162,11 @@ class SampleSums {
       s = this.length++;
       if (s === this.node.length) {
         const n = s * 2;
-        this.node = grow(this.node, n);
-        this.tier = grow(this.tier, n);
-        this.bytecodes = grow(this.bytecodes, n);
-        this.calls = grow(this.calls, n);
-        this.ticks = grow(this.ticks, n);
+        this.node = withRoom(this.node, n);
+        this.tier = withRoom(this.tier, n);
+        this.bytecodes = withRoom(this.bytecodes, n);
+        this.calls = withRoom(this.calls, n);
+        this.ticks = withRoom(this.ticks, n);
       }
       this.node[s] = node;
       this.tier[s] = tierClass;
@@ -202,8 +197,8 @@ class FrameLines {
   }
 
   pushed(w: StackWalker): void {
-    this.lineAt = grow(this.lineAt, w.depth + 1);
-    this.nodeAt = grow(this.nodeAt, w.depth + 1);
+    this.lineAt = withRoom(this.lineAt, w.depth + 1);
+    this.nodeAt = withRoom(this.nodeAt, w.depth + 1);
     this.lineAt[w.depth] = this.lines.line(this.rowAt(w, w.depth), -1);
     if (this.valid >= w.depth) this.valid = w.depth - 1;
   }

@@ -14,6 +14,7 @@
  */
 import { GAP_REASONS } from '@jportal/decode';
 import { EventWindow, Profiled, ThreadEvents, ThreadInfo, windowsOf } from './model';
+import { withRoom } from './typed';
 import { asWindows, StackWalker, walkWindows } from './walk';
 
 export type ClockKind = 'tsc-ns' | 'event-index';
@@ -164,11 +165,7 @@ export function frameDurations(t: ThreadEvents | Iterable<EventWindow>, c: Clock
   let openTime = new Float64Array(256);
   walkWindows(asWindows(t), {
     enter(w: StackWalker, i: number) {
-      if (w.depth >= openTime.length) {
-        const b = new Float64Array(openTime.length * 2);
-        b.set(openTime);
-        openTime = b;
-      }
+      openTime = withRoom(openTime, w.depth + 1);
       openTime[w.depth] = time[i];
     },
     exit(w: StackWalker, i: number) {
@@ -253,14 +250,8 @@ export function collectSlices(t: ThreadEvents | Iterable<EventWindow>, c: Clock,
   const at = (i: number) => (i < time.length ? time[i] : times.end());
   walkWindows(asWindows(t), {
     enter(w: StackWalker, i: number) {
-      if (w.depth >= openPre.length) {
-        const b = new Float64Array(openPre.length * 2);
-        b.set(openPre);
-        openPre = b;
-        const d = new Float64Array(openTime.length * 2);
-        d.set(openTime);
-        openTime = d;
-      }
+      openPre = withRoom(openPre, w.depth + 1);
+      openTime = withRoom(openTime, w.depth + 1);
       openPre[w.depth] = serial++;
       openTime[w.depth] = time[i];
     },
