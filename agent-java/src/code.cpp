@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include <chrono>
+#include <unordered_map>
 
 #include "agent.h"  // jvmti.h first: jvmticmlr.h needs its types
 #include <jvmticmlr.h>
@@ -115,7 +116,18 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv*, jmethodID method, jint codeSize, co
     auto it = a.nmethods.find(begin);
     if (it != a.nmethods.end() && sameNmethod(it->second)) return;
   }
-  // method ids of every inlined frame first: their METHOD records must precede this record
+  // method ids of every inlined frame first: their METHOD records must precede this record. One methodId() per
+  // distinct method: a C2 nmethod names the same few methods in each of its thousands of frames, and each call
+  // takes the method table's lock (measured on fop: half of this callback's time went to repeated lookups)
+  std::unordered_map<jmethodID, uint32_t> ids;
+  auto idOf = [&](jmethodID m) {
+    auto it = ids.find(m);
+    if (it != ids.end()) return it->second;
+    uint32_t id = methodId(a, m);
+    ids.emplace(m, id);
+    return id;
+  };
+  ids.emplace(method, mid);
   Payload pcs;
   size_t arr = pcs.beginArray();
   uint32_t npcs = 0;
@@ -127,7 +139,7 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv*, jmethodID method, jint codeSize, co
       pcs.u64((uintptr_t)pc.pc);
       size_t fr = pcs.beginArray();
       for (jint k = 0; k < pc.numstackframes; k++) {
-        pcs.u32(methodId(a, pc.methods[k]));
+        pcs.u32(idOf(pc.methods[k]));
         pcs.i32(pc.bcis[k]);
       }
       pcs.endArray(fr, (uint32_t)pc.numstackframes);

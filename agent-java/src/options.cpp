@@ -70,7 +70,7 @@ void printHelp() {
           "  out=DIR                 trace directory (default jportal-trace-<pid>); DIR/meta.jpt is written\n"
           "  collector=PID           a collector process (jportal record) drains the ring; the agent takes\n"
           "                          over if it dies (default: the agent writes the trace itself)\n"
-          "  ring_mb=N               shared-memory ring size in MiB, rounded up to a power of two (default 64)\n"
+          "  ring_mb=N               shared-memory ring size in MiB, rounded up to a power of two (default 4)\n"
           "  ring_kb=N               the same in KiB (at least 64), for small rings\n"
           "  wait_ms=N               how long a writer waits for ring space before dropping a record; drops\n"
           "                          are counted in DROPPED records (default 2000)\n"

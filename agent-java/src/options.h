@@ -10,7 +10,9 @@ namespace jportal {
 struct Options {
   std::string out;             // trace directory
   pid_t collector = 0;         // a collector process drains the ring (set by `jportal record`)
-  uint32_t ringKb = 64 * 1024;  // ring capacity in KiB (rounded up to a power of two, at least 64)
+  // ring capacity in KiB (rounded up to a power of two, at least 64). Small by default: every page of it is
+  // allocated up front, and the consumer drains it every 20 ms (a full ring makes producers wait, not drop)
+  uint32_t ringKb = 4 * 1024;
   uint32_t waitMs = 2000;      // how long a producer waits for ring space before dropping a record
   uint32_t patchIntervalMs = 50;
   bool snapshot = false;
