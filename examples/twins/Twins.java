@@ -22,6 +22,21 @@ public class Twins {
     return registered;
   }
 
+  static Object tag(String tag) {
+    registered += tag.length();
+    return tag;
+  }
+
+  // Interfaces with twin static initializers, run by the getstatic that reads their field (as loggers in
+  // `Log LOG = LogFactory.getLog(..)` fields are): the instruction names the class being initialized.
+  interface Tag1 {
+    Object T = tag("T1");
+  }
+
+  interface Tag2 {
+    Object T = tag("T2");
+  }
+
   public static class P1 implements Plugin {
     static final int ORDER = register("P1");
     private final int p;
@@ -108,6 +123,10 @@ public class Twins {
       plugins.add(p);
       System.out.println(p.name() + " " + p.priority());
     }
+    // both loaded (not initialized), Tag2 last; then initialized in the other order by their fields' first reads
+    Class.forName("Twins$Tag1", false, Twins.class.getClassLoader());
+    Class.forName("Twins$Tag2", false, Twins.class.getClassLoader());
+    System.out.println(Tag1.T + " " + Tag2.T);
     long sum = 0;
     for (int r = 0; r < rounds; r++) for (Plugin p : plugins) sum += p.priority();
     // objects used right after they are made

@@ -36,7 +36,7 @@ export function thread(name: string, evs: Ev[]): ThreadEvents {
 /** A method of class `cls` with `codeLength` bytes of code and (start bci, line) pairs. */
 export function method(cls: string, name: string, sig: string, codeLength: number, lines: number[], sourceFile = 'Main.java'): AnalysisMethod {
   const info: MethodInfo = { access: 0, name, descriptor: sig, code: new Uint8Array(codeLength), maxStack: 1, maxLocals: 1, handlers: [], lineNumbers: Uint32Array.from(lines) };
-  const classFile = { name: cls, sourceFile, methods: [info], interfaces: [], major: 61, minor: 0, access: 0, method: () => info, methodRef: () => undefined } as unknown as ClassFile;
+  const classFile = { name: cls, sourceFile, methods: [info], interfaces: [], major: 61, minor: 0, access: 0, method: () => info, methodRef: () => undefined, classRef: () => undefined } as unknown as ClassFile;
   return { className: cls, name, signature: sig, classFile, info };
 }
 

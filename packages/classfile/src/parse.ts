@@ -54,6 +54,11 @@ export interface ClassFile {
    * entry is something else (an InvokeDynamic, say) or out of range.
    */
   methodRef(index: number): MethodRef | undefined;
+  /**
+   * The class constant-pool entry `index` names: a Class entry's name, or the class of a Fieldref, Methodref or
+   * InterfaceMethodref (what new, getstatic/putstatic and invokestatic name); undefined for anything else.
+   */
+  classRef(index: number): string | undefined;
 }
 
 export interface MethodRef {
@@ -110,12 +115,12 @@ export function parseClass(bytes: Uint8Array, file?: string): ClassFile {
       case Tag.String: case Tag.MethodType: case Tag.Module: case Tag.Package:
         skip(2, 'constant pool');
         break;
-      case Tag.Methodref: case Tag.InterfaceMethodref: case Tag.NameAndType:
+      case Tag.Methodref: case Tag.InterfaceMethodref: case Tag.NameAndType: case Tag.Fieldref:
         refTag[i] = tag;
         refA[i] = u2('constant pool');
         refB[i] = u2('constant pool');
         break;
-      case Tag.Integer: case Tag.Float: case Tag.Fieldref: case Tag.Dynamic: case Tag.InvokeDynamic:
+      case Tag.Integer: case Tag.Float: case Tag.Dynamic: case Tag.InvokeDynamic:
         skip(4, 'constant pool');
         break;
       case Tag.Long: case Tag.Double:
@@ -249,7 +254,14 @@ export function parseClass(bytes: Uint8Array, file?: string): ClassFile {
     refs.set(index, r);
     return r;
   };
-  return { major, minor, access, name, superName, interfaces, methods, sourceFile, method: (n, d) => byKey.get(n + d), methodRef };
+  const classRef = (index: number): string | undefined => {
+    if (!(index > 0 && index < cpCount)) return undefined;
+    const tag = refTag[index];
+    const cls = tag === Tag.Fieldref || tag === Tag.Methodref || tag === Tag.InterfaceMethodref ? refA[index] : index;
+    const u = cls > 0 && cls < cpCount ? classNameIdx[cls] : -1;
+    return u > 0 ? utf8[u] : undefined;
+  };
+  return { major, minor, access, name, superName, interfaces, methods, sourceFile, method: (n, d) => byKey.get(n + d), methodRef, classRef };
 }
 
 const NO_LINES = new Uint32Array(0);

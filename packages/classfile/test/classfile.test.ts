@@ -129,6 +129,14 @@ if (!haveJdk) console.warn('SKIP javap comparison: no javac/javap on PATH (insta
     });
     expect(targets).toEqual(expect.arrayContaining(['Sample.table(I)I', 'Sample.lookup(I)I', 'java/io/PrintStream.println(Ljava/lang/String;)V', 'java/lang/Runnable.run()V']));
     expect(cf.methodRef(1_000_000)).toBeUndefined();
+    // and the classes that getstatic and invokestatic make the VM initialize
+    const initialized: string[] = [];
+    forEachInstruction(main.code!, (bci, op) => {
+      if (op === 0xb2 || op === 0xb8) initialized.push(`${op === 0xb2 ? 'getstatic' : 'invokestatic'} ${cf.classRef((main.code![bci + 1] << 8) | main.code![bci + 2])}`);
+    });
+    expect(new Set(initialized)).toEqual(new Set(['getstatic java/lang/System', 'invokestatic Sample']));
+    expect(cf.classRef(0)).toBeUndefined();
+    expect(cf.classRef(1_000_000)).toBeUndefined();
     const abs = parseClass(new Uint8Array(fs.readFileSync(path.join(dir, 'Abs.class'))));
     expect(abs.interfaces).toEqual(['java/lang/Runnable']);
   });

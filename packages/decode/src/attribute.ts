@@ -284,6 +284,20 @@ export class MethodUniverse {
     return list;
   }
 
+  /**
+   * The classes whose static initializers the instruction at `bci` of `m` may run when the VM initializes the class
+   * it names (JVMS 5.5: new, getstatic, putstatic, invokestatic): that class and its supertypes, by name; else
+   * undefined.
+   */
+  initializedBy(m: Method, bci: number): Set<string> | undefined {
+    const code = m.code;
+    if (!code || bci < 0 || bci + 2 >= code.length) return undefined;
+    const op = code[bci];
+    if (op !== 0xb2 && op !== 0xb3 && op !== 0xb8 && op !== 0xbb) return undefined;
+    const name = m.cf.classRef((code[bci + 1] << 8) | code[bci + 2]);
+    return name === undefined ? undefined : this.supertypes(name);
+  }
+
   /** The classes whose methods a virtual call on `className` may run: the supertypes of each of its subtypes (itself included). */
   private reachable(className: string): Set<string> {
     let set = this.reachCache.get(className);
@@ -364,6 +378,11 @@ class Frame implements StateRoots {
   ownLen = -1;
   /** the invoke the frame is at has made its call (an entry came since its last opcode) */
   called = false;
+  /**
+   * For a call the VM made while the caller was at an instruction that initializes a class (new, getstatic,
+   * putstatic, invokestatic): the classes whose `<clinit>` that may run (rankOf); else null.
+   */
+  initializing: Set<string> | null = null;
 
   /** How many of `states` hold the frame's states (StateRoots): none while it follows the trie. */
   get stored(): number {
@@ -384,6 +403,7 @@ class Frame implements StateRoots {
     this.anyBci = anyBci;
     this.ownLen = -1;
     this.called = false;
+    this.initializing = null;
   }
 
   addState(s: number): void {
@@ -597,7 +617,9 @@ export class Attribution {
           continue;
         }
         out.aux[ev] = 0;
+        const initializing = fromVm && top && !top.lost ? this.initializingAt(top) : null;
         this.startFrame(site?.candidates, ev);
+        this.frames[this.depth - 1].initializing = initializing;
         continue;
       }
 
@@ -795,6 +817,28 @@ export class Attribution {
     const m = pool.method[f.states[0]];
     for (let k = 1; k < f.n; k++) if (pool.method[f.states[k]] !== m) return undefined;
     return this.methods[m];
+  }
+
+  /**
+   * The classes the VM may be initializing for frame f (the caller of a call the VM made): the union over f's
+   * states of what the instruction each is at initializes (MethodUniverse.initializedBy); null when f follows the
+   * search trie (no states kept) or no state is at such an instruction.
+   */
+  private initializingAt(f: Frame): Set<string> | null {
+    if (f.pathLen || f.n === 0) return null;
+    const pool = this.pool;
+    let out: Set<string> | null = null;
+    for (let k = 0; k < f.n; k++) {
+      const s = f.states[k];
+      const set = this.universe.initializedBy(this.methods[pool.method[s]], pool.bci[s]);
+      if (!set) continue;
+      if (!out) out = set;
+      else {
+        if (out === set) continue;
+        out = new Set([...out, ...set]);
+      }
+    }
+    return out;
   }
 
   /** The states in scratch become frame f's (the buffers trade places: no copy). */
@@ -1020,13 +1064,16 @@ export class Attribution {
   /** The state of the first entry of a frame on the trie, with its chain (for its end: the rest are not needed). */
   /**
    * Which of the methods an ambiguous frame ended in (PT cannot tell methods with the same bytecode apart) is
-   * taken: one whose class was loaded by `tsc` (before: no object of it could run) and, for a static initializer,
+   * taken: a static initializer of the class the caller's instruction made the VM initialize (or of a supertype);
+   * else one whose class was loaded by `tsc` (before: no object of it could run) and, for a static initializer,
    * that this thread has not run yet (a class is initialized once); of those, the class used last: loaded, or an
    * object of it constructed in this thread (a service is loaded and instantiated before the next, an object is
    * mostly used right after it is made); then the first. Returns a rank: lower is better.
    */
-  private rankOf(method: number, tsc: number): number {
+  private rankOf(method: number, tsc: number, initializing: Set<string> | null): number {
     const m = this.methods[method];
+    // the instruction that made the VM initialize a class names it: its <clinit> (or a supertype's) runs now
+    if (initializing && m.clinit && initializing.has(m.cf.name)) return -Infinity;
     if (m.clinit && this.ranClinit[method]) return 2e300;
     if (m.loadTsc > tsc) return 1e300;
     const used = Math.max(m.loadTsc, this.constructedAt.get(m.cf) ?? -Infinity);
@@ -1039,7 +1086,7 @@ export class Attribution {
     let best = 0;
     let bestRank = Infinity;
     for (let k = 0; k < f.n; k++) {
-      const r = this.rankOf(this.pool.method[f.states[k]], tsc);
+      const r = this.rankOf(this.pool.method[f.states[k]], tsc, f.initializing);
       if (r < bestRank) [best, bestRank] = [k, r];
     }
     return best;
@@ -1053,7 +1100,7 @@ export class Attribution {
     let best = 0;
     let bestRank = Infinity;
     for (let j = 0; j < n; j++) {
-      const r = this.rankOf(node.method[j], tsc);
+      const r = this.rankOf(node.method[j], tsc, f.initializing);
       if (r < bestRank) [best, bestRank] = [j, r];
     }
     return this.stateOfNode(f, f.pathLen - 1, best);
