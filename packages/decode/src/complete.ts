@@ -5,7 +5,8 @@
  * - repeated events at the same (method, bci) in a row are one execution;
  * - between two events of a frame at b1 and b2, the bytecodes on the shortest path from b1 to b2 in the
  *   method's control flow (JVMS successors) are inserted when that path is short (at most MAX_FILL bytecodes,
- *   and unique in length: when two shortest paths differ, nothing is inserted rather than a guess);
+ *   and unique in length: when two shortest paths differ, nothing is inserted rather than a guess), or, however
+ *   long, when it is forced (no branch, invoke or throw on the way: a loop body between its test and back branch);
  * - a frame's first event is reached from bci 0 (entry) or from the OSR bci, and a frame that returns goes on
  *   to the nearest return bytecode.
  * Inserted events carry the source of the frame they belong to, the time of the event that follows them, and
@@ -150,10 +151,10 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
     const m = methodOf(method);
     if (!m?.code) return null;
     const key = pairKey(from, to);
-    if (key < 0) return shortest(m.code, from, to);
+    if (key < 0) return shortest(m.code, from, to) ?? forced(m.code, from, to);
     const paths = memoOf(m).paths;
     let result = paths.get(key);
-    if (result === undefined) paths.set(key, (result = shortest(m.code, from, to)));
+    if (result === undefined) paths.set(key, (result = shortest(m.code, from, to) ?? forced(m.code, from, to)));
     return result;
   };
 
@@ -342,6 +343,47 @@ class BoundedBfs {
     }
     return -1;
   }
+}
+
+/** Bytecodes a forced path may not pass: invokes (a callee that ran would have left events) and athrow. */
+const stopsForcedPath = (op: number) => (op >= 0xb6 && op <= 0xba) || op === 0xbf;
+/** The longest forced path filled (a loop body with no PcDesc but its loop test: C1's OSR code, say). */
+const MAX_FORCED = 256;
+
+/**
+ * The bytecodes strictly between `from` and `to` when the way is forced: exactly one successor of `from` (bci 0
+ * for from = -1) starts a chain of bytecodes with one successor each that reaches `to` (-1: a return, included),
+ * within MAX_FORCED and through no invoke or athrow; else null. Such a path has no alternative, however long:
+ * where a compiled loop leaves PcDescs only at its test and back branch, its body between them ran.
+ */
+function forced(code: Uint8Array, from: number, to: number): Int32Array | null {
+  const starts = from === -1 ? [0] : successors(code, from);
+  let found: number[] | null = null;
+  for (const s0 of starts) {
+    const chain: number[] = [];
+    let b = s0;
+    let ok = false;
+    for (let steps = 0; steps <= MAX_FORCED; steps++) {
+      if (b === to) {
+        ok = true;
+        break;
+      }
+      if (to === -1 && isReturn(code[b])) {
+        chain.push(b);
+        ok = true;
+        break;
+      }
+      if (stopsForcedPath(code[b])) break;
+      const next = successors(code, b);
+      if (next.length !== 1) break;
+      chain.push(b);
+      b = next[0];
+    }
+    if (!ok) continue;
+    if (found) return null; // two ways: not forced
+    found = chain;
+  }
+  return found ? Int32Array.from(found) : null;
 }
 
 /**
