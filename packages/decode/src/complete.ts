@@ -40,6 +40,8 @@ export interface CompletionStats {
   callSites: number;
   /** callees inserted where an invoke left no event at all (intrinsics, inlined code with no PcDesc) */
   silentCallees: number;
+  /** loop iterations inserted for unrolled loops (one pass of C2's unrolled body is k iterations) */
+  unrolled: number;
 }
 
 /** A compiled frame on the completion stack. Frames are reused by depth (no object per entry). */
@@ -53,6 +55,10 @@ class CFrame {
   recentAt = 0;
   /** output length when `last` was set: an invoke at `last` whose callee left no event has out.length equal */
   outAtLast = -1;
+  /** bci of the unrolled loop's step (an iinc whose PcDesc is a k-fold add) last seen in this frame; -1: none */
+  stepBci = -1;
+  /** how many times the frame was at stepBci since its last step event */
+  sinceStep = 0;
 
   /** `bci` is one of the recent bcis. */
   wasAt(bci: number): boolean {
@@ -68,6 +74,8 @@ class CFrame {
     this.recent.fill(-3);
     this.recentAt = 0;
     this.outAtLast = -1;
+    this.stepBci = -1;
+    this.sinceStep = 0;
   }
 }
 
@@ -125,7 +133,7 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
   const out = new EventStream(capacity);
   /** events handed on by flush(): positions in the output are `flushed + out.length` */
   let flushed = 0;
-  const stats: CompletionStats = { compiledIn: 0, merged: 0, inserted: 0, unfilled: 0, echoes: 0, callSites: 0, silentCallees: 0 };
+  const stats: CompletionStats = { compiledIn: 0, merged: 0, inserted: 0, unfilled: 0, echoes: 0, callSites: 0, silentCallees: 0, unrolled: 0 };
   /** the stack: frames[0..depth); frames beyond are kept for reuse */
   const frames: CFrame[] = [];
   let depth = 0;
@@ -168,6 +176,48 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
     return d;
   };
 
+  /** The loop around `bci` (bytecodes after it, back to it, included), or null (see cycleOf); memoized. */
+  const cycles = new Map<number, Int32Array | null>();
+  const loopAround = (m: Method, bci: number): Int32Array | null => {
+    const key = m.index * 0x10000 + bci;
+    let c = cycles.get(key);
+    if (c === undefined) cycles.set(key, (c = cycleOf(m.code!, bci)));
+    return c;
+  };
+  /**
+   * An observed event at a loop step whose PcDesc is an `add` of `imm`: when the bytecode is an iinc of c and imm is
+   * k times c (k >= 2), one pass of this machine code went k times around the loop (C2's unrolling). The frame
+   * was at the step `sinceStep` times since the last such event (the observed one included): the loop is
+   * inserted k - sinceStep more times after it. The first such event of a frame has no previous one: it counts
+   * the passes the frame's recent bcis show.
+   */
+  const unroll = (f: CFrame, m: Method, bci: number, imm: number, tsc: number) => {
+    const code = m.code!;
+    if (code[bci] !== 0x84 || bci + 2 >= code.length) return; // iinc index const
+    const c = (code[bci + 2] << 24) >> 24;
+    if (c <= 0 || imm % c !== 0) return;
+    const k = imm / c;
+    if (k < 2 || k > MAX_UNROLL) return;
+    let seen = f.sinceStep;
+    if (f.stepBci !== bci) {
+      seen = 0;
+      for (let r = 0; r < RECENT; r++) if (f.recent[r] === bci) seen++;
+      f.stepBci = bci;
+    }
+    const loop = loopAround(m, bci);
+    f.sinceStep = 0;
+    if (!loop) return;
+    for (let n = seen; n < k; n++) {
+      for (let q = 0; q < loop.length; q++) {
+        out.push(EventKind.Bytecode, f.source, f.method, loop[q], code[loop[q]], tsc, INFERRED);
+        note(f, loop[q]);
+      }
+      stats.inserted += loop.length;
+      stats.unrolled++;
+    }
+    f.sinceStep = 0;
+  };
+
   const push = (method: number, last: number, source: EventSource): CFrame => {
     if (depth === frames.length) frames.push(new CFrame());
     const f = frames[depth++];
@@ -175,6 +225,7 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
     return f;
   };
   const note = (f: CFrame, bci: number) => {
+    if (bci === f.stepBci) f.sinceStep++;
     f.last = bci;
     f.recent[f.recentAt++ % RECENT] = bci;
     f.outAtLast = flushed + out.length;
@@ -268,10 +319,13 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
         silentCallee(f, tsc);
         fill(f, bci, tsc);
         f.source = source;
-        out.push(kind, source, method, bci, input.opcode[i], tsc, input.aux[i]);
-        const code = methodOf(method)?.code;
+        // (aux of an observed compiled bytecode: the immediate of an add at its PcDesc, used here and not kept)
+        out.push(kind, source, method, bci, input.opcode[i], tsc, 0);
+        const m = methodOf(method);
+        const code = m?.code;
         if (code && bci < code.length) out.opcode[out.length - 1] = code[bci];
         note(f, bci);
+        if (input.aux[i] >= 2 && code && bci < code.length) unroll(f, m!, bci, input.aux[i], tsc);
         continue;
       } else if (kind === EventKind.Gap || kind === EventKind.Exception || kind === EventKind.Deopt) {
         // what ran in between is unknown: no path is drawn across it
@@ -343,6 +397,47 @@ class BoundedBfs {
     }
     return -1;
   }
+}
+
+/** The largest unrolling taken from an `add` at a loop step (C2 unrolls up to 16 times; vectorized loops more). */
+const MAX_UNROLL = 64;
+
+/**
+ * The bytecodes once around the loop through `bci`: the unique shortest way from `bci` back to it (at most
+ * MAX_FORCED bytecodes, `bci` itself last), or null when there is none or two.
+ */
+function cycleOf(code: Uint8Array, bci: number): Int32Array | null {
+  const prev = new Map<number, number>(); // bci -> predecessor on a shortest way (-2: two ways)
+  let frontier: number[] = [];
+  for (const s of successors(code, bci)) {
+    if (!prev.has(s)) frontier.push(s);
+    prev.set(s, prev.has(s) ? -2 : bci);
+  }
+  const depth = new Map<number, number>(frontier.map((b) => [b, 1]));
+  for (let d = 1; frontier.length && d <= MAX_FORCED; d++) {
+    if (frontier.includes(bci)) break;
+    const next: number[] = [];
+    for (const b of frontier)
+      for (const s of successors(code, b)) {
+        const ds = depth.get(s);
+        if (ds === undefined) {
+          depth.set(s, d + 1);
+          prev.set(s, b);
+          next.push(s);
+        } else if (ds === d + 1 && prev.get(s) !== b) prev.set(s, -2);
+      }
+    frontier = next;
+  }
+  if (!prev.has(bci) || !depth.has(bci)) return null;
+  const out: number[] = [];
+  for (let b = bci; ; ) {
+    const p = prev.get(b)!;
+    if (p === -2 || p === undefined) return null;
+    out.push(b);
+    if (p === bci) break;
+    b = p;
+  }
+  return Int32Array.from(out.reverse());
 }
 
 /** Bytecodes a forced path may not pass: invokes (a callee that ran would have left events) and athrow. */

@@ -62,6 +62,12 @@ export interface NmethodInfo {
   pcs: Float64Array;
   frameStart: Uint32Array;
   frames: Int32Array;
+  /**
+   * Per PcDesc: the immediate of the 32-bit `add reg, imm` (imm >= 2) that ends at its pc, else 0. C2 unrolls a
+   * counted loop k times and steps its induction variable by k times the `iinc` in one instruction, which has the
+   * iinc's PcDesc: one pass of such code is k iterations (complete.ts). Absent: none known.
+   */
+  addImm?: Int32Array;
 }
 
 const PAGE_SHIFT = 12;

@@ -433,7 +433,8 @@ export class JavaEventBuilder implements FlowSink {
       for (let k = 0; k < depth; k++) bcis[k] = nm.frames[(f0 + k) * 2 + 1];
       // bci -1 (HotSpot's InvocationEntryBci): code of the frame's entry, before its first bytecode
       if (nm.frames[f0 * 2 + 1] < 0) continue;
-      this.events.push(EventKind.Bytecode, depth > 1 ? EventSource.Inlined : EventSource.Compiled, nm.frames[f0 * 2], nm.frames[f0 * 2 + 1], -1, tsc);
+      // aux: the immediate of an `add` at this PcDesc (an unrolled loop's step, read by complete.ts), else 0
+      this.events.push(EventKind.Bytecode, depth > 1 ? EventSource.Inlined : EventSource.Compiled, nm.frames[f0 * 2], nm.frames[f0 * 2 + 1], -1, tsc, nm.addImm ? nm.addImm[i] : 0);
       this.stats.bytecodes++;
       this.stats.compiled++;
     }

@@ -120,6 +120,7 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
           }
         });
         frameStart[sorted.length] = k / 2;
+        const addImm = loopSteps(addImmediates(p.code, p.code_begin, pcs), frameStart, frames);
         loads.push({
           nm: {
             method: p.method,
@@ -137,6 +138,7 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
             pcs,
             frameStart,
             frames,
+            addImm,
           },
           code: p.code,
         });
@@ -353,3 +355,40 @@ function addVersions(image: CodeImage, first: Omit<CodeSection, 'id' | 'settledF
   }
   image.addSection({ ...first, bytes, validFrom: start, version, settledFrom: settled });
 }
+
+/**
+ * For each PcDesc pc: the immediate of a 32-bit `add r32, imm8/imm32` instruction that ends exactly at the pc
+ * (PcDescs of compiled code mark the address after their instruction), when it is at least 2; else 0. Undefined
+ * when no PcDesc has one. The encodings: [REX.B 41] 83 /0 ib and [REX.B 41] 81 /0 id with a register operand.
+ */
+export function addImmediates(code: Uint8Array, begin: number, pcs: Float64Array): Int32Array | undefined {
+  let out: Int32Array | undefined;
+  for (let i = 0; i < pcs.length; i++) {
+    const end = pcs[i] - begin;
+    let imm = 0;
+    const modrmAdd = (at: number) => at >= 0 && (code[at] & 0xf8) === 0xc0; // mod 11, reg /0 (add)
+    const rexOk = (at: number) => at < 0 || code[at] === 0x41 || !isRexByte(code[at]);
+    if (end >= 3 && end <= code.length && code[end - 3] === 0x83 && modrmAdd(end - 2) && rexOk(end - 4)) imm = (code[end - 1] << 24) >> 24;
+    else if (end >= 6 && end <= code.length && code[end - 6] === 0x81 && modrmAdd(end - 5) && rexOk(end - 7))
+      imm = code[end - 4] | (code[end - 3] << 8) | (code[end - 2] << 16) | (code[end - 1] << 24);
+    if (imm >= 2) (out ??= new Int32Array(pcs.length))[i] = imm;
+  }
+  return out;
+}
+
+/**
+ * Of the adds found at PcDescs (addImmediates), only the step of each unrolled loop: C2 also computes the
+ * unrolled copies' `i + j` (j < k) with adds that carry the iinc's bci, and steps by the largest, k. Keeps, per
+ * (method, bci) of the innermost frame, the PcDescs with the largest immediate.
+ */
+export function loopSteps(imm: Int32Array | undefined, frameStart: Uint32Array, frames: Int32Array): Int32Array | undefined {
+  if (!imm) return undefined;
+  const largest = new Map<string, number>();
+  const keyOf = (i: number) => `${frames[frameStart[i] * 2]}:${frames[frameStart[i] * 2 + 1]}`;
+  for (let i = 0; i < imm.length; i++) if (imm[i] && frameStart[i + 1] > frameStart[i]) largest.set(keyOf(i), Math.max(largest.get(keyOf(i)) ?? 0, imm[i]));
+  for (let i = 0; i < imm.length; i++) if (imm[i] && (frameStart[i + 1] <= frameStart[i] || imm[i] < largest.get(keyOf(i))!)) imm[i] = 0;
+  return imm;
+}
+
+/** A REX prefix byte (0x40-0x4f): one other than REX.B alone (0x41) makes the add 64-bit or names other registers. */
+const isRexByte = (b: number) => b >= 0x40 && b <= 0x4f;

@@ -8,6 +8,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { completeCompiled, EventKind, EventSource, EventStream, MethodUniverse } from '../src';
 import type { JvmModel } from '../src';
+import { addImmediates, loopSteps } from '../src/load';
 
 const SOURCE = `
 public class Loop {
@@ -72,11 +73,64 @@ maybe('completion of compiled frames', () => {
     expect(out.filter((b) => c[b] === 0x69)).toHaveLength(2);
   });
 
+  test("one pass of an unrolled loop is k iterations: the iinc's PcDesc is an add of k times its constant", () => {
+    const { id, code: c } = code('work');
+    const test = [...c.keys()].find((b) => c[b] === 0xa2)!; // if_icmpge
+    const step = [...c.keys()].find((b) => c[b] === 0x84)!; // iinc i 1
+    const back = [...c.keys()].find((b) => c[b] === 0xa7)!; // goto
+    // C2's code unrolled 16 times: PcDescs at the back branch, the test, and the step (add $16); 3 passes
+    const input = new EventStream(16);
+    input.push(EventKind.Entry, EventSource.Compiled, id, -1, -1, 1);
+    for (let pass = 0; pass < 3; pass++) {
+      input.push(EventKind.Bytecode, EventSource.Compiled, id, back, -1, 2);
+      input.push(EventKind.Bytecode, EventSource.Compiled, id, test, -1, 2);
+      input.push(EventKind.Bytecode, EventSource.Compiled, id, step, -1, 2, 16);
+    }
+    const { events, stats } = completeCompiled(universe, input);
+    let steps = 0;
+    let tests = 0;
+    for (let i = 0; i < events.length; i++) {
+      if (events.kind[i] !== EventKind.Bytecode) continue;
+      if (events.bci[i] === step) steps++;
+      if (events.bci[i] === test) tests++;
+      expect(events.aux[i] === 0 || events.aux[i] === 1).toBe(true); // the add's immediate is not kept
+    }
+    expect(steps).toBe(3 * 16);
+    expect(tests).toBe(3 * 16);
+    expect(stats.unrolled).toBe(3 * 15);
+    // an add that is not a multiple of the iinc's constant, or a bytecode that is no iinc: no iterations added
+    const other = new EventStream(4);
+    other.push(EventKind.Entry, EventSource.Compiled, id, -1, -1, 1);
+    other.push(EventKind.Bytecode, EventSource.Compiled, id, test, -1, 2, 16);
+    other.push(EventKind.Bytecode, EventSource.Compiled, id, step, -1, 2, 1);
+    expect(completeCompiled(universe, other).stats.unrolled).toBe(0);
+  });
+
   test('no long fill where two ways lead on (the arms of an if, each longer than a short path): nothing is guessed', () => {
     const { code: c } = code('pick');
     const branch = [...c.keys()].find((b) => c[b] === 0x9e)!; // ifle
     const ret = [...c.keys()].find((b) => c[b] === 0xac)!; // ireturn
     const out = complete('pick', [branch, ret]);
     expect(out.slice(out.indexOf(branch) + 1, out.indexOf(ret))).toEqual([]);
+  });
+});
+
+describe('loop steps in compiled code', () => {
+  test('the add that ends at a PcDesc, and of several with one bci only the largest (the step, not i + j)', () => {
+    // at 0x10: add $0xf,%r11d (41 83 c3 0f), ends 0x14; at 0x20: add $0x10,%r8d (41 83 c0 10), ends 0x24;
+    // at 0x30: add $0x100,%eax (81 c0 00 01 00 00), ends 0x36; at 0x40: add %rdi,%r11 (49 01 fb), ends 0x43
+    const code = new Uint8Array(0x50).fill(0x90);
+    code.set([0x41, 0x83, 0xc3, 0x0f], 0x10);
+    code.set([0x41, 0x83, 0xc0, 0x10], 0x20);
+    code.set([0x81, 0xc0, 0x00, 0x01, 0x00, 0x00], 0x30);
+    code.set([0x49, 0x01, 0xfb], 0x40);
+    const base = 0x1000;
+    const pcs = Float64Array.from([0x14, 0x24, 0x36, 0x43].map((x) => base + x));
+    expect([...addImmediates(code, base, pcs)!]).toEqual([15, 16, 256, 0]);
+    // PcDescs 0 and 1 at method 7 bci 24, PcDesc 2 at bci 30, 3 at bci 24
+    const frameStart = Uint32Array.from([0, 1, 2, 3, 4]);
+    const frames = Int32Array.from([7, 24, 7, 24, 7, 30, 7, 24]);
+    expect([...loopSteps(addImmediates(code, base, pcs), frameStart, frames)!]).toEqual([0, 16, 256, 0]);
+    expect(addImmediates(new Uint8Array(8).fill(0x90), base, Float64Array.from([base + 4]))).toBeUndefined();
   });
 });
