@@ -63,22 +63,24 @@ inserted), then recovery (gaps filled from matching context, sized by the gap's 
 PD can exceed 100% (inferred bytecodes that did not run, or ran elsewhere) and PR too (recovery sizes fills by time,
 and PT time also counts time the thread spent off the CPU or in the kernel).
 
-Reading the tables (measured 2026-11-23, third session: reconstruction inserts no bytecodes into compiled frames;
-the decoder ends compiled frames at their own returns after a call to another nmethod, and takes the VM's calls
-through the call stub for upcalls):
-- Without loss, DA reaches 99.7% on exceptions JIT (was 97.7%), 97.7% on exceptions -Xint and 95.2% on switches
-  -Xint; switches JIT is at 89.5% (PD 99.7%; it was PD 127% / DA 71% while reconstruction patched compiled
-  frames): C2 leaves `iconst; istore; goto` and the `iload; tableswitch` of javac's string switch no PcDesc, and
-  which arm of `if (s.equals(..))` ran is not in the debug info, so completion's shortest path takes the wrong
-  arm about half the time (`Switches.word`: 269 k of 328 k bytecodes decoded).
-- With loss: overall 86-90% at 10-25% for the JIT examples, RA 67-91% where the alignment held. Rows with DA and
-  RA of a few percent while their bound is 90% or more (exceptions JIT 25%, both JIT 50% rows) are the
-  comparison's windowed alignment losing its way (these are loops: no gram is unique to anchor on), not the decode.
+Reading the tables (measured 2026-11-24, seventh session: completion now fills a forced path of any length,
+e.g. a loop body between its test and back branch, and counts C2's unrolled loops k iterations per pass; each row
+is its own recording, so the lost data falls in different code from one run to the next, and one run per row is
+a sample, not an estimate):
+- Without loss, DA is 99.7% on exceptions JIT, 97.7% on exceptions -Xint, 95.2% on switches -Xint and 89.6% on
+  switches JIT: C2 leaves the \`iconst; istore; goto\` and the \`iload; tableswitch\` of javac's string switch no
+  PcDesc, and which arm of \`if (s.equals(..))\` ran is not in the debug info.
+- At about 25% lost: exceptions -Xint overall 92.1% (the third session's recording: 78.2%), exceptions JIT 88.6%
+  with DA 94.2% and RA 69.3% (the third session's row had DA 3.8% and RA 2.5%: the comparison's alignment had lost
+  its way). switches JIT 74.5% and switches -Xint 58.5% have their bounds at 80.1% and 78.8% (the third session's
+  recordings at the same preset: 97.4% and 95.3%): in these recordings the decoded side itself lacks the events,
+  recovery's fills of the lost hot loop did not align (RA 45.6%, 0.5%), and hot methods fall to 8/10 and 3/10.
+- At about half the data lost, rows with a bound of 100% and DA or RA of a few percent are the comparison's
+  windowed alignment losing its way (these are loops: no gram is unique to anchor on), not the decode.
 - switches -Xint 200 is startup-dominated: its truth is 48 k bytecodes of the live phase, and the decoded side has
   more than that even without loss (PD 104%: code the oracle cannot see that the masking does not pair). What
-  recovery fills aligns with almost nothing (RA 0-1%): the losses fall in that unseen code, so these rows measure
-  the comparison more than the recovery.
-
+  recovery fills there aligns with almost nothing: the losses fall in that unseen code, so those rows measure the
+  comparison more than the recovery.
 `;
 fs.writeFileSync(path.join(REPO, 'docs', 'accuracy.md'), head + sections.join('\n'));
 process.stderr.write('test/accuracy: wrote docs/accuracy.md\n');
