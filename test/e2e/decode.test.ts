@@ -216,8 +216,11 @@ maybe('time and the decode command', () => {
         // a serial decode with attribute: false, which then walked without call-site candidates: it no longer does)
         expect(Math.abs(q.flow.insns - t.insns)).toBeLessThanOrEqual(t.insns * 2e-3);
         // (each part also starts its inlining chain afresh: a few extra entry events at part starts; and the flow
-        // differences above change what completion and attribution make: measured 2.5e-3 of the events)
-        expect(Math.abs(q.events.length - t.events)).toBeLessThanOrEqual(t.events * 5e-3);
+        // differences above change what completion and attribution make: measured 2.5e-3 of the events. Since
+        // completion fills forced paths of any length (a loop body between its test and back branch) a compiled
+        // frame whose start a part cannot see misses up to such a path, not up to 8 bytecodes: 7.4e-3 on this
+        // trace cut into ~170 parts of 64 KiB, 3.9e-3 with forced paths and unrolled loops turned off)
+        expect(Math.abs(q.events.length - t.events)).toBeLessThanOrEqual(t.events * 1e-2);
         if (q.flow.speculations === 0) expect(q.flow.insns).toBe(t.insns);
         // every gap has its site (the parts' sites merged: the same counts)
         const sites = t.gapSites as { count: number; reason: string; where: string; why: string }[];
