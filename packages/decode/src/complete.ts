@@ -407,31 +407,12 @@ const MAX_UNROLL = 64;
  * MAX_FORCED bytecodes, `bci` itself last), or null when there is none or two.
  */
 function cycleOf(code: Uint8Array, bci: number): Int32Array | null {
-  const prev = new Map<number, number>(); // bci -> predecessor on a shortest way (-2: two ways)
-  let frontier: number[] = [];
-  for (const s of successors(code, bci)) {
-    if (!prev.has(s)) frontier.push(s);
-    prev.set(s, prev.has(s) ? -2 : bci);
-  }
-  const depth = new Map<number, number>(frontier.map((b) => [b, 1]));
-  for (let d = 1; frontier.length && d <= MAX_FORCED; d++) {
-    if (frontier.includes(bci)) break;
-    const next: number[] = [];
-    for (const b of frontier)
-      for (const s of successors(code, b)) {
-        const ds = depth.get(s);
-        if (ds === undefined) {
-          depth.set(s, d + 1);
-          prev.set(s, b);
-          next.push(s);
-        } else if (ds === d + 1 && prev.get(s) !== b) prev.set(s, -2);
-      }
-    frontier = next;
-  }
-  if (!prev.has(bci) || !depth.has(bci)) return null;
+  // (a target one step past MAX_FORCED still counts: bci itself is the last of the bytecodes)
+  const { prev, found } = layers(code, successors(code, bci), bci, 1, MAX_FORCED + 1, (b) => b === bci);
+  if (found < 0) return null;
   const out: number[] = [];
   for (let b = bci; ; ) {
-    const p = prev.get(b)!;
+    const p = prev.get(b);
     if (p === -2 || p === undefined) return null;
     out.push(b);
     if (p === bci) break;
@@ -482,31 +463,29 @@ function forced(code: Uint8Array, from: number, to: number): Int32Array | null {
 }
 
 /**
- * Breadth-first search over successors from `from` (-1: the method's entry) to `to` (-1: any return
- * instruction). Returns the bcis strictly between the two (for from = -1, bci 0 is included unless it is `to`;
- * for to = -1, the return reached is included), or null if `to` is not within MAX_FILL steps or two shortest
- * paths differ.
+ * Breadth-first search over a method's successors from `starts` (at depth `d0`, predecessor `startPrev`) to the
+ * first depth (at most `maxDepth`) where `isTarget` accepts a bci. Returns each bci's predecessor on a shortest
+ * way (-2: reached two ways at the same depth) and the target (-1: none within reach, -2: two at that depth).
  */
-function shortest(code: Uint8Array, from: number, to: number): Int32Array | null {
-  if (to === -1 && from >= 0 && isReturn(code[from])) return new Int32Array(0); // it was the return
-  const prev = new Map<number, number>(); // bci -> predecessor on a shortest path (-2: ambiguous)
+function layers(code: Uint8Array, starts: readonly number[], startPrev: number | undefined, d0: number, maxDepth: number, isTarget: (b: number) => boolean): { prev: Map<number, number>; found: number } {
+  const prev = new Map<number, number>();
   const depth = new Map<number, number>();
-  let frontier: number[];
-  if (from === -1) {
-    if (to === 0) return new Int32Array(0);
-    frontier = [0];
-    prev.set(0, -1);
-    depth.set(0, 1);
-  } else {
-    frontier = [from];
-    depth.set(from, 0);
+  let frontier: number[] = [];
+  for (const s of starts) {
+    if (depth.has(s)) {
+      prev.set(s, -2);
+      continue;
+    }
+    depth.set(s, d0);
+    if (startPrev !== undefined) prev.set(s, startPrev);
+    frontier.push(s);
   }
   let found = -1;
-  for (let d = depth.get(frontier[0])!; frontier.length && d <= MAX_FILL && found < 0; d++) {
+  for (let d = d0; frontier.length && d <= maxDepth && found < 0; d++) {
     const next: number[] = [];
     for (const b of frontier) {
-      if ((to === -1 && isReturn(code[b]) && b !== from) || b === to) {
-        if (found >= 0 && found !== b) return null; // two targets at the same depth
+      if (isTarget(b)) {
+        if (found >= 0 && found !== b) return { prev, found: -2 }; // two targets at the same depth
         found = b;
         continue;
       }
@@ -521,6 +500,21 @@ function shortest(code: Uint8Array, from: number, to: number): Int32Array | null
     }
     frontier = next;
   }
+  return { prev, found };
+}
+
+/**
+ * Breadth-first search over successors from `from` (-1: the method's entry) to `to` (-1: any return
+ * instruction). Returns the bcis strictly between the two (for from = -1, bci 0 is included unless it is `to`;
+ * for to = -1, the return reached is included), or null if `to` is not within MAX_FILL steps or two shortest
+ * paths differ.
+ */
+function shortest(code: Uint8Array, from: number, to: number): Int32Array | null {
+  if (to === -1 && from >= 0 && isReturn(code[from])) return new Int32Array(0); // it was the return
+  if (from === -1 && to === 0) return new Int32Array(0);
+  const isTo = (b: number) => (to === -1 && isReturn(code[b]) && b !== from) || b === to;
+  // from the method's entry: bci 0 is the first step (its predecessor -1)
+  const { prev, found } = from === -1 ? layers(code, [0], -1, 1, MAX_FILL, isTo) : layers(code, [from], undefined, 0, MAX_FILL, isTo);
   if (found < 0) return null;
   const bcis: number[] = [];
   for (let b = found; ; ) {

@@ -363,11 +363,11 @@ function addVersions(image: CodeImage, first: Omit<CodeSection, 'id' | 'settledF
  */
 export function addImmediates(code: Uint8Array, begin: number, pcs: Float64Array): Int32Array | undefined {
   let out: Int32Array | undefined;
+  const modrmAdd = (at: number) => at >= 0 && (code[at] & 0xf8) === 0xc0; // mod 11, reg /0 (add)
+  const rexOk = (at: number) => at < 0 || code[at] === 0x41 || !isRexByte(code[at]);
   for (let i = 0; i < pcs.length; i++) {
     const end = pcs[i] - begin;
     let imm = 0;
-    const modrmAdd = (at: number) => at >= 0 && (code[at] & 0xf8) === 0xc0; // mod 11, reg /0 (add)
-    const rexOk = (at: number) => at < 0 || code[at] === 0x41 || !isRexByte(code[at]);
     if (end >= 3 && end <= code.length && code[end - 3] === 0x83 && modrmAdd(end - 2) && rexOk(end - 4)) imm = (code[end - 1] << 24) >> 24;
     else if (end >= 6 && end <= code.length && code[end - 6] === 0x81 && modrmAdd(end - 5) && rexOk(end - 7))
       imm = code[end - 4] | (code[end - 3] << 8) | (code[end - 2] << 16) | (code[end - 1] << 24);
