@@ -16,6 +16,7 @@ import { successors } from '@jportal/classfile';
 import { EventKind, EventSource, EventStream, maxStreamEvents } from './events';
 import type { Method, MethodUniverse } from './attribute';
 import { SuccessorTable } from './successor-table';
+import { SwitchKeys, UNKNOWN } from './switch-keys';
 
 /**
  * The longest run of bytecodes inserted between two events of a frame. Measured on examples/switches against the
@@ -59,6 +60,10 @@ class CFrame {
   stepBci = -1;
   /** how many times the frame was at stepBci since its last step event */
   sinceStep = 0;
+  /** the method's switches keyed by a local holding a constant (javac's string switch), or null */
+  keys: SwitchKeys | null = null;
+  /** the value of `keys.local` after the frame's last bytecode (UNKNOWN when not a known constant) */
+  keyValue = UNKNOWN;
 
   /** `bci` is one of the recent bcis. */
   wasAt(bci: number): boolean {
@@ -67,8 +72,10 @@ class CFrame {
     return false;
   }
 
-  reset(method: number, last: number, source: EventSource): void {
+  reset(method: number, last: number, source: EventSource, keys: SwitchKeys | null): void {
     this.method = method;
+    this.keys = keys;
+    this.keyValue = UNKNOWN;
     this.last = last;
     this.source = source;
     this.recent.fill(-3);
@@ -152,6 +159,15 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
     return lastMethod;
   };
   const memoOf = (m: Method): MethodMemo => (memos[m.index] ??= { paths: new Map(), reach: new Map() });
+  /** by Method.index: the method's keyed switches (null: none) */
+  const keyed: (SwitchKeys | null | undefined)[] = new Array(universe.methods.length).fill(undefined);
+  const keysOf = (id: number): SwitchKeys | null => {
+    const m = methodOf(id);
+    if (!m?.code) return null;
+    let k = keyed[m.index];
+    if (k === undefined) keyed[m.index] = k = SwitchKeys.of(m.code);
+    return k;
+  };
 
   /** bcis strictly between `from` and `to` on the unique shortest path (from = -1: from the method's start, bci 0
    * included; to = -1: to the nearest return, included); null when there is none within MAX_FILL */
@@ -221,18 +237,22 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
   const push = (method: number, last: number, source: EventSource): CFrame => {
     if (depth === frames.length) frames.push(new CFrame());
     const f = frames[depth++];
-    f.reset(method, last, source);
+    f.reset(method, last, source, keysOf(method));
     return f;
   };
   const note = (f: CFrame, bci: number) => {
     if (bci === f.stepBci) f.sinceStep++;
+    if (f.keys) f.keyValue = f.keys.after(f.last, bci, f.keyValue);
     f.last = bci;
     f.recent[f.recentAt++ % RECENT] = bci;
     f.outAtLast = flushed + out.length;
   };
-  const fill = (f: CFrame, to: number, tsc: number) => {
+  /** Inserts the path from the frame's last bytecode to `to` (see path); a keyed switch's arm is the one its
+   * local's constant selects, and the arm `need` (a successor of the keyed switch `needAt`, seen next) rules out
+   * paths that leave another constant in the local. */
+  const fill = (f: CFrame, to: number, tsc: number, needAt = -1, need = -1) => {
     if (f.last === -2) return;
-    const p = path(f.method, f.last, to);
+    const p = (f.keys && f.keys.path(f.last, to, f.keyValue, needAt, need)) ?? path(f.method, f.last, to);
     if (!p) {
       stats.unfilled++;
       return;
@@ -317,7 +337,20 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
           continue;
         }
         silentCallee(f, tsc);
-        fill(f, bci, tsc);
+        if (f.keys && f.keys.switchAt(bci) >= 0) {
+          // at a keyed switch (or its load): the arm seen next says which constant the local holds
+          const s = f.keys.switchAt(bci);
+          const load = f.keys.loads.get(s)!;
+          let need = -1;
+          for (let j = i + 1; j < input.length && j <= i + 4; j++) {
+            if (input.kind[j] !== EventKind.Bytecode || input.method[j] !== method) break;
+            const b = input.bci[j];
+            if (b === bci || b === s || b === load) continue;
+            need = f.keys.armTo(s, b);
+            break;
+          }
+          fill(f, bci, tsc, s, need);
+        } else fill(f, bci, tsc);
         f.source = source;
         // (aux of an observed compiled bytecode: the immediate of an add at its PcDesc, used here and not kept)
         out.push(kind, source, method, bci, input.opcode[i], tsc, 0);

@@ -22,6 +22,12 @@ public class Loop {
     if (x > 0) { r = r * 3 + 1; r = r * 3 + 2; } else { r = r * 5 + 1; r = r * 5 + 2; }
     return r;
   }
+  static int word(String s) {
+    switch (s) {
+      case "alpha": return 1; case "beta": return 2; case "gamma": return 3; case "delta": return 4;
+      default: return 0;
+    }
+  }
 }
 `;
 
@@ -104,6 +110,45 @@ maybe('completion of compiled frames', () => {
     other.push(EventKind.Bytecode, EventSource.Compiled, id, test, -1, 2, 16);
     other.push(EventKind.Bytecode, EventSource.Compiled, id, step, -1, 2, 1);
     expect(completeCompiled(universe, other).stats.unrolled).toBe(0);
+  });
+
+  /** Completes a compiled activation of `name` (entry, events at `bcis`, exit); returns the output's bcis. */
+  const activation = (name: string, bcis: number[]): number[] => {
+    const { id, code: c } = code(name);
+    const input = new EventStream(bcis.length + 2);
+    input.push(EventKind.Entry, EventSource.Compiled, id, -1, -1, 1);
+    for (const b of bcis) input.push(EventKind.Bytecode, EventSource.Compiled, id, b, c[b], 2);
+    input.push(EventKind.Exit, EventSource.Compiled, id, -1, -1, 3);
+    const { events } = completeCompiled(universe, input);
+    const out: number[] = [];
+    for (let i = 0; i < events.length; i++) if (events.kind[i] === EventKind.Bytecode) out.push(events.bci[i]);
+    return out;
+  };
+
+  test("javac's string switch: the second switch takes the arm of the constant its local was given", () => {
+    const { code: c } = code('word');
+    const at = (op: number, from = 0) => [...c.keys()].find((b) => b >= from && c[b] === op)!;
+    const lookup = at(0xab);
+    const table = at(0xaa);
+    const load = table - 1; // iload_2
+    expect(c[load]).toBe(0x1c);
+    // case "alpha": iconst_0; istore_2; goto LOAD. Compiled code folds both switches: the equals test is the
+    // last event, then the method returns; the arm of case 0 (iconst_1; ireturn) is the way out
+    const alphaStore = at(0x3d, at(0x03, lookup)); // istore_2 after iconst_0
+    const out = activation('word', [lookup, alphaStore]);
+    expect(out.slice(out.indexOf(alphaStore) + 1).map((b) => c[b])).toEqual([0xa7 /* goto */, 0x1c /* iload_2 */, 0xaa, 0x04 /* iconst_1 */, 0xac /* ireturn */]);
+    // case "delta": the events are its equals test, the second switch and the arm's return (of case 3): the
+    // store of 3 ran between them, though the test's taken branch leads to the load directly
+    const deltaStore = [...c.keys()].filter((b) => c[b] === 0x3d).pop()!; // the last istore_2 (iconst_3 before it)
+    expect(c[deltaStore - 1]).toBe(0x06); // iconst_3
+    const deltaTest = deltaStore - 4; // ifeq
+    expect(c[deltaTest]).toBe(0x99);
+    const arm3Return = at(0xac, at(0x07, table)); // ireturn after iconst_4
+    const out2 = activation('word', [lookup, deltaTest, load, table, arm3Return]);
+    expect(out2.slice(out2.indexOf(deltaTest) + 1, out2.indexOf(load))).toEqual([deltaStore - 1, deltaStore]);
+    // with the local unknown (the frame's first event after the stores), nothing is guessed at the second switch
+    const out3 = activation('word', [alphaStore + 1]);
+    expect(out3.slice(out3.indexOf(alphaStore + 1) + 1)).toEqual([]);
   });
 
   test('no long fill where two ways lead on (the arms of an if, each longer than a short path): nothing is guessed', () => {

@@ -64,7 +64,13 @@ export function formatDiff(truth: EventSeq, decoded: EventSeq, pairs: { truth: I
   const totalExtra = misses.reduce((a, r) => a + r.extra, 0);
   out.push(`# unmatched bytecode events: ${totalMissed} of the truth (missed), ${totalExtra} of the decoded side (extra)`);
   out.push('# by method (missed, extra):');
-  for (const r of misses.slice(0, 40)) out.push(`${String(r.missed).padStart(10)} ${String(r.extra).padStart(10)}  ${name(r.method)}`);
+  const row = (r: MethodMisses) => `${String(r.missed).padStart(10)} ${String(r.extra).padStart(10)}  ${name(r.method)}`;
+  for (const r of misses.slice(0, 40)) out.push(row(r));
+  // the truth's misses alone: the list above is led by extras when the decoded side has code the oracle cannot see
+  const mostMissed = misses.filter((r) => r.missed > 0).sort((a, b) => b.missed - a.missed || a.method - b.method);
+  out.push('');
+  out.push('# by method, most missed (missed, extra):');
+  for (const r of mostMissed.slice(0, 40)) out.push(row(r));
   out.push('');
   out.push(`# regions where the sequences part ('-' truth only, '+' decoded only, ' ' matched context)`);
   let regions = 0;

@@ -1,0 +1,200 @@
+/**
+ * Switches keyed by a local variable that holds a constant: javac compiles `switch (string)` into a lookupswitch
+ * on the hash that stores the matching case's index into a local (`iconst_k; istore n`, `iconst_m1` before it)
+ * and a second switch on that local (`iload n; tableswitch`). Compiled code folds the second switch into the
+ * first and leaves no PcDesc that says which arm ran. Knowing the local's constant along a path does: this module
+ * finds such switches in a method and searches paths that carry the local's value, so that completion draws the
+ * arm the constant selects and not just any shortest one.
+ */
+import { instructionLength, successors } from '@jportal/classfile';
+
+/** The local's value is not a known constant. */
+export const UNKNOWN = 0x100000000;
+/** The longest path searched (as completion's MAX_FILL). */
+const MAX_STEPS = 8;
+
+/** What one method's code says about its keyed switches; `of()` gives null for methods with none. */
+export class SwitchKeys {
+  private readonly memo = new Map<string, Int32Array | null>();
+
+  private constructor(
+    readonly code: Uint8Array,
+    /** the local variable tracked (the key of the method's first keyed switch) */
+    readonly local: number,
+    /** bci of each switch keyed by `local` -> bci of its `iload` */
+    readonly loads: Map<number, number>,
+  ) {}
+
+  /** The keyed switches of a method, or null when it has none (or its code does not decode). */
+  static of(code: Uint8Array): SwitchKeys | null {
+    const jumpTargets = new Set<number>();
+    const starts: number[] = [];
+    for (let b = 0; b < code.length; ) {
+      const n = instructionLength(code, b);
+      if (n <= 0) return null;
+      starts.push(b);
+      for (const s of successors(code, b)) if (s !== b + n) jumpTargets.add(s);
+      b += n;
+    }
+    let local = -1;
+    const loads = new Map<number, number>();
+    for (let k = 1; k < starts.length; k++) {
+      const s = starts[k];
+      if ((code[s] !== 0xaa && code[s] !== 0xab) || jumpTargets.has(s)) continue;
+      const n = loadedLocal(code, starts[k - 1]);
+      if (n < 0 || (local >= 0 && n !== local)) continue;
+      local = n;
+      loads.set(s, starts[k - 1]);
+    }
+    return local < 0 ? null : new SwitchKeys(code, local, loads);
+  }
+
+  /** The local's value after the bytecode at `bci` ran, `before` being its value before and `prev` the bytecode
+   * that ran just before (-1: none known). */
+  after(prev: number, bci: number, before: number): number {
+    const code = this.code;
+    const op = code[bci];
+    if (op === 0x84 && code[bci + 1] === this.local) return before === UNKNOWN ? UNKNOWN : (before + ((code[bci + 2] << 24) >> 24)) | 0; // iinc
+    // wide istore or iinc
+    if (op === 0xc4) return (code[bci + 1] === 0x36 || code[bci + 1] === 0x84) && ((code[bci + 2] << 8) | code[bci + 3]) === this.local ? UNKNOWN : before;
+    if (storedLocal(code, bci) !== this.local) return before;
+    return prev >= 0 && prev + instructionLength(code, prev) === bci ? constantPushed(code, prev) : UNKNOWN;
+  }
+
+  /** The successor a keyed switch at `bci` takes for `value` (UNKNOWN: -1). */
+  target(bci: number, value: number): number {
+    if (value === UNKNOWN) return -1;
+    const code = this.code;
+    const v = new DataView(code.buffer, code.byteOffset, code.byteLength);
+    const at = bci + 1 + ((4 - ((bci + 1) & 3)) & 3);
+    const dflt = bci + v.getInt32(at);
+    if (code[bci] === 0xaa) {
+      const lo = v.getInt32(at + 4);
+      const hi = v.getInt32(at + 8);
+      return value >= lo && value <= hi ? bci + v.getInt32(at + 12 + 4 * (value - lo)) : dflt;
+    }
+    const pairs = v.getInt32(at + 4);
+    for (let k = 0; k < pairs; k++) if (v.getInt32(at + 8 + 8 * k) === value) return bci + v.getInt32(at + 12 + 8 * k);
+    return dflt;
+  }
+
+  /** The keyed switch that `bci` is (or loads the key of), or -1. */
+  switchAt(bci: number): number {
+    if (this.loads.has(bci)) return bci;
+    for (const [s, load] of this.loads) if (load === bci) return s;
+    return -1;
+  }
+
+  /** The successor of the keyed switch at `s` that leads to `bci` (it, or a chain of bytecodes with one successor
+   * each from it), or -1 when none or several do. */
+  armTo(s: number, bci: number): number {
+    let arm = -1;
+    for (const t of successors(this.code, s)) {
+      let b = t;
+      for (let k = 0; k < MAX_STEPS && b !== bci; k++) {
+        const next = successors(this.code, b);
+        if (next.length !== 1) break;
+        b = next[0];
+      }
+      if (b !== bci) continue;
+      if (arm >= 0) return -1;
+      arm = t;
+    }
+    return arm;
+  }
+
+  /**
+   * The bcis strictly between `from` (-1: the method's entry, bci 0 included) and `to` (-1: the nearest return,
+   * included) on the unique shortest path when the local starts as `value` (after `from` ran) and keyed switches
+   * go where the local's constant sends them; `need` (when not UNKNOWN) is the successor the keyed switch `needAt`
+   * must take when the path ends at it or at its load, which rules out paths leaving the local at another
+   * constant. Null when there is no such path within MAX_STEPS or two differ.
+   */
+  path(from: number, to: number, value: number, needAt = -1, need = -1): Int32Array | null {
+    const key = `${from},${to},${value},${needAt},${need}`;
+    let r = this.memo.get(key);
+    if (r === undefined) this.memo.set(key, (r = this.search(from, to, value, needAt, need)));
+    return r;
+  }
+
+  private search(from: number, to: number, value: number, needAt: number, need: number): Int32Array | null {
+    const code = this.code;
+    const isReturn = (b: number) => code[b] >= 0xac && code[b] <= 0xb1;
+    if (to === -1 && from >= 0 && isReturn(from)) return new Int32Array(0);
+    // states: bci and the local's value after it; prev: state -> previous state ('' the start, '!' two ways)
+    const sk = (b: number, v: number) => `${b}:${v}`;
+    const prev = new Map<string, string>();
+    const depth = new Map<string, number>();
+    const accepts = (b: number, v: number) => {
+      if (to === -1 ? !isReturn(b) || b === from : b !== to) return false;
+      if (need < 0 || v === UNKNOWN) return true;
+      return this.target(needAt, v) === need;
+    };
+    let frontier: [number, number][] = [];
+    const visit = (b: number, v: number, p: string, d: number, next: [number, number][]) => {
+      const k = sk(b, v);
+      const seen = depth.get(k);
+      if (seen === undefined) {
+        depth.set(k, d);
+        prev.set(k, p);
+        next.push([b, v]);
+      } else if (seen === d && prev.get(k) !== p) prev.set(k, '!');
+    };
+    if (from === -1) visit(0, this.after(-1, 0, value), '', 1, frontier);
+    else visit(from, value, '', 0, frontier);
+    let found: string | null = null;
+    for (let d = from === -1 ? 1 : 0; frontier.length && d <= MAX_STEPS && found === null; d++) {
+      const next: [number, number][] = [];
+      for (const [b, v] of frontier) {
+        if (d > 0 && accepts(b, v)) {
+          const k = sk(b, v);
+          if (found !== null && found !== k) return null; // two ends at the same depth
+          found = k;
+          continue;
+        }
+        const keyed = this.loads.has(b) && v !== UNKNOWN ? this.target(b, v) : -1;
+        for (const s of successors(code, b)) {
+          if (keyed >= 0 && s !== keyed) continue;
+          visit(s, this.after(b, s, v), sk(b, v), d + 1, next);
+        }
+      }
+      frontier = next;
+    }
+    if (found === null) return null;
+    const bcis: number[] = [];
+    for (let k = found; ; ) {
+      const p = prev.get(k)!;
+      if (p === '!') return null;
+      const b = Number(k.slice(0, k.indexOf(':')));
+      if (b !== to && !(from >= 0 && p === '')) bcis.push(b);
+      if (p === '') break;
+      k = p;
+    }
+    return Int32Array.from(bcis.reverse());
+  }
+}
+
+/** The local an `iload` at `bci` reads, or -1. */
+function loadedLocal(code: Uint8Array, bci: number): number {
+  const op = code[bci];
+  if (op === 0x15) return code[bci + 1];
+  if (op >= 0x1a && op <= 0x1d) return op - 0x1a;
+  return -1;
+}
+
+/** The local an `istore` at `bci` writes, or -1. */
+function storedLocal(code: Uint8Array, bci: number): number {
+  const op = code[bci];
+  if (op === 0x36) return code[bci + 1];
+  if (op >= 0x3b && op <= 0x3e) return op - 0x3b;
+  return -1;
+}
+
+/** The int constant the bytecode at `bci` pushes (iconst_*, bipush, sipush), or UNKNOWN. */
+function constantPushed(code: Uint8Array, bci: number): number {
+  const op = code[bci];
+  if (op >= 0x02 && op <= 0x08) return op - 0x03;
+  if (op === 0x10) return (code[bci + 1] << 24) >> 24;
+  if (op === 0x11) return (((code[bci + 1] << 8) | code[bci + 2]) << 16) >> 16;
+  return UNKNOWN;
+}
