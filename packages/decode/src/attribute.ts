@@ -383,6 +383,8 @@ class Frame implements StateRoots {
    * putstatic, invokestatic): the classes whose `<clinit>` that may run (rankOf); else null.
    */
   initializing: Set<string> | null = null;
+  /** the VM made this call right after its caller's bytecode dereferenced a reference (which may be null) */
+  raisesNpe = false;
 
   /** How many of `states` hold the frame's states (StateRoots): none while it follows the trie. */
   get stored(): number {
@@ -404,6 +406,7 @@ class Frame implements StateRoots {
     this.ownLen = -1;
     this.called = false;
     this.initializing = null;
+    this.raisesNpe = false;
   }
 
   addState(s: number): void {
@@ -605,6 +608,8 @@ export class Attribution {
           const caller = universe.byId.get(lastCompiledMethod);
           if (caller) site = universe.callSite(caller, lastCompiledBci);
         }
+        // an implicit NullPointerException: the VM constructs it right after a dereference faulted
+        const raisesNpe = fromVm && (top && !top.lost && !lastWasCompiled ? this.dereferencesAt(top) : lastWasCompiled && this.dereferences(lastCompiledMethod, lastCompiledBci));
         lastWasCompiled = false;
         const cls = (fromVm ? input.aux[i] - ENTRY_FROM_VM : input.aux[i]) as EntryClass;
         if (cls !== EntryClass.Bytecode) {
@@ -620,6 +625,7 @@ export class Attribution {
         const initializing = fromVm && top && !top.lost ? this.initializingAt(top) : null;
         this.startFrame(site?.candidates, ev);
         this.frames[this.depth - 1].initializing = initializing;
+        this.frames[this.depth - 1].raisesNpe = raisesNpe;
         continue;
       }
 
@@ -839,6 +845,23 @@ export class Attribution {
       }
     }
     return out;
+  }
+
+  /** Whether every state of frame f (not on the trie) is at a bytecode that dereferences a reference. */
+  private dereferencesAt(f: Frame): boolean {
+    if (f.pathLen || f.n === 0) return false;
+    for (let k = 0; k < f.n; k++) {
+      const m = this.methods[this.pool.method[f.states[k]]];
+      const bci = this.pool.bci[f.states[k]];
+      if (!m.code || bci < 0 || bci >= m.code.length || !isDereference(m.code[bci])) return false;
+    }
+    return true;
+  }
+
+  /** Whether the bytecode at `bci` of the method with that id dereferences a reference. */
+  private dereferences(id: number, bci: number): boolean {
+    const code = this.universe.byId.get(id)?.code;
+    return !!code && bci >= 0 && bci < code.length && isDereference(code[bci]);
   }
 
   /** The states in scratch become frame f's (the buffers trade places: no copy). */
@@ -1070,8 +1093,10 @@ export class Attribution {
    * object of it constructed in this thread (a service is loaded and instantiated before the next, an object is
    * mostly used right after it is made); then the first. Returns a rank: lower is better.
    */
-  private rankOf(method: number, tsc: number, initializing: Set<string> | null): number {
+  private rankOf(method: number, tsc: number, initializing: Set<string> | null, raisesNpe = false): number {
     const m = this.methods[method];
+    // the VM constructs the NullPointerException of a dereference that faulted
+    if (raisesNpe && m.init && m.cf.name === 'java/lang/NullPointerException') return -Infinity;
     // the instruction that made the VM initialize a class names it: its <clinit> (or a supertype's) runs now
     if (initializing && m.clinit && initializing.has(m.cf.name)) return -Infinity;
     if (m.clinit && this.ranClinit[method]) return 2e300;
@@ -1086,7 +1111,7 @@ export class Attribution {
     let best = 0;
     let bestRank = Infinity;
     for (let k = 0; k < f.n; k++) {
-      const r = this.rankOf(this.pool.method[f.states[k]], tsc, f.initializing);
+      const r = this.rankOf(this.pool.method[f.states[k]], tsc, f.initializing, f.raisesNpe);
       if (r < bestRank) [best, bestRank] = [k, r];
     }
     return best;
@@ -1100,7 +1125,7 @@ export class Attribution {
     let best = 0;
     let bestRank = Infinity;
     for (let j = 0; j < n; j++) {
-      const r = this.rankOf(node.method[j], tsc, f.initializing);
+      const r = this.rankOf(node.method[j], tsc, f.initializing, f.raisesNpe);
       if (r < bestRank) [best, bestRank] = [j, r];
     }
     return this.stateOfNode(f, f.pathLen - 1, best);
@@ -1312,6 +1337,12 @@ export class Attribution {
       this.stats.searched++;
     }
   }
+}
+
+/** Bytecodes that dereference a reference from the stack (a null one makes the VM throw a NullPointerException):
+ * field access, invokes with a receiver, array access and length, athrow, monitors. */
+function isDereference(op: number): boolean {
+  return op === 0xb4 || op === 0xb5 || op === 0xb6 || op === 0xb7 || op === 0xb9 || op === 0xbe || op === 0xbf || op === 0xc2 || op === 0xc3 || (op >= 0x2e && op <= 0x35) || (op >= 0x4f && op <= 0x56);
 }
 
 /** The one target an entry of that class can be (natives only: a native method), else undefined. */

@@ -43,6 +43,9 @@ export interface CompletionStats {
   silentCallees: number;
   /** loop iterations inserted for unrolled loops (one pass of C2's unrolled body is k iterations) */
   unrolled: number;
+  /** observed events taken back as hoisted: the frame's next event cannot follow them but follows the bytecode
+   * before them (C2 moves a bytecode's instructions ahead of a branch, a field load above its null test) */
+  hoisted: number;
 }
 
 /** A compiled frame on the completion stack. Frames are reused by depth (no object per entry). */
@@ -64,6 +67,16 @@ class CFrame {
   keys: SwitchKeys | null = null;
   /** the value of `keys.local` after the frame's last bytecode (UNKNOWN when not a known constant) */
   keyValue = UNKNOWN;
+  /** output position (counting flushed events) where the frame's last observed event and the path filled up
+   * to it begin; -1 none */
+  observedAt = -1;
+  /** bci of that event */
+  observedBci = -1;
+  /** the frame's `last`, `keyValue`, `outAtLast` and `recentAt` before them (what taking them back restores) */
+  beforeLast = -2;
+  beforeKeyValue = UNKNOWN;
+  beforeOutAtLast = -1;
+  beforeRecentAt = 0;
 
   /** `bci` is one of the recent bcis. */
   wasAt(bci: number): boolean {
@@ -83,6 +96,7 @@ class CFrame {
     this.outAtLast = -1;
     this.stepBci = -1;
     this.sinceStep = 0;
+    this.observedAt = -1;
   }
 }
 
@@ -140,7 +154,7 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
   const out = new EventStream(capacity);
   /** events handed on by flush(): positions in the output are `flushed + out.length` */
   let flushed = 0;
-  const stats: CompletionStats = { compiledIn: 0, merged: 0, inserted: 0, unfilled: 0, echoes: 0, callSites: 0, silentCallees: 0, unrolled: 0 };
+  const stats: CompletionStats = { compiledIn: 0, merged: 0, inserted: 0, unfilled: 0, echoes: 0, callSites: 0, silentCallees: 0, unrolled: 0, hoisted: 0 };
   /** the stack: frames[0..depth); frames beyond are kept for reuse */
   const frames: CFrame[] = [];
   let depth = 0;
@@ -273,6 +287,27 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
     const m = methodOf(f.method);
     return !!m?.code && distance(m, f.last, bci) < 0;
   };
+  /**
+   * The frame's last event was observed (what came after it in the output is callees' events), the event at
+   * `bci` cannot follow it but can follow the bytecode the frame was at before it: that event ran ahead of its
+   * place (C2 hoists loads above the branch that guards them, with the PcDescs of their bytecodes and of the
+   * inlined methods they are in). It is taken back out of the output, with the callees' events after it.
+   */
+  const takeBackHoisted = (f: CFrame, bci: number): boolean => {
+    const at = f.observedAt - flushed;
+    if (at < 0 || at >= out.length || f.beforeLast < 0 || f.last !== f.observedBci || bci === f.beforeLast) return false;
+    const m = methodOf(f.method);
+    if (!m?.code || distance(m, f.last, bci) >= 0 || distance(m, f.beforeLast, bci) < 0) return false;
+    out.length = at;
+    for (let r = f.beforeRecentAt; r < f.recentAt && r < f.beforeRecentAt + RECENT; r++) f.recent[r % RECENT] = -3;
+    f.recentAt = f.beforeRecentAt;
+    f.last = f.beforeLast;
+    f.keyValue = f.beforeKeyValue;
+    f.outAtLast = f.beforeOutAtLast;
+    f.observedAt = -1;
+    stats.hoisted++;
+    return true;
+  };
   /** The frame stands at an invoke whose callee left no event: the callee's bytecodes, entry to return, when one
    * method fits and its path is unique and short. */
   const silentCallee = (f: CFrame, tsc: number) => {
@@ -336,6 +371,13 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
           stats.echoes++;
           continue;
         }
+        takeBackHoisted(f, bci);
+        // (what taking this event back would restore: it and the path filled up to it)
+        const mark = flushed + out.length;
+        const beforeLast = f.last;
+        const beforeKeyValue = f.keyValue;
+        const beforeOutAtLast = f.outAtLast;
+        const beforeRecentAt = f.recentAt;
         silentCallee(f, tsc);
         if (f.keys && f.keys.switchAt(bci) >= 0) {
           // at a keyed switch (or its load): the arm seen next says which constant the local holds
@@ -352,6 +394,12 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
           fill(f, bci, tsc, s, need);
         } else fill(f, bci, tsc);
         f.source = source;
+        f.observedAt = mark;
+        f.observedBci = bci;
+        f.beforeLast = beforeLast;
+        f.beforeKeyValue = beforeKeyValue;
+        f.beforeOutAtLast = beforeOutAtLast;
+        f.beforeRecentAt = beforeRecentAt;
         // (aux of an observed compiled bytecode: the immediate of an add at its PcDesc, used here and not kept)
         out.push(kind, source, method, bci, input.opcode[i], tsc, 0);
         const m = methodOf(method);

@@ -151,6 +151,22 @@ maybe('completion of compiled frames', () => {
     expect(out3.slice(out3.indexOf(alphaStore + 1) + 1)).toEqual([]);
   });
 
+  test('an event the next one cannot follow, though the bytecode before it can, ran ahead of its place: taken back', () => {
+    const { code: c } = code('pick');
+    // pick: iload_0 istore_1 iload_0 ifle ELSE; THEN: r = r * 3 + 1 ...; goto END; ELSE: r = r * 5 + 1 ...; END: return
+    const branch = [...c.keys()].find((b) => c[b] === 0x9e)!; // ifle
+    const muls = [...c.keys()].filter((b) => c[b] === 0x68); // imul: two in the then-arm, two in the else-arm
+    const thenMul = muls[0];
+    const elseMul = muls[2];
+    // C2 hoisted an instruction of the else-arm above the branch: its PcDesc comes first, then the then-arm ran
+    const out = complete('pick', [branch, elseMul, thenMul]);
+    expect(out).not.toContain(elseMul);
+    // and the then-arm's way from the branch is filled as if the hoisted event had not been there
+    expect(out.slice(out.indexOf(branch) + 1, out.indexOf(thenMul))).toEqual(complete('pick', [branch, thenMul]).slice(out.indexOf(branch) + 1, out.indexOf(thenMul)));
+    // an event the next one can follow stays
+    expect(complete('pick', [branch, thenMul, muls[1]])).toContain(thenMul);
+  });
+
   test('no long fill where two ways lead on (the arms of an if, each longer than a short path): nothing is guessed', () => {
     const { code: c } = code('pick');
     const branch = [...c.keys()].find((b) => c[b] === 0x9e)!; // ifle

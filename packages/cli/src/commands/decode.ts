@@ -45,6 +45,7 @@ export async function runDecode(o: DecodeCommandOptions): Promise<number> {
   const log = stderrLogger(!!o.json);
   if (!fs.existsSync(o.dir) || !fs.statSync(o.dir).isDirectory()) throw new CliError(`decode: ${o.dir}: not a trace directory`, ExitCode.BadInput);
   const tty = process.stderr.isTTY && !process.env.CI && !o.json;
+  if (!o.noWrite) removeStaleParts(path.join(o.dir, 'decoded'), log);
   let result;
   const t0 = Date.now();
   // each thread's events stream into its file as they are made (bounded memory: a thread of any length), unless
@@ -196,4 +197,21 @@ function dump(threads: DecodedThread[], methods: Map<number, { className: string
     }
   }
   flush();
+}
+
+/** Column files (`*.part`) a decode that was killed left behind: a thread's events are many GiB of them. */
+function removeStaleParts(dir: string, log: { info(m: string): void }): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir).filter((n) => n.endsWith('.part'));
+  } catch {
+    return; // no decoded/ yet
+  }
+  let bytes = 0;
+  for (const n of names) {
+    const f = path.join(dir, n);
+    bytes += fs.statSync(f).size;
+    fs.rmSync(f, { force: true });
+  }
+  if (names.length) log.info(`removed ${names.length} column files an interrupted decode left in ${dir} (${(bytes / 1e9).toFixed(1)} GB)`);
 }

@@ -177,6 +177,9 @@ export async function runRecord(opts: RecordOptions): Promise<number> {
   const emulate = source === 'emulate';
   const perf = source === 'perf';
   if (!perf && (opts.auxMb !== undefined || opts.flightRecorder || opts.ptFilter)) throw new CliError('record: --aux-mb, --flight-recorder and --pt-filter need real Intel PT (--pt=perf)', ExitCode.BadInput);
+  // what an earlier recording there left (its PT, its metadata, what was decoded and reported from them) would
+  // mix with this one's: a thread of the old run would show up decoded next to the new ones
+  if (opts.force) for (const old of ['meta.jpt', 'pt', 'decoded', 'report']) fs.rmSync(path.join(out, old), { recursive: true, force: true });
   fs.mkdirSync(out, { recursive: true });
 
   let command = opts.command;
