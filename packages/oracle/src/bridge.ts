@@ -9,13 +9,23 @@ import { OracleDir, OracleEvents, OracleKind } from './read';
 import { Origin } from './compare';
 import type { EventSeq } from './compare';
 
+/**
+ * A hidden class's name ends in the address of its metadata (`LambdaForm$MH.0x00007f122f002800`, or with '/'),
+ * which differs from run to run (under the emulator the JVM's mappings lie elsewhere): two runs' hidden classes
+ * meet by the name without it. Hidden classes that share a name and a method's name and descriptor become one.
+ */
+const HIDDEN_SUFFIX = /[./]0x[0-9a-fA-F]+$/;
+export function runIndependentClassName(className: string): string {
+  return className.replace(HIDDEN_SUFFIX, '');
+}
+
 /** Interns methods by "class.name descriptor" so that two runs' ids meet. */
 export class MethodSpace {
   private readonly ids = new Map<string, number>();
   readonly names: string[] = [];
 
   id(className: string, name: string, signature: string): number {
-    const key = `${className}.${name}${signature}`;
+    const key = `${runIndependentClassName(className)}.${name}${signature}`;
     let id = this.ids.get(key);
     if (id === undefined) {
       id = this.names.length;
