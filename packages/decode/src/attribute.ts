@@ -60,6 +60,10 @@ export interface Method {
   clinit: boolean;
   /** whether it is a constructor */
   init: boolean;
+  /** its descriptor, e.g. `(J[BI)J` */
+  descriptor: string;
+  /** whether it is static */
+  isStatic: boolean;
 }
 
 /** What an interpreted entry right after an invoke may start (MethodUniverse.callSite). */
@@ -145,7 +149,8 @@ export class MethodUniverse {
         }
         const m: Method = {
           id, index: this.methods.length, code: mi.code ?? null, handlers: mi.handlers, native: (mi.access & ACC_NATIVE) !== 0, cf, loader, succ: null,
-          loadTsc: model.classLoadTsc?.get(key) ?? -Infinity, clinit: mi.name === '<clinit>', init: mi.name === '<init>',
+          loadTsc: model.classLoadTsc?.get(key) ?? -Infinity, clinit: mi.name === '<clinit>', init: mi.name === '<init>', descriptor: mi.descriptor,
+          isStatic: (mi.access & ACC_STATIC) !== 0,
         };
         this.methods.push(m);
         this.byId.set(id, m);
@@ -385,6 +390,9 @@ class Frame implements StateRoots {
   initializing: Set<string> | null = null;
   /** the VM made this call right after its caller's bytecode dereferenced a reference (which may be null) */
   raisesNpe = false;
+  /** for a frame entered from a method-handle linker (MethodHandle.linkTo*): the parameter types the linker passes
+   * on to the target (one letter each, references as 'L'); else null */
+  linkerArgs: string | null = null;
 
   /** How many of `states` hold the frame's states (StateRoots): none while it follows the trie. */
   get stored(): number {
@@ -407,6 +415,7 @@ class Frame implements StateRoots {
     this.called = false;
     this.initializing = null;
     this.raisesNpe = false;
+    this.linkerArgs = null;
   }
 
   addState(s: number): void {
@@ -626,6 +635,7 @@ export class Attribution {
         this.startFrame(site?.candidates, ev);
         this.frames[this.depth - 1].initializing = initializing;
         this.frames[this.depth - 1].raisesNpe = raisesNpe;
+        this.frames[this.depth - 1].linkerArgs = !fromVm && top && !top.lost ? this.linkerArgsAt(top) : null;
         continue;
       }
 
@@ -847,6 +857,23 @@ export class Attribution {
     return out;
   }
 
+  /**
+   * When frame f (not on the trie) is at an invoke of a method-handle linker (`MethodHandle.linkTo*`, whose last
+   * argument is the target's MemberName; for all but linkToStatic the first is the receiver): the types it
+   * passes to the target's parameters, one letter each (references 'L'); else null.
+   */
+  private linkerArgsAt(f: Frame): string | null {
+    if (f.pathLen || f.n === 0) return null;
+    const m = this.methods[this.pool.method[f.states[0]]];
+    const bci = this.pool.bci[f.states[0]];
+    const code = m.code;
+    if (!code || bci < 0 || bci + 2 >= code.length || (code[bci] !== 0xb8 && code[bci] !== 0xb6)) return null;
+    const ref = m.cf.methodRef((code[bci + 1] << 8) | code[bci + 2]);
+    if (!ref || ref.className !== 'java/lang/invoke/MethodHandle' || !ref.name.startsWith('linkTo')) return null;
+    const types = parameterLetters(ref.descriptor);
+    return types.slice(ref.name === 'linkToStatic' ? 0 : 1, types.length - 1);
+  }
+
   /** Whether every state of frame f (not on the trie) is at a bytecode that dereferences a reference. */
   private dereferencesAt(f: Frame): boolean {
     if (f.pathLen || f.n === 0) return false;
@@ -932,7 +959,10 @@ export class Attribution {
     for (let k = 0; k < caller.n; k++) {
       const s = caller.states[k];
       const bci = pool.bci[s];
-      if (bci >= 0 && this.universe.invokeTargets(this.methods[pool.method[s]], bci)?.includes(callee)) this.pushScratch(s);
+      if (bci < 0) continue;
+      const m = this.methods[pool.method[s]];
+      const targets = this.universe.invokeTargets(m, bci);
+      if (targets ? targets.includes(callee) : linkerReaches(m, bci, callee)) this.pushScratch(s);
     }
     if (this.scratchN === 0 || this.scratchN === caller.n) return;
     this.giveScratch(caller);
@@ -1105,14 +1135,18 @@ export class Attribution {
     return used === -Infinity ? 1e299 : -used;
   }
 
-  /** The index into f.states of the state chosen at f's ambiguous end (rankOf). */
+  /** The index into f.states of the state chosen at f's ambiguous end (rankOf; of equal ranks, the method whose
+   * primitive parameters a linker passes exactly: linkerFit). */
   private chosenState(f: Frame, tsc: number): number {
     if (f.n === 1) return 0;
     let best = 0;
     let bestRank = Infinity;
+    let bestFit = -1;
     for (let k = 0; k < f.n; k++) {
-      const r = this.rankOf(this.pool.method[f.states[k]], tsc, f.initializing, f.raisesNpe);
-      if (r < bestRank) [best, bestRank] = [k, r];
+      const mi = this.pool.method[f.states[k]];
+      const r = this.rankOf(mi, tsc, f.initializing, f.raisesNpe);
+      const fit = f.linkerArgs && r === bestRank ? linkerFit(this.methods[mi].descriptor, f.linkerArgs) : -1;
+      if (r < bestRank || (fit > bestFit && r === bestRank)) [best, bestRank, bestFit] = [k, r, f.linkerArgs ? linkerFit(this.methods[mi].descriptor, f.linkerArgs) : -1];
     }
     return best;
   }
@@ -1124,9 +1158,11 @@ export class Attribution {
     const n = Math.min(node.count, node.method.length);
     let best = 0;
     let bestRank = Infinity;
+    let bestFit = -1;
     for (let j = 0; j < n; j++) {
       const r = this.rankOf(node.method[j], tsc, f.initializing, f.raisesNpe);
-      if (r < bestRank) [best, bestRank] = [j, r];
+      const fit = f.linkerArgs && r === bestRank ? linkerFit(this.methods[node.method[j]].descriptor, f.linkerArgs) : -1;
+      if (r < bestRank || (fit > bestFit && r === bestRank)) [best, bestRank, bestFit] = [j, r, f.linkerArgs ? linkerFit(this.methods[node.method[j]].descriptor, f.linkerArgs) : -1];
     }
     return this.stateOfNode(f, f.pathLen - 1, best);
   }
@@ -1337,6 +1373,45 @@ export class Attribution {
       this.stats.searched++;
     }
   }
+}
+
+/** Whether the invoke at `bci` of `m` is a method-handle linker that can call `callee`: linkToStatic a static
+ * method, the other linkTo* an instance method (DirectMethodHandle$Holder's invokeStatic and invokeSpecial have
+ * the same bytecode but for that call). */
+function linkerReaches(m: Method, bci: number, callee: Method): boolean {
+  const code = m.code;
+  if (!code || bci + 2 >= code.length || (code[bci] !== 0xb8 && code[bci] !== 0xb6)) return false;
+  const ref = m.cf.methodRef((code[bci + 1] << 8) | code[bci + 2]);
+  if (!ref || ref.className !== 'java/lang/invoke/MethodHandle' || !ref.name.startsWith('linkTo')) return false;
+  return (ref.name === 'linkToStatic') === callee.isStatic;
+}
+
+/** A method descriptor's parameter types, one letter each (classes and arrays: 'L'). */
+function parameterLetters(descriptor: string): string {
+  let out = '';
+  for (let i = 1; i < descriptor.length && descriptor[i] !== ')'; i++) {
+    const c = descriptor[i];
+    if (c === '[') {
+      while (descriptor[i] === '[') i++;
+      if (descriptor[i] === 'L') i = descriptor.indexOf(';', i);
+      out += 'L';
+    } else if (c === 'L') {
+      i = descriptor.indexOf(';', i);
+      out += 'L';
+    } else out += c;
+  }
+  return out;
+}
+
+/** How many of a target's primitive parameters have exactly the type a linker passes (`args` from
+ * linkerArgsAt): of overloads with the same bytecode (`prepend(J[BI...)` and `prepend(J[BB...)`), the one the
+ * linker's descriptor names, where the other's parameter is only widened to it (the receiver is not among
+ * the linker's `args`: parameters and arguments line up). */
+function linkerFit(descriptor: string, args: string): number {
+  const p = parameterLetters(descriptor);
+  let fit = 0;
+  for (let k = 0; k < p.length && k < args.length; k++) if (p[k] === args[k] && p[k] !== 'L') fit++;
+  return fit;
 }
 
 /** Bytecodes that dereference a reference from the stack (a null one makes the VM throw a NullPointerException):
