@@ -396,7 +396,9 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
   if (traced) {
     await stage('jportal decode --json', () => {
       const workers = os.availableParallelism();
-      const r = cli(['decode', trace, '--json', '--workers', String(workers)]);
+      // (the events are counted, not written: analyze decodes again as it goes, and a ray tracer's 32x32 image is
+      // 2.4 G events, 68 GB in decoded-events files)
+      const r = cli(['decode', trace, '--json', '--no-write', '--workers', String(workers)]);
       if (r.status !== 0) throw new Error(`jportal decode exited ${r.status ?? r.signal}: ${oneLine(r.stderr)}`);
       const j = JSON.parse(r.stdout) as { wallMs: number; ptBytes: number; threads: { gaps: number; bytecodes: number }[] };
       res.decodeCli = { workers, wallMs: j.wallMs, ptBytes: j.ptBytes, gaps: j.threads.reduce((s, t) => s + t.gaps, 0), bytecodes: j.threads.reduce((s, t) => s + t.bytecodes, 0) };
