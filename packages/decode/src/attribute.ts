@@ -165,6 +165,11 @@ export class MethodUniverse {
     }
   }
 
+  /** The superclass of the recorded class of that name (of the first loader's), or null. */
+  superclassOf(name: string): string | null {
+    return this.classes.get(name)?.[0]?.cf.superName ?? null;
+  }
+
   /** Methods whose code starts with `op` (the candidates of a frame found by search). */
   startingWith(op: number): Method[] {
     return this.byFirstOpcode[op];
@@ -388,11 +393,12 @@ class Frame implements StateRoots {
    * putstatic, invokestatic): the classes whose `<clinit>` that may run (rankOf); else null.
    */
   initializing: Set<string> | null = null;
-  /** the VM made this call right after its caller's bytecode dereferenced a reference (which may be null) */
-  raisesNpe = false;
   /** for a frame entered from a method-handle linker (MethodHandle.linkTo*): the parameter types the linker passes
    * on to the target (one letter each, references as 'L'); else null */
   linkerArgs: string | null = null;
+  /** the class whose constructor this frame runs, when a caller's is known to (an implicit NullPointerException's
+   * chain of constructors: each calls its superclass's); else null */
+  constructing: string | null = null;
 
   /** How many of `states` hold the frame's states (StateRoots): none while it follows the trie. */
   get stored(): number {
@@ -414,8 +420,8 @@ class Frame implements StateRoots {
     this.ownLen = -1;
     this.called = false;
     this.initializing = null;
-    this.raisesNpe = false;
     this.linkerArgs = null;
+    this.constructing = null;
   }
 
   addState(s: number): void {
@@ -634,8 +640,9 @@ export class Attribution {
         const initializing = fromVm && top && !top.lost ? this.initializingAt(top) : null;
         this.startFrame(site?.candidates, ev);
         this.frames[this.depth - 1].initializing = initializing;
-        this.frames[this.depth - 1].raisesNpe = raisesNpe;
         this.frames[this.depth - 1].linkerArgs = !fromVm && top && !top.lost ? this.linkerArgsAt(top) : null;
+        // the VM constructs the exception: its constructor calls its superclass's, and so on up to Throwable's
+        this.frames[this.depth - 1].constructing = raisesNpe ? 'java/lang/NullPointerException' : !fromVm && top?.constructing ? universe.superclassOf(top.constructing) : null;
         continue;
       }
 
@@ -1123,10 +1130,11 @@ export class Attribution {
    * object of it constructed in this thread (a service is loaded and instantiated before the next, an object is
    * mostly used right after it is made); then the first. Returns a rank: lower is better.
    */
-  private rankOf(method: number, tsc: number, initializing: Set<string> | null, raisesNpe = false): number {
+  private rankOf(method: number, tsc: number, initializing: Set<string> | null, constructing: string | null = null): number {
     const m = this.methods[method];
-    // the VM constructs the NullPointerException of a dereference that faulted
-    if (raisesNpe && m.init && m.cf.name === 'java/lang/NullPointerException') return -Infinity;
+    // the VM constructs the NullPointerException of a dereference that faulted (and its constructor the
+    // superclass's part of it)
+    if (constructing && m.init && m.cf.name === constructing) return -Infinity;
     // the instruction that made the VM initialize a class names it: its <clinit> (or a supertype's) runs now
     if (initializing && m.clinit && initializing.has(m.cf.name)) return -Infinity;
     if (m.clinit && this.ranClinit[method]) return 2e300;
@@ -1144,7 +1152,7 @@ export class Attribution {
     let bestFit = -1;
     for (let k = 0; k < f.n; k++) {
       const mi = this.pool.method[f.states[k]];
-      const r = this.rankOf(mi, tsc, f.initializing, f.raisesNpe);
+      const r = this.rankOf(mi, tsc, f.initializing, f.constructing);
       const fit = f.linkerArgs && r === bestRank ? linkerFit(this.methods[mi].descriptor, f.linkerArgs) : -1;
       if (r < bestRank || (fit > bestFit && r === bestRank)) [best, bestRank, bestFit] = [k, r, f.linkerArgs ? linkerFit(this.methods[mi].descriptor, f.linkerArgs) : -1];
     }
@@ -1160,7 +1168,7 @@ export class Attribution {
     let bestRank = Infinity;
     let bestFit = -1;
     for (let j = 0; j < n; j++) {
-      const r = this.rankOf(node.method[j], tsc, f.initializing, f.raisesNpe);
+      const r = this.rankOf(node.method[j], tsc, f.initializing, f.constructing);
       const fit = f.linkerArgs && r === bestRank ? linkerFit(this.methods[node.method[j]].descriptor, f.linkerArgs) : -1;
       if (r < bestRank || (fit > bestFit && r === bestRank)) [best, bestRank, bestFit] = [j, r, f.linkerArgs ? linkerFit(this.methods[node.method[j]].descriptor, f.linkerArgs) : -1];
     }
