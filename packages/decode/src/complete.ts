@@ -308,6 +308,27 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
     stats.hoisted++;
     return true;
   };
+  /**
+   * An event at a bytecode the frame was at recently, far ahead of where it stands (no short path: only around
+   * the loop), while the frame's next event is a short way ahead: an echo of the last iteration that C2 scheduled
+   * after the loop's back branch (a `ladd` of iteration i among the instructions of i + 1). `i` is its index in
+   * `input`; the next event is looked for among the few after it.
+   */
+  const isLateEcho = (f: CFrame, bci: number, input: EventStream, i: number): boolean => {
+    if (f.last < 0 || !f.wasAt(bci)) return false;
+    const m = methodOf(f.method);
+    if (!m?.code) return false;
+    const ahead = distance(m, f.last, bci);
+    if (ahead >= 0 && ahead <= MAX_FILL + 1) return false;
+    for (let j = i + 1; j < input.length && j <= i + 4; j++) {
+      if (input.kind[j] !== EventKind.Bytecode || input.method[j] !== f.method) return false;
+      const next = input.bci[j];
+      if (next === bci) continue;
+      const d = distance(m, f.last, next);
+      return d >= 1 && d <= MAX_FILL + 1 && (ahead < 0 || d < ahead);
+    }
+    return false;
+  };
   /** The frame stands at an invoke whose callee left no event: the callee's bytecodes, entry to return, when one
    * method fits and its path is unique and short. */
   const silentCallee = (f: CFrame, tsc: number) => {
@@ -367,7 +388,7 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
           stats.merged++;
           continue;
         }
-        if (isEcho(f, bci)) {
+        if (isEcho(f, bci) || isLateEcho(f, bci, input, i)) {
           stats.echoes++;
           continue;
         }

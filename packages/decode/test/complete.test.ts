@@ -167,6 +167,18 @@ maybe('completion of compiled frames', () => {
     expect(complete('pick', [branch, thenMul, muls[1]])).toContain(thenMul);
   });
 
+  test("an echo of the last iteration after the back branch (a bytecode just passed, reached again only around the loop, with the next event a short way ahead) is dropped", () => {
+    const { code: c } = code('work');
+    const lmul = [...c.keys()].find((b) => c[b] === 0x69)!;
+    const ladd = [...c.keys()].find((b) => c[b] === 0x61)!;
+    const step = [...c.keys()].find((b) => c[b] === 0x84)!; // iinc
+    // one iteration's lmul .. iinc, then the ladd of that iteration scheduled after the back branch, then the
+    // next iteration's lmul
+    const out = complete('work', [lmul, ladd, step, ladd, lmul]);
+    const after = out.slice(out.indexOf(step) + 1);
+    expect(after.map((b) => c[b])).toEqual([0xa7 /* goto */, 0x15 /* iload */, 0x1b /* iload_1 */, 0xa2 /* if_icmpge */, 0x20 /* lload_2 */, 0x14 /* ldc2_w */, 0x69 /* lmul */]);
+  });
+
   test('no long fill where two ways lead on (the arms of an if, each longer than a short path): nothing is guessed', () => {
     const { code: c } = code('pick');
     const branch = [...c.keys()].find((b) => c[b] === 0x9e)!; // ifle
