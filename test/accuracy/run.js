@@ -63,18 +63,23 @@ inserted), then recovery (gaps filled from matching context, sized by the gap's 
 PD can exceed 100% (inferred bytecodes that did not run, or ran elsewhere) and PR too (recovery sizes fills by time,
 and PT time also counts time the thread spent off the CPU or in the kernel).
 
-Reading the tables (measured 2026-11-24, seventh session: completion now fills a forced path of any length,
-e.g. a loop body between its test and back branch, and counts C2's unrolled loops k iterations per pass; each row
-is its own recording, so the lost data falls in different code from one run to the next, and one run per row is
-a sample, not an estimate):
-- Without loss, DA is 99.7% on exceptions JIT, 97.7% on exceptions -Xint, 95.2% on switches -Xint and 89.6% on
-  switches JIT: C2 leaves the \`iconst; istore; goto\` and the \`iload; tableswitch\` of javac's string switch no
-  PcDesc, and which arm of \`if (s.equals(..))\` ran is not in the debug info.
-- At about 25% lost: exceptions -Xint overall 92.1% (the third session's recording: 78.2%), exceptions JIT 88.6%
-  with DA 94.2% and RA 69.3% (the third session's row had DA 3.8% and RA 2.5%: the comparison's alignment had lost
-  its way). switches JIT 74.5% and switches -Xint 58.5% have their bounds at 80.1% and 78.8% (the third session's
-  recordings at the same preset: 97.4% and 95.3%): in these recordings the decoded side itself lacks the events,
-  recovery's fills of the lost hot loop did not align (RA 45.6%, 0.5%), and hot methods fall to 8/10 and 3/10.
+Reading the tables (measured 2026-11-24, eighth session: completion follows javac's string switch through
+its local's constant, takes back hoisted PcDescs and drops late echoes; twins are told apart by linker types and
+an implicit exception's constructor chain; \`--deterministic\` constructs implicit exceptions in compiled code as
+the interpreted oracle does. The -Xint sections ran at 3ebd555's parent, the JIT ones with 3ebd555's late echoes.
+Each row is its own recording, so the lost data falls in different code from one run to the next, and one run
+per row is a sample, not an estimate):
+- Without loss, DA is 99.7% on exceptions JIT, 98.6% on exceptions -Xint, 95.4% on switches -Xint and 97.3% on
+  switches JIT (was 89.6%: the string switch). What is left in switches JIT is C2 code that merges the arms of both
+  switches into one return whose PcDesc names one arm. DA counts decoded events the oracle cannot see (PD above
+  100% on -Xint: code run for the VM, e.g. class loading, that the masking does not pair), so overall, 99.6% and
+  99.7% on the -Xint rows, is the better measure there.
+- At about 25% lost: switches JIT overall 91.2% with RA 73.2% (the seventh session's recording: 74.5% and 45.6%),
+  exceptions JIT 93.7% with RA 77.4% (88.6%, 69.3%): both meet RA >= 70% and overall >= 90%. The -Xint rows do
+  not: exceptions -Xint 86.9% (RA 19.2%) and switches -Xint 83.6% (RA 0.9%), with hot methods 6/10. There
+  recovery copies far more than was lost (PR 143% and 240%): a gap's PT time at the interpreter's pace asks for
+  more bytecodes than ran (time off the CPU and in the VM counts too), and the fills land in the startup code the
+  oracle cannot see.
 - At about half the data lost, rows with a bound of 100% and DA or RA of a few percent are the comparison's
   windowed alignment losing its way (these are loops: no gram is unique to anchor on), not the decode.
 - switches -Xint 200 is startup-dominated: its truth is 48 k bytecodes of the live phase, and the decoded side has
