@@ -49,6 +49,9 @@ export function maskUnseen(truth: EventSeq, decoded: EventSeq, hasCode: (method:
     const calls = callSequenceAccuracy(truth, decoded, { ...opts, pairs: true });
     const pt = calls.pairs!.truth;
     const pd = calls.pairs!.decoded;
+    // truth index -> the decoded event the call alignment paired with it
+    const pairedWith = new Map<number, number>();
+    for (let k = 0; k < pt.length; k++) pairedWith.set(pt[k], pd[k]);
     let coveredTo = -1; // decoded events up to here are already inside a dropped activation
     for (let k = 0; k < pt.length; k++) {
       const ti = pt[k];
@@ -57,15 +60,26 @@ export function maskUnseen(truth: EventSeq, decoded: EventSeq, hasCode: (method:
       // the decoded activation: to its matching exit (depth over entries and exits)
       let depth = 0;
       let end = -1;
+      let lost = false;
       for (let j = di; j < decoded.length; j++) {
         const kd = decoded.kind[j];
         if (kd === EventKind.Entry) depth++;
         else if (kd === EventKind.Exit && --depth === 0) {
           end = j;
           break;
-        } else if (kd === DECODED_GAP && decoded.bci[j] === OVERFLOW) break; // the stack is not known across lost data
+        } else if (kd === DECODED_GAP && decoded.bci[j] === OVERFLOW) {
+          lost = true; // the stack is not known across lost data
+          break;
+        }
       }
-      if (end < 0) continue; // never closed (gap, end of stream): keep it
+      if (lost) {
+        // lost data inside it: it ends where the decoded exit the alignment paired with the truth's exit is
+        // (both sides agree on it), if there is one
+        const te = exitOf(truth, ti);
+        const de = te >= 0 ? pairedWith.get(te) : undefined;
+        if (de !== undefined && de > di && decoded.kind[de] === EventKind.Exit && decoded.method[de] === decoded.method[di]) end = de;
+      }
+      if (end < 0) continue; // never closed (end of stream, or lost data and no paired exit): keep it
       paired++;
       for (let j = di + 1; j < end; j++) keep[j] = 0;
       coveredTo = end;
@@ -84,4 +98,14 @@ export function maskUnseen(truth: EventSeq, decoded: EventSeq, hasCode: (method:
     out.opcode[o++] = decoded.opcode[i];
   }
   return { decoded: out, hiddenActivations, paired, droppedEvents: decoded.length - n };
+}
+
+/** The exit that closes the activation entered at `entry` (depth over entries and exits), or -1. */
+function exitOf(s: EventSeq, entry: number): number {
+  let depth = 0;
+  for (let j = entry; j < s.length; j++) {
+    if (s.kind[j] === EventKind.Entry) depth++;
+    else if (s.kind[j] === EventKind.Exit && --depth === 0) return j;
+  }
+  return -1;
 }

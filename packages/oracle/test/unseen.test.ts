@@ -41,3 +41,16 @@ test('methods without bytecode (native) are never hidden activations', () => {
   expect(m.droppedEvents).toBe(0);
   expect(m.decoded.length).toBe(truth.length);
 });
+
+test('a hidden activation with lost data inside ends at the decoded exit paired with the truth exit', () => {
+  const G: [number, number, number] = [3, -1, 0]; // an overflow gap (decoded kind 3, reason 0)
+  const truth = seq([E(1), B(1, 0), E(2), X(2), B(1, 1), X(1)]);
+  const decoded = seq([E(1), B(1, 0), E(2), B(2, 0), G, B(2, 5), B(2, 6), X(2), B(1, 1), X(1)]);
+  const m = maskUnseen(truth, decoded, () => true);
+  expect(m.paired).toBe(1);
+  expect(m.droppedEvents).toBe(4); // B(2,0), the gap, B(2,5), B(2,6)
+  expect(compareThread(truth, m.decoded).sequence.accuracy).toBe(1);
+  // no exit on the decoded side to pair with: kept as it is
+  const open = seq([E(1), B(1, 0), E(2), B(2, 0), G, B(2, 5)]);
+  expect(maskUnseen(truth, open, () => true).droppedEvents).toBe(0);
+});
