@@ -1143,36 +1143,34 @@ export class Attribution {
     return used === -Infinity ? 1e299 : -used;
   }
 
-  /** The index into f.states of the state chosen at f's ambiguous end (rankOf; of equal ranks, the method whose
-   * primitive parameters a linker passes exactly: linkerFit). */
+  /** The index into f.states of the state chosen at f's ambiguous end (choose). */
   private chosenState(f: Frame, tsc: number): number {
     if (f.n === 1) return 0;
-    let best = 0;
-    let bestRank = Infinity;
-    let bestFit = -1;
-    for (let k = 0; k < f.n; k++) {
-      const mi = this.pool.method[f.states[k]];
-      const r = this.rankOf(mi, tsc, f.initializing, f.constructing);
-      const fit = f.linkerArgs && r === bestRank ? linkerFit(this.methods[mi].descriptor, f.linkerArgs) : -1;
-      if (r < bestRank || (fit > bestFit && r === bestRank)) [best, bestRank, bestFit] = [k, r, f.linkerArgs ? linkerFit(this.methods[mi].descriptor, f.linkerArgs) : -1];
-    }
-    return best;
+    return this.choose(f, tsc, f.n, (k) => this.pool.method[f.states[k]]);
   }
 
-  /** The state chosen at the ambiguous end of a frame on the trie (rankOf). */
+  /** The state chosen at the ambiguous end of a frame on the trie (choose). */
   private chosenStateOfNode(f: Frame, tsc: number): number {
     this.beginMaking(f);
     const node = f.path[f.pathLen - 1];
-    const n = Math.min(node.count, node.method.length);
+    const best = this.choose(f, tsc, Math.min(node.count, node.method.length), (j) => node.method[j]);
+    return this.stateOfNode(f, f.pathLen - 1, best);
+  }
+
+  /** Of frame f's `n` candidate methods (`methodAt`), the index of the first of best rank (rankOf); of equal
+   * ranks, the method whose primitive parameters a linker passes exactly (linkerFit). */
+  private choose(f: Frame, tsc: number, n: number, methodAt: (k: number) => number): number {
     let best = 0;
     let bestRank = Infinity;
     let bestFit = -1;
-    for (let j = 0; j < n; j++) {
-      const r = this.rankOf(node.method[j], tsc, f.initializing, f.constructing);
-      const fit = f.linkerArgs && r === bestRank ? linkerFit(this.methods[node.method[j]].descriptor, f.linkerArgs) : -1;
-      if (r < bestRank || (fit > bestFit && r === bestRank)) [best, bestRank, bestFit] = [j, r, f.linkerArgs ? linkerFit(this.methods[node.method[j]].descriptor, f.linkerArgs) : -1];
+    for (let k = 0; k < n; k++) {
+      const mi = methodAt(k);
+      const r = this.rankOf(mi, tsc, f.initializing, f.constructing);
+      if (r > bestRank) continue;
+      const fit = f.linkerArgs ? linkerFit(this.methods[mi].descriptor, f.linkerArgs) : -1;
+      if (r < bestRank || fit > bestFit) [best, bestRank, bestFit] = [k, r, fit];
     }
-    return this.stateOfNode(f, f.pathLen - 1, best);
+    return best;
   }
 
   /** Starts making the states of frame f's trie path: none is made yet. */

@@ -400,9 +400,9 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
         const beforeOutAtLast = f.outAtLast;
         const beforeRecentAt = f.recentAt;
         silentCallee(f, tsc);
-        if (f.keys && f.keys.switchAt(bci) >= 0) {
+        const s = f.keys ? f.keys.switchAt(bci) : -1;
+        if (f.keys && s >= 0) {
           // at a keyed switch (or its load): the arm seen next says which constant the local holds
-          const s = f.keys.switchAt(bci);
           const load = f.keys.loads.get(s)!;
           let need = -1;
           for (let j = i + 1; j < input.length && j <= i + 4; j++) {

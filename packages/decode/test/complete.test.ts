@@ -53,17 +53,21 @@ maybe('completion of compiled frames', () => {
     };
   });
 
-  /** Completes a compiled frame of `name` whose events are at `bcis`; returns the bcis of the output. */
-  const complete = (name: string, bcis: number[]): number[] => {
+  /** Completes a compiled frame of `name` whose events are at `bcis` (then its exit when `exit`); returns the bcis
+   * of the output. */
+  const complete = (name: string, bcis: number[], exit = false): number[] => {
     const { id, code: c } = code(name);
     const input = new EventStream(bcis.length + 2);
     input.push(EventKind.Entry, EventSource.Compiled, id, -1, -1, 1);
     for (const b of bcis) input.push(EventKind.Bytecode, EventSource.Compiled, id, b, c[b], 2);
+    if (exit) input.push(EventKind.Exit, EventSource.Compiled, id, -1, -1, 3);
     const { events } = completeCompiled(universe, input);
     const out: number[] = [];
     for (let i = 0; i < events.length; i++) if (events.kind[i] === EventKind.Bytecode) out.push(events.bci[i]);
     return out;
   };
+  /** A compiled activation of `name`: entry, events at `bcis`, exit. */
+  const activation = (name: string, bcis: number[]): number[] => complete(name, bcis, true);
 
   test('a loop body between the loop test and the back branch is filled, however long (the way is forced)', () => {
     const { code: c } = code('work');
@@ -111,19 +115,6 @@ maybe('completion of compiled frames', () => {
     other.push(EventKind.Bytecode, EventSource.Compiled, id, step, -1, 2, 1);
     expect(completeCompiled(universe, other).stats.unrolled).toBe(0);
   });
-
-  /** Completes a compiled activation of `name` (entry, events at `bcis`, exit); returns the output's bcis. */
-  const activation = (name: string, bcis: number[]): number[] => {
-    const { id, code: c } = code(name);
-    const input = new EventStream(bcis.length + 2);
-    input.push(EventKind.Entry, EventSource.Compiled, id, -1, -1, 1);
-    for (const b of bcis) input.push(EventKind.Bytecode, EventSource.Compiled, id, b, c[b], 2);
-    input.push(EventKind.Exit, EventSource.Compiled, id, -1, -1, 3);
-    const { events } = completeCompiled(universe, input);
-    const out: number[] = [];
-    for (let i = 0; i < events.length; i++) if (events.kind[i] === EventKind.Bytecode) out.push(events.bci[i]);
-    return out;
-  };
 
   test("javac's string switch: the second switch takes the arm of the constant its local was given", () => {
     const { code: c } = code('word');
