@@ -18,8 +18,7 @@ const cases = {
   'switches-xint': ['-Xint', '-cp', path.join(EX, 'switches', 'classes'), 'Switches', '200'],
   'exceptions-xint': ['-Xint', '-cp', path.join(EX, 'exceptions', 'classes'), 'Exceptions', '2000'],
   switches: ['-cp', path.join(EX, 'switches', 'classes'), 'Switches', '20000'],
-  // (compiled code constructs each implicit exception, as the oracle's interpreted run does: docs/emulator.md)
-  exceptions: ['-XX:-OmitStackTraceInFastThrow', '-cp', path.join(EX, 'exceptions', 'classes'), 'Exceptions', '20000'],
+  exceptions: ['-cp', path.join(EX, 'exceptions', 'classes'), 'Exceptions', '20000'],
   'jit-hot': ['-cp', path.join(EX, 'jit-hot', 'classes'), 'JitHot'],
   threads: ['-cp', path.join(EX, 'threads', 'classes'), 'Threads', '4'],
 };

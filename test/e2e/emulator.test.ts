@@ -23,7 +23,7 @@ if (missing.length) console.warn(`SKIP emulator tests: missing ${missing.join(',
 const maybe = missing.length ? describe.skip : describe;
 
 /** Flags that make emulated runs reproducible (see field notes §2). */
-export const DETERMINISTIC = ['-XX:+UseSerialGC', '-Xbatch', '-XX:CICompilerCount=2', '-XX:-UseDynamicNumberOfCompilerThreads', '-XX:ReservedCodeCacheSize=64m'];
+export const DETERMINISTIC = ['-XX:+UseSerialGC', '-Xbatch', '-XX:CICompilerCount=2', '-XX:-UseDynamicNumberOfCompilerThreads', '-XX:ReservedCodeCacheSize=64m', '-XX:-OmitStackTraceInFastThrow'];
 
 interface ThreadEnd {
   tid: number;

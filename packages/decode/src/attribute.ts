@@ -551,6 +551,12 @@ export class Attribution {
   private lastGapEv = -1;
   /** native/intrinsic entries whose method depends on the caller's invoke: [invoke event, entry event, exit event] */
   private readonly pendingNatives: number[] = [];
+  /**
+   * Frames an exception or a resync showed ended, found out at a bytecode of a caller: [that bytecode's event,
+   * how many exits follow it]. Their exits are written after it as they are found and moved before it when the
+   * events are handed over (an exit of an unnamed frame after a caller's bytecode would close the caller).
+   */
+  private readonly unwound: number[] = [];
 
   /** Reads the next part of the input stream (parts in stream order; then finish()). */
   feed(input: EventStream): void {
@@ -606,6 +612,14 @@ export class Attribution {
       }
 
       if (kind === EventKind.Entry) {
+        const afterDeopt = deoptHint >= 0;
+        if (afterDeopt) {
+          // the deoptimized activation is below what is called now (the VM's upcall as the interpreter resumes it:
+          // the exception its bytecode raises, a class it loads)
+          const m = universe.byId.get(deoptHint);
+          this.pushFrame(-1, !m?.code, m?.code ? m.index : -1);
+          deoptHint = -1;
+        }
         // who called: the invoke of the interpreted frame on top (unless that invoke already made its call: what
         // enters now is an upcall), else the compiled code that just ran
         let site: CallSite | undefined;
@@ -624,7 +638,9 @@ export class Attribution {
           if (caller) site = universe.callSite(caller, lastCompiledBci);
         }
         // an implicit NullPointerException: the VM constructs it right after a dereference faulted
-        const raisesNpe = fromVm && (top && !top.lost && !lastWasCompiled ? this.dereferencesAt(top) : lastWasCompiled && this.dereferences(lastCompiledMethod, lastCompiledBci));
+        // (after a deoptimization: the bytecode the compiled code stopped at is run again and raised it)
+        const raisesNpe =
+          fromVm && (afterDeopt || lastWasCompiled ? this.dereferences(lastCompiledMethod, lastCompiledBci) : top !== undefined && !top.lost && this.dereferencesAt(top));
         lastWasCompiled = false;
         const cls = (fromVm ? input.aux[i] - ENTRY_FROM_VM : input.aux[i]) as EntryClass;
         if (cls !== EntryClass.Bytecode) {
@@ -665,7 +681,7 @@ export class Attribution {
         const d = this.handlerFor(op, ev);
         if (d >= 0) {
           stats.handlers++;
-          while (this.depth - 1 > d) this.endFrame(this.pop(), tsc, true);
+          this.unwindTo(d, ev, tsc);
           f = this.frames[d];
           handled = true;
         }
@@ -683,7 +699,7 @@ export class Attribution {
           // same method goes on at another bci; else the frame is lost
           if (d < 0) d = this.callerStep(op, ev, 8);
           if (d >= 0) {
-            while (this.depth - 1 > d) this.endFrame(this.pop(), tsc, true);
+            this.unwindTo(d, ev, tsc);
             f = this.frames[d];
             stats.resynced++;
           } else if (this.reanchor(f, op, ev)) {
@@ -738,7 +754,7 @@ export class Attribution {
    * `sink` reads the events before it returns. Returns how many were handed over.
    */
   flushSettled(sink: (events: EventStream) => void): number {
-    const { out, pool, pendingNatives } = this;
+    const { out, pool, pendingNatives, unwound } = this;
     let u = out.length;
     for (let d = 0; d < this.depth; d++) {
       const f = this.frames[d];
@@ -761,6 +777,8 @@ export class Attribution {
           if (e >= 0 && e < u) u = e;
         }
     }
+    // a bytecode goes together with the exits to be moved before it
+    for (let k = 0; k < unwound.length; k += 2) if (unwound[k] < u && u <= unwound[k] + unwound[k + 1]) u = unwound[k];
     // native calls whose invoke no later step can change: resolved now, as finish() would (the rest pin theirs)
     let kept = 0;
     for (let k = 0; k < pendingNatives.length; k += 3) {
@@ -774,6 +792,15 @@ export class Attribution {
     }
     pendingNatives.length = kept;
     if (u <= 0) return 0;
+    kept = 0;
+    for (let k = 0; k < unwound.length; k += 2) {
+      if (unwound[k] < u) out.moveAfter(unwound[k], unwound[k + 1]);
+      else {
+        unwound[kept++] = unwound[k] - u;
+        unwound[kept++] = unwound[k + 1];
+      }
+    }
+    unwound.length = kept;
     sink(out.view(0, u));
     out.dropFront(u);
     // renumber: what was at u is at 0 (indices of events handed over become negative: nothing reads them)
@@ -809,6 +836,8 @@ export class Attribution {
     while (this.depth) this.endFrame(this.pop(), out.length ? out.tsc[out.length - 1] : 0, false);
     // native calls made while the caller was still ambiguous: its invoke is known now
     for (let k = 0; k < pendingNatives.length; k += 3) this.resolveNative(pendingNatives[k], pendingNatives[k + 1], pendingNatives[k + 2]);
+    for (let k = 0; k < this.unwound.length; k += 2) out.moveAfter(this.unwound[k], this.unwound[k + 1]);
+    this.unwound.length = 0;
     return { events: out, stats: this.stats };
   }
 
@@ -817,6 +846,14 @@ export class Attribution {
     const f = this.frames[this.depth++];
     f.reset(entryEv, lost, anyBci);
     return f;
+  }
+
+  /** Ends the frames above frame `d`, found gone at event `ev` (the last so far); their exits go before it. */
+  private unwindTo(d: number, ev: number, tsc: number): void {
+    const before = this.out.length;
+    while (this.depth - 1 > d) this.endFrame(this.pop(), tsc, true);
+    const k = this.out.length - before;
+    if (k > 0 && ev === before - 1) this.unwound.push(ev, k);
   }
 
   /** Takes the top frame off the stack; it stays valid until the next push. */
@@ -949,7 +986,7 @@ export class Attribution {
       else if (m.init) this.constructedAt.set(m.cf, tsc);
       id = this.ids[mi];
       if (f.entryEv >= 0 && out.method[f.entryEv] < 0) out.method[f.entryEv] = id;
-    }
+    } else if (!f.lost && f.anyBci >= 0) id = this.ids[f.anyBci]; // (a deoptimized activation that ran no bytecode)
     if (emitExit) out.push(EventKind.Exit, EventSource.Interpreter, id, -1, -1, tsc);
   }
 

@@ -182,6 +182,17 @@ export class EventStream {
     return e;
   }
 
+  /** Moves event `i` after the `k` events that follow it (they move one place forward). */
+  moveAfter(i: number, k: number): void {
+    if (k <= 0) return;
+    const cols = [this.kind, this.source, this.method, this.bci, this.opcode, this.tsc, this.aux];
+    for (const c of cols) {
+      const v = c[i];
+      c.copyWithin(i, i + 1, i + 1 + k);
+      c[i + k] = v;
+    }
+  }
+
   /** Drops the first `n` events (the rest move to the front; the room stays). */
   dropFront(n: number): void {
     const len = this.length;

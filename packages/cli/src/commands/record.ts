@@ -45,13 +45,15 @@ export interface RecordOptions {
 }
 
 /** JVM flags for reproducible runs: one GC thread, synchronous compilation, a fixed compiler thread count,
- * and one contiguous code cache (see docs/emulator.md). */
+ * one contiguous code cache, and implicit exceptions constructed by compiled code as by the interpreter (the
+ * oracle's run is interpreted; see docs/emulator.md). */
 export const DETERMINISTIC_JVM_FLAGS = [
   '-XX:+UseSerialGC',
   '-Xbatch',
   '-XX:CICompilerCount=2',
   '-XX:-UseDynamicNumberOfCompilerThreads',
   '-XX:ReservedCodeCacheSize=64m',
+  '-XX:-OmitStackTraceInFastThrow',
 ];
 
 export type PtChoice = 'auto' | 'perf' | 'emulate' | 'none';
