@@ -31,6 +31,7 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 
 command -v java >/dev/null || { say "no java on PATH (install openjdk-17-jdk-headless)"; exit 3; }
+command -v javac >/dev/null || { say "no javac on PATH (install openjdk-17-jdk-headless)"; exit 3; }
 command -v node >/dev/null || { say "no node on PATH"; exit 3; }
 
 rm -f "$inputs/.ready"
@@ -45,6 +46,12 @@ if [ ! -f "$sunflow/resources/golden_0020.png" ] || [ ! -f "$sunflow/resources/g
   mkdir -p "$sunflow/resources"
   (cd "$sunflow" && java -Djava.awt.headless=true -cp /usr/share/java/sunflow.jar:/usr/share/java/janino.jar org.sunflow.Benchmark -regen >"$sunflow/regen.log" 2>&1) \
     || { say "sunflow -regen failed, see $sunflow/regen.log"; exit 1; }
+fi
+
+# sunflow short: a smaller scene through Sunflow's API (Debian's jar has no scene-file parser)
+if [ ! -f "$sunflow/RenderScene.class" ] || [ "$here/sunflow/RenderScene.java" -nt "$sunflow/RenderScene.class" ]; then
+  say "sunflow: compiling the short workload's driver (bench/apps/sunflow/RenderScene.java)"
+  javac -cp /usr/share/java/sunflow.jar -d "$sunflow" "$here/sunflow/RenderScene.java"
 fi
 
 touch "$inputs/.ready"

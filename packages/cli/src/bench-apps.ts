@@ -28,7 +28,8 @@ export interface AppDef {
   classpath: (c: AppContext) => string[];
   /** jars whose classes count for coverage (JaCoCo's report, and ours restricted to the same source files) */
   coverageJars: string[];
-  main: string;
+  /** the main class, or per size */
+  main: string | ((size: AppSize) => string);
   /** JVM options (system properties) the Debian launcher would pass */
   jvmArgs: string[];
   /** program arguments per size */
@@ -109,16 +110,18 @@ export const APPS: AppDef[] = [
   },
   {
     name: 'sunflow',
-    what: "ray tracer (Sunflow 0.07.2): its built-in benchmark scene, one thread, checked against a reference image (DaCapo sunflow)",
+    what:
+      'ray tracer (Sunflow 0.07.2): full, its built-in benchmark scene at 256x256, checked against a reference image; short, a smaller scene of the same kinds of objects at 32x32 (bench/apps/sunflow/RenderScene.java) (DaCapo sunflow)',
     packages: ['libsunflow-java'],
-    // the reference images (golden_*.png, made by setup.sh) are found on the classpath
+    // the reference images (golden_*.png) and RenderScene.class, made by setup.sh, are found on the classpath
     classpath: (c) => [J('sunflow.jar'), J('janino.jar'), path.join(c.inputs, 'sunflow')],
     coverageJars: [J('sunflow.jar')],
-    main: 'org.sunflow.Benchmark',
+    // (the benchmark's smallest image, 32x32, is 2.4 G bytecodes: too long for a short size)
+    main: (size) => (size === 'full' ? 'org.sunflow.Benchmark' : 'RenderScene'),
     jvmArgs: ['-Djava.awt.headless=true'],
-    args: (size) => ['-bench', '1', size === 'full' ? '256' : '32'],
+    args: (size, c) => (size === 'full' ? ['-bench', '1', '256'] : ['32', path.join(c.scratch, 'scene.png')]),
     startupArgs: () => ['-help'],
-    inputs: ['sunflow/resources/golden_0020.png', 'sunflow/resources/golden_0100.png'],
+    inputs: ['sunflow/resources/golden_0100.png', 'sunflow/RenderScene.class'],
   },
 ];
 
@@ -139,7 +142,7 @@ export function appMissing(app: AppDef, c: AppContext): string[] {
   return [...new Set(out)];
 }
 
-/** The java command line (after the java binary) of an application run. */
-export function appCommand(app: AppDef, c: AppContext, args: string[]): string[] {
-  return [...app.jvmArgs, '-cp', app.classpath(c).join(':'), app.main, ...args];
+/** The java command line (after the java binary) of an application run of that size. */
+export function appCommand(app: AppDef, c: AppContext, size: AppSize, args: string[]): string[] {
+  return [...app.jvmArgs, '-cp', app.classpath(c).join(':'), typeof app.main === 'string' ? app.main : app.main(size), ...args];
 }

@@ -311,7 +311,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
   const dir = path.join(work, `${app.name}-${size}`);
   fs.mkdirSync(dir, { recursive: true });
   const c: AppContext = { inputs: appInputs(), scratch: path.join(dir, 'scratch') };
-  const argv = appCommand(app, c, app.args(size, c));
+  const argv = appCommand(app, c, size, app.args(size, c));
   const res: AppResult = { app: app.name, size, date: new Date().toISOString(), command: o.commandLine, ok: true, errors: [] };
   const stage = async (name: string, f: () => void | Promise<void>) => {
     const t0 = Date.now();
@@ -356,7 +356,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
       { name: 'jfr1ms', argv: [`-XX:StartFlightRecording=filename=${jfr1ms},settings=profile,method-profiling=max`, ...argv], before: () => emptyDir(c.scratch) },
     ];
     res.run = timeAlternating(v, java, runs, dir) as Partial<Record<Variant, number>>;
-    const su = appCommand(app, c, app.startupArgs(c));
+    const su = appCommand(app, c, size, app.startupArgs(c));
     const s = timeAlternating(
       [
         { name: 'native', argv: su, before: () => emptyDir(c.scratch) },
