@@ -74,10 +74,16 @@ export function maskUnseen(truth: EventSeq, decoded: EventSeq, hasCode: (method:
       }
       if (lost) {
         // lost data inside it: it ends where the decoded exit the alignment paired with the truth's exit is
-        // (both sides agree on it), if there is one
+        // (both sides agree on it), if there is one; else before the first decoded call the alignment paired
+        // with a truth call after that exit (the activation had ended by then: what is between is the rest of
+        // it, lost or recovered, and the caller's bytecodes up to that call)
         const te = exitOf(truth, ti);
         const de = te >= 0 ? pairedWith.get(te) : undefined;
         if (de !== undefined && de > di && decoded.kind[de] === EventKind.Exit && decoded.method[de] === decoded.method[di]) end = de;
+        else if (te >= 0) {
+          const after = firstAbove(pt, te);
+          if (after < pt.length && pd[after] > di) end = pd[after];
+        }
       }
       if (end < 0) continue; // never closed (end of stream, or lost data and no paired exit): keep it
       paired++;
@@ -98,6 +104,18 @@ export function maskUnseen(truth: EventSeq, decoded: EventSeq, hasCode: (method:
     out.opcode[o++] = decoded.opcode[i];
   }
   return { decoded: out, hiddenActivations, paired, droppedEvents: decoded.length - n };
+}
+
+/** The first index of the ascending `xs` whose value is above `x` (xs.length if none). */
+function firstAbove(xs: ArrayLike<number>, x: number): number {
+  let lo = 0;
+  let hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (xs[mid] > x) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
 
 /** The exit that closes the activation entered at `entry` (depth over entries and exits), or -1. */

@@ -7,7 +7,7 @@ function seq(events: [number, number, number][]): EventSeq {
   events.forEach(([k, m, b], i) => {
     s.kind[i] = k;
     s.method[i] = m;
-    s.bci[i] = k === 0 ? b : -1;
+    s.bci[i] = k === 0 || k === 3 ? b : -1; // (a gap's bci is its reason)
     s.opcode[i] = k === 0 ? b : -1;
   });
   return s;
@@ -52,5 +52,21 @@ test('a hidden activation with lost data inside ends at the decoded exit paired 
   expect(compareThread(truth, m.decoded).sequence.accuracy).toBe(1);
   // no exit on the decoded side to pair with: kept as it is
   const open = seq([E(1), B(1, 0), E(2), B(2, 0), G, B(2, 5)]);
+  expect(maskUnseen(truth, open, () => true).droppedEvents).toBe(0);
+});
+
+test('a hidden activation whose exit was lost ends before the first decoded call paired with a truth call after it', () => {
+  const G: [number, number, number] = [3, -1, 0];
+  // truth: 1 calls hidden 2, then calls visible 4; decoded: 2's exit fell into the gap (recovery filled it with
+  // more of 2), then 1 goes on and calls 4
+  const truth = seq([E(1), B(1, 0), E(2), X(2), B(1, 1), E(4), B(4, 0), X(4), X(1)]);
+  const decoded = seq([E(1), B(1, 0), E(2), B(2, 0), G, B(2, 5), B(2, 6), B(1, 1), E(4), B(4, 0), X(4), X(1)]);
+  const m = maskUnseen(truth, decoded, () => true);
+  expect(m.paired).toBe(1);
+  // B(2,0), the gap, B(2,5), B(2,6) and the caller's B(1,1) before the call of 4
+  expect(m.droppedEvents).toBe(5);
+  expect(compareThread(truth, m.decoded).counts.absError).toBe(1); // B(1,1), dropped with the rest
+  // no paired call after it either: kept as it is
+  const open = seq([E(1), B(1, 0), E(2), B(2, 0), G, B(2, 5), B(1, 1)]);
   expect(maskUnseen(truth, open, () => true).droppedEvents).toBe(0);
 });
