@@ -90,6 +90,7 @@ export function maskUnseen(truth: EventSeq, decoded: EventSeq, hasCode: (method:
       for (let j = di + 1; j < end; j++) keep[j] = 0;
       coveredTo = end;
     }
+    paired += maskLostEntries(truth, decoded, hidden, pt, pd, pairedWith, keep);
   }
   let n = 0;
   for (let i = 0; i < keep.length; i++) n += keep[i];
@@ -104,6 +105,53 @@ export function maskUnseen(truth: EventSeq, decoded: EventSeq, hasCode: (method:
     out.opcode[o++] = decoded.opcode[i];
   }
   return { decoded: out, hiddenActivations, paired, droppedEvents: decoded.length - n };
+}
+
+/**
+ * Hidden activations whose decoded entry fell into lost data (the call alignment paired nothing with the truth's
+ * entry): what the decoded side has of them runs from an overflow gap to the decoded exit paired with the truth's
+ * exit (else to the first decoded call paired with a truth call after that exit). The gap must come after the
+ * decoded call paired with the last truth call before the entry. Everything strictly between the gap and that end
+ * is dropped: the rest of the activation, and what recovery put in the gap (some of it may be the caller's, before
+ * the call: left out, not counted wrong). Returns how many such activations were found.
+ */
+function maskLostEntries(truth: EventSeq, decoded: EventSeq, hidden: Uint8Array, pt: Int32Array, pd: Int32Array, pairedWith: Map<number, number>, keep: Uint8Array): number {
+  const gaps: number[] = [];
+  for (let j = 0; j < decoded.length; j++) if (decoded.kind[j] === DECODED_GAP && decoded.bci[j] === OVERFLOW) gaps.push(j);
+  if (gaps.length === 0) return 0;
+  const exits = exitsOf(truth);
+  let found = 0;
+  let truthCoveredTo = -1; // (activations nested in one handled here are inside its span already)
+  for (let ti = 0; ti < truth.length; ti++) {
+    if (!hidden[ti] || ti <= truthCoveredTo || pairedWith.has(ti)) continue;
+    const te = exits[ti];
+    if (te < 0) continue;
+    let end = pairedWith.get(te) ?? -1;
+    if (end < 0 || decoded.kind[end] !== EventKind.Exit || decoded.method[end] !== truth.method[te]) {
+      const after = firstAbove(pt, te);
+      end = after < pt.length ? pd[after] : -1;
+    }
+    if (end < 0) continue;
+    const before = firstAbove(pt, ti) - 1;
+    const lo = before >= 0 ? pd[before] : -1;
+    const g = gaps[firstAbove(gaps, end - 1) - 1];
+    if (g === undefined || g <= lo || g >= end) continue;
+    found++;
+    truthCoveredTo = te;
+    for (let j = g + 1; j < end; j++) keep[j] = 0;
+  }
+  return found;
+}
+
+/** For each entry of `s`, the index of the exit that closes it (-1 if none; -1 for other events). */
+function exitsOf(s: EventSeq): Int32Array {
+  const exits = new Int32Array(s.length).fill(-1);
+  const open: number[] = [];
+  for (let j = 0; j < s.length; j++) {
+    if (s.kind[j] === EventKind.Entry) open.push(j);
+    else if (s.kind[j] === EventKind.Exit && open.length) exits[open.pop()!] = j;
+  }
+  return exits;
 }
 
 /** The first index of the ascending `xs` whose value is above `x` (xs.length if none). */

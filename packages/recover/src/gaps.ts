@@ -72,6 +72,9 @@ export interface RecoveryStats {
   ambiguous: number;
   /** filled gaps whose fill meets only a shorter post context (1 or 2 bytecodes) */
   shortPost: number;
+  /** filled gaps whose fill was copied from where the same callers were on the stack: 4 frames, or only 2 */
+  callersFar: number;
+  callersNear: number;
   /** bytecode events copied into gaps */
   bytecodes: number;
   /** all events copied into gaps */
@@ -97,6 +100,8 @@ export interface GapFill {
 const UNKNOWN = -1;
 /** Bytecodes on each side of a gap over which the thread's pace is measured. */
 const PACE_WINDOW = 20000;
+/** Occurrences of a gap's context looked at per candidate taken (those in other calling contexts are passed over). */
+const SCAN_PER_CANDIDATE = 64;
 /** Bytecodes a composed walk may drop from the end of a piece to find a place to go on from. */
 const MAX_BACKOFF = 64;
 
@@ -118,7 +123,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
   const factor = Math.max(1, opts.timeFactor ?? 4);
   const maxPieces = opts.maxPieces ?? 4096;
   const reasons = new Set(opts.reasons ?? [0]);
-  const stats: RecoveryStats = { gaps: 0, recovered: 0, noContext: 0, noCandidate: 0, composed: 0, ambiguous: 0, shortPost: 0, bytecodes: 0, events: 0, expected: 0 };
+  const stats: RecoveryStats = { gaps: 0, recovered: 0, noContext: 0, noCandidate: 0, composed: 0, ambiguous: 0, shortPost: 0, callersFar: 0, callersNear: 0, bytecodes: 0, events: 0, expected: 0 };
   const fills: GapFill[] = [];
 
   // nothing to fill: the input itself (no copy: a loss-free thread of 100 M events is gigabytes)
@@ -159,7 +164,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
    * and returns the walk to the end (a place where the post context `post..post+K-1` follows) whose length is
    * closest to `expected` within [lo, hi] (the first end when expected is 0), or undefined.
    */
-  const walk = (j: number, post: number, postK: number, expected: number, lo: number, hi: number): Walk | undefined => {
+  const walk = (j: number, post: number, postK: number, expected: number, lo: number, hi: number, ctx: Int32Array | null): Walk | undefined => {
     const from: number[] = [j + 1];
     const to: number[] = [];
     let cur = j + 1;
@@ -187,7 +192,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
         cur = next + 1;
         continue;
       }
-      if (cur + postK - 1 < n && seg[cur + postK - 1] === seg[cur] && copied >= lo && startsPost(cur, post, postK)) {
+      if (cur + postK - 1 < n && seg[cur + postK - 1] === seg[cur] && copied >= lo && (!ctx || key[post] === UNKNOWN || ctx[cur] === ctx[post]) && startsPost(cur, post, postK)) {
         const err = Math.abs(copied - expected);
         if (err < bestErr) {
           bestErr = err;
@@ -260,26 +265,40 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     const hi = Math.min(maxFill, expected > 0 ? Math.ceil(expected * factor) + K : maxFill);
     const byFill = new Map<string, { count: number; walk: Walk }>();
     let fitting = 0;
-    // the whole post context first; where no walk meets it at a length the gap's time allows (it may be rare:
-    // the first bytecodes after a resync are often a transition), a shorter one: the bytecode after the gap
-    // must still follow the fill
+    // calling context first: candidates where the same callers (4 frames, then 2) were on the stack before the
+    // gap's context, whose walk ends where the same callers are on the stack as after the gap (the paper's call
+    // structure: a gap in a method called from here is filled from calls made from here); then bytecodes alone
     let postK = K + 1;
-    while (!fitting && postK > 1) {
-      postK = postK > 3 ? (postK === K + 1 ? K : 2) : postK - 1;
-      let tried = 0;
-      for (let o = 0; o < occ.length && tried < maxCand; o++) {
-        const j = occ[o];
-        if (j === a || !sameGram(j, a)) continue;
-        tried++;
-        const w = walk(j, post, postK, expected, lo, hi);
-        if (!w) continue;
-        fitting++;
-        const sig = fillSignature(key, op, w);
-        const e = byFill.get(sig);
-        if (e) e.count++;
-        else byFill.set(sig, { count: 1, walk: w });
+    let level = 0;
+    // (a bytecode the decoder could not name has no known frame: no calling context)
+    for (const ctx of key[a] === UNKNOWN ? [null] : [bc.ctxFar, bc.ctxNear, null]) {
+      level++;
+      // the whole post context first; where no walk meets it at a length the gap's time allows (it may be rare:
+      // the first bytecodes after a resync are often a transition), a shorter one: the bytecode after the gap
+      // must still follow the fill
+      postK = K + 1;
+      while (!fitting && postK > 1) {
+        postK = postK > 3 ? (postK === K + 1 ? K : 2) : postK - 1;
+        let tried = 0;
+        for (let o = 0, scanned = 0; o < occ.length && tried < maxCand && scanned < maxCand * SCAN_PER_CANDIDATE; o++) {
+          const j = occ[o];
+          if (j === a) continue;
+          scanned++;
+          if ((ctx && ctx[j] !== ctx[a]) || !sameGram(j, a)) continue;
+          tried++;
+          const w = walk(j, post, postK, expected, lo, hi, ctx);
+          if (!w) continue;
+          fitting++;
+          const sig = fillSignature(key, op, w);
+          const e = byFill.get(sig);
+          if (e) e.count++;
+          else byFill.set(sig, { count: 1, walk: w });
+        }
       }
+      if (fitting) break;
     }
+    if (fitting && level === 1) stats.callersFar++;
+    else if (fitting && level === 2) stats.callersNear++;
     if (fitting && postK < K) stats.shortPost++;
     if (!fitting) {
       stats.noCandidate++;
@@ -397,6 +416,13 @@ class BytecodeView {
   /** gaps to fill: event index, and the number of bytecodes before it */
   gapAt: number[] = [];
   gapBefore: number[] = [];
+  /**
+   * Calling context of each bytecode: a hash of the methods of the CALLERS_NEAR (ctxNear) and CALLERS_FAR
+   * (ctxFar) frames below its own, from the stack the events' entries and exits build (frames the decoder did
+   * not see begin are pushed when their bytecodes show up, as the profiles' walker does).
+   */
+  ctxNear!: Int32Array;
+  ctxFar!: Int32Array;
   /** hash of the K keys ending at each bytecode (NaN: crosses a gap or holds an unnamed bytecode) */
   keyGram!: Float64Array;
   /** hash of the K opcodes ending at each bytecode (NaN: crosses a gap) */
@@ -407,7 +433,7 @@ class BytecodeView {
   /** Lets go of everything but `pos` and the segment bounds. */
   release(): void {
     this.key = this.keyGram = this.opGram = new Float64Array(0);
-    this.op = this.seg = new Int32Array(0);
+    this.op = this.seg = this.ctxNear = this.ctxFar = new Int32Array(0);
     this.keyIndex = new Map();
     this.opIndex = new Map();
   }
@@ -427,8 +453,18 @@ class BytecodeView {
     v.seg = new Int32Array(n);
     v.segStart = new Int32Array(gaps + 1).fill(-1);
     v.segEnd = new Int32Array(gaps + 1).fill(-1);
+    v.ctxNear = new Int32Array(n);
+    v.ctxFar = new Int32Array(n);
+    const stack = new CallStack();
     for (let i = 0, b = 0, s = 0; i < input.length; i++) {
       const k = input.kind[i];
+      if (k === ENTRY) stack.enter(input.method[i]);
+      else if (k === EXIT) stack.exit(input.method[i]);
+      else if (k === BYTECODE) {
+        stack.at(input.method[i]);
+        v.ctxNear[b] = stack.callers(CALLERS_NEAR);
+        v.ctxFar[b] = stack.callers(CALLERS_FAR);
+      }
       if (k === GAP) {
         s++;
         if (reasons.has(input.bci[i])) {
@@ -468,6 +504,69 @@ class BytecodeView {
     v.keyIndex = occurrenceIndex(v.keyGram);
     v.opIndex = occurrenceIndex(v.opGram);
     return v;
+  }
+}
+
+/** Frames below a bytecode's own that its near and far calling contexts hash. */
+const CALLERS_NEAR = 2;
+const CALLERS_FAR = 4;
+/** How far down the stack an exit or a bytecode looks for its method's frame. */
+const FRAME_SEARCH = 64;
+
+/** The method ids of a thread's frames, replayed from its events (bounded: deeper frames are counted, not kept). */
+class CallStack {
+  private frames = new Int32Array(1024);
+  private depth = 0;
+
+  enter(m: number): void {
+    if (this.depth === this.frames.length && this.depth < 1 << 20) {
+      const f = new Int32Array(this.depth * 2);
+      f.set(this.frames);
+      this.frames = f;
+    }
+    if (this.depth < this.frames.length) this.frames[this.depth] = m;
+    this.depth++;
+  }
+
+  /** An exit of method m (-1: unnamed, the top frame's): its frame and those above it go. */
+  exit(m: number): void {
+    if (m < 0) {
+      if (this.depth > 0) this.depth--;
+      return;
+    }
+    const d = this.find(m, 0);
+    if (d >= 0) this.depth = d;
+  }
+
+  /** A bytecode of method m: a frame of it below the top has the control again, else it is a frame not seen begin. */
+  at(m: number): void {
+    if (m < 0 || (this.depth > 0 && this.top(0) === m)) return;
+    const d = this.find(m, 1);
+    if (d >= 0) this.depth = d + 1;
+    else this.enter(m);
+  }
+
+  /** A hash of the methods of the `count` frames below the top (-2 where there is none). */
+  callers(count: number): number {
+    let h = 0x811c9dc5;
+    for (let k = 1; k <= count; k++) h = Math.imul(h ^ (this.top(k) + 2), 0x01000193);
+    return h | 0;
+  }
+
+  /** The method of the frame `k` below the top (-1: unnamed or not kept, -2: none). */
+  private top(k: number): number {
+    const d = this.depth - 1 - k;
+    return d < 0 ? -2 : d < this.frames.length ? this.frames[d] : -1;
+  }
+
+  /** The stack index of the nearest frame of m, from `skip` frames below the top, or -1. */
+  private find(m: number, skip: number): number {
+    for (let k = skip; k < FRAME_SEARCH; k++) {
+      const t = this.top(k);
+      if (t === -2) return -1;
+      if (t === m) return this.depth - 1 - k;
+    }
+    return -1;
   }
 }
 

@@ -115,6 +115,25 @@ describe('recovery of gaps from matching context', () => {
     expect(bytecodes(r.events).slice(0, 150)).toEqual(whole.slice(0, 150));
   });
 
+  test('a gap in a method called from several places is filled from calls made from the same caller', () => {
+    // helper 2 is called three times from 1 for every call from 3, and each caller goes on differently for as long;
+    // then both go on in 5. The gap in 2 as called from 3 takes the return and 3's two bytecodes after it: the
+    // bytecodes around it are the same as around 1's calls (more of them), only the callers differ
+    const helper = (): (number | string)[][] => [['call', 2], [2, 0], [2, 1], [2, 2], [2, 3], [2, 4], [2, 5], ['ret', 2]];
+    const x = (): (number | string)[][] => [[1, 0], ...helper(), [1, 3], [1, 4]];
+    const y = (): (number | string)[][] => [[3, 0], ...helper(), [3, 3], [3, 4]];
+    const z = (): (number | string)[][] => [[5, 0], [5, 1], [5, 2], [5, 3]];
+    const steps = run(40, () => [...x(), ...z(), ...x(), ...z(), ...x(), ...z(), ...y(), ...z()]);
+    const whole = stream(steps);
+    // the 20th iteration's call from 3: the steps from its ret (after 2@5) to 3@4
+    const at = 20 * 60 + 3 * 15 + 8;
+    expect(steps[at]).toEqual(['ret', 2]);
+    const holed = stream(steps, [[at, at + 3]]);
+    const { events, stats } = recoverGaps(holed, { context: 4 });
+    expect(stats).toMatchObject({ gaps: 1, recovered: 1, callersFar: 1 });
+    expect(bytecodes(events)).toEqual(bytecodes(whole));
+  });
+
   test('context bytecodes the decoder could not name match on their opcode', () => {
     const steps = run(50);
     const whole = stream(steps);
