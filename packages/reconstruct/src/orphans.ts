@@ -53,9 +53,18 @@ const EXCEPTION = 5;
 const OSR_ENTRY = 6;
 const INTERPRETER = 0;
 
-/** Instructions that may make the VM call Java code before they complete: class loading, initialization, linkage. */
+/**
+ * Instructions that may make the VM call Java code before they complete: class loading, initialization, linkage;
+ * and the constructor of the exception an instruction raises itself (array bounds and stores, division by zero,
+ * null dereferences, casts, negative array sizes, monitors).
+ */
 const UPCALL_OPS = new Uint8Array(256);
 for (const op of [0x12, 0x13, 0x14, 0xb2, 0xb3, 0xb4, 0xb5, 0xbb, 0xbd, 0xc0, 0xc1, 0xc5]) UPCALL_OPS[op] = 1;
+for (let op = 0x2e; op <= 0x35; op++) UPCALL_OPS[op] = 1; // xaload
+for (let op = 0x4f; op <= 0x56; op++) UPCALL_OPS[op] = 1; // xastore
+for (const op of [0x6c, 0x6d, 0x70, 0x71, 0xbc, 0xbe, 0xbf, 0xc2, 0xc3]) UPCALL_OPS[op] = 1; // idiv ldiv irem lrem newarray arraylength athrow monitorenter/exit
+/** Throwable and the classes right under it (an exception class's chain of superclasses ends in one of them) */
+const THROWABLE_ROOTS = new Set(['java/lang/Throwable', 'java/lang/Exception', 'java/lang/RuntimeException', 'java/lang/Error']);
 const isIf = (op: number) => (op >= 0x99 && op <= 0xa6) || op === 0xc6 || op === 0xc7;
 /** own bytecodes of an interpreted callee kept as its path (what its identity is checked against) */
 const PATH_MAX = 16;
@@ -212,15 +221,33 @@ export class OrphanContext {
     for (const c of this.cands.values()) c?.stamp?.fill(0);
   }
 
-  /** `<clinit>` or a class loader's loadClass: called by the VM while an instruction resolves or initializes */
+  /**
+   * `<clinit>`, a class loader's loadClass, or a constructor of a Throwable: called by the VM while an instruction
+   * resolves or initializes a class, or raises an exception itself
+   */
   isUpcall(id: number): boolean {
     let u = this.upcall.get(id);
     if (u === undefined) {
       const m = this.model.methods.get(id);
-      u = !!m && (m.name === '<clinit>' || m.name === 'loadClass' || m.name === 'loadClassInternal');
+      u = !!m && (m.name === '<clinit>' || m.name === 'loadClass' || m.name === 'loadClassInternal' || (m.name === '<init>' && this.isThrowable(id)));
       this.upcall.set(id, u);
     }
     return u;
+  }
+
+  /**
+   * Whether the method's class is java/lang/Throwable or a subclass of it: through the recorded classes, and where
+   * the chain leaves them, by the name of the first superclass not recorded (Throwable and its direct subclasses).
+   */
+  private isThrowable(id: number): boolean {
+    let c = this.nodeOfId.get(id)?.cls;
+    for (let depth = 0; c && depth < 32; depth++) {
+      if (c.cf.name === 'java/lang/Throwable') return true;
+      const sup = this.hierarchy.superclass(c);
+      if (!sup) return THROWABLE_ROOTS.has(c.cf.superName ?? '');
+      c = sup;
+    }
+    return false;
   }
 
   /** Decode ids the invoke at `bci` of method `id` can reach; null: anything (invokedynamic, polymorphic, unresolved). */

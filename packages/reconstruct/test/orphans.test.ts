@@ -27,7 +27,10 @@ const SOURCE = `public class Orph {
   static int o3(int x) { return other(x) * 4; }
   static int o4(int x) { return other(x) * 5; }
   static int leaf2(int x) { return x * 3 + 1; }
+  static int leaf3(int x) { return x + 5; }
+  static int store(int[] a, int i) { int x = leaf3(i); try { a[x] = 1; return 0; } catch (RuntimeException e) { return 1; } }
 }
+class Boom extends RuntimeException {}
 `;
 
 const javac = spawnSync('sh', ['-c', 'command -v javac'], { encoding: 'utf8' });
@@ -72,11 +75,14 @@ interface Ev {
     if (r.status !== 0) throw new Error(r.stderr);
     const bytes = new Uint8Array(fs.readFileSync(path.join(dir, 'Orph.class')));
     cf = parseClass(bytes);
-    model = { methods: new Map(), classes: new Map([['0:Orph', bytes]]) };
+    const boom = new Uint8Array(fs.readFileSync(path.join(dir, 'Boom.class')));
+    model = { methods: new Map(), classes: new Map([['0:Orph', bytes], ['0:Boom', boom]]) };
     cf.methods.forEach((m, k) => {
       ids.set(m.name + m.descriptor, 10 + k);
       model.methods.set(10 + k, { className: 'Orph', name: m.name, signature: m.descriptor, classId: 1, loader: 0 });
     });
+    ids.set('Boom.<init>()V', 100);
+    model.methods.set(100, { className: 'Boom', name: '<init>', signature: '()V', classId: 2, loader: 0 });
     ctx = new OrphanContext(model);
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -237,6 +243,40 @@ interface Ev {
     const { events, report } = attributeOrphans(stream, ctx);
     expect(report.attributedFrames).toBe(1);
     expect(truth.every((t) => events.method[t.index] === t.method && events.bci[t.index] === t.bci)).toBe(true);
+  });
+
+  it('lets an instruction that raises an exception itself make the VM construct it (an upcall), then go to the handler', () => {
+    // store(a, i): leaf3 returns into the frame lost in a gap; a[x] = 1 fails, the VM constructs the exception
+    // (an entry of Boom.<init> right after iastore), the handler returns 1
+    const S = id('store');
+    const s = new EventStream();
+    const EXCEPTION = 5;
+    s.push(ENTRY as never, INTERPRETER as never, S, -1, -1, 0, 0);
+    s.push(BYTECODE as never, INTERPRETER as never, S, 0, 0x1b, 1, 0); // iload_1
+    s.push(BYTECODE as never, INTERPRETER as never, S, 1, 0xb8, 2, 0); // invokestatic leaf3
+    s.push(GAP as never, 3 as never, -1, 0, -1, 3, 3);
+    s.push(ENTRY as never, COMPILED as never, id('leaf3'), -1, -1, 4, 0);
+    s.push(EXIT as never, COMPILED as never, id('leaf3'), -1, -1, 5, 0);
+    const truth: [number, number][] = [];
+    const own = (bci: number, op: number) => {
+      truth.push([s.length, bci]);
+      s.push(BYTECODE as never, INTERPRETER as never, -1, -1, op, 6 + s.length, 0);
+    };
+    own(4, 0x3d); // istore_2
+    own(5, 0x2a); // aload_0
+    own(6, 0x1c); // iload_2
+    own(7, 0x04); // iconst_1
+    own(8, 0x4f); // iastore
+    s.push(ENTRY as never, COMPILED as never, 100, -1, -1, 20, 0); // the VM calls Boom.<init>
+    s.push(EXIT as never, COMPILED as never, 100, -1, -1, 21, 0);
+    s.push(EXCEPTION as never, INTERPRETER as never, -1, -1, -1, 22, 0);
+    own(11, 0x4e); // astore_3: the handler
+    own(12, 0x04); // iconst_1
+    own(13, 0xac); // ireturn
+    s.push(EXIT as never, INTERPRETER as never, -1, -1, -1, 30, 0);
+    const { events, report } = attributeOrphans(s, ctx);
+    expect(report).toMatchObject({ frames: 1, attributedFrames: 1, remaining: 0 });
+    expect(truth.map(([k]) => `${events.method[k]}@${events.bci[k]}`)).toEqual(truth.map(([, bci]) => `${S}@${bci}`));
   });
 
   it('attributes a frame entered by an entry of a known method from bci 0', () => {
