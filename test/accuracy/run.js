@@ -2,7 +2,9 @@
 // The accuracy table for the examples, as `jportal accuracy` measures it: each example recorded under the PT
 // emulator at about 0%, 10%, 25% and 50% lost data, its ground truth recorded once by single-stepping, and the
 // paper's rows per thread. Writes docs/accuracy.md (with the commands that made it). Slow: minutes per example.
-// Usage: node test/accuracy/run.js [--loss 0,10,25,50] [NAME...]
+// Usage: node test/accuracy/run.js [--loss 0,10,25,50] [--seeds 1,2,3] [NAME...]
+// With several seeds of the emulator's loss model, each example is recorded once per seed; the tables are the first
+// seed's, and a table of the spread over the seeds (mean, lowest and highest) follows each.
 'use strict';
 const { spawnSync } = require('child_process');
 const fs = require('fs');
@@ -23,6 +25,38 @@ const cases = {
 const args = process.argv.slice(2);
 const li = args.indexOf('--loss');
 const loss = li >= 0 ? args.splice(li, 2)[1] : '0,10,25,50';
+const si = args.indexOf('--seeds');
+const seeds = si >= 0 ? args.splice(si, 2)[1].split(',').map(Number) : [1];
+if (seeds.length === 0 || seeds.some((x) => !Number.isInteger(x))) {
+  process.stderr.write('test/accuracy: --seeds wants integers, comma-separated (e.g. 1,2,3)\n');
+  process.exit(2);
+}
+const pct = (x) => (x === null || x === undefined ? '—' : `${(100 * x).toFixed(1)}%`);
+/** Per loss setting and thread: mean (lowest-highest) over the seeds of overall, RA, PR, DA, and the hot methods. */
+function spreadTable(runs) {
+  const groups = new Map();
+  for (const { rows } of runs)
+    for (const r of rows) {
+      const k = `${r.loss} | ${r.thread}`;
+      if (!groups.has(k)) groups.set(k, []);
+      groups.get(k).push(r);
+    }
+  const cell = (rs, f, fmt = pct) => {
+    const v = rs.map(f).filter((x) => x !== null && x !== undefined);
+    if (!v.length) return '—';
+    const mean = v.reduce((a, b) => a + b, 0) / v.length;
+    return `${fmt(mean)} (${fmt(Math.min(...v))}-${fmt(Math.max(...v))})`;
+  };
+  const hot = (x) => x.toFixed(1);
+  const lines = [
+    `Spread over ${runs.length} seeds (${runs.map((r) => r.seed).join(', ')}): mean (lowest-highest).`,
+    '',
+    '| loss | thread | PMD | DA | PR | RA | overall | top-10 hot |',
+    '|---|---|---|---|---|---|---|---|',
+  ];
+  for (const [k, rs] of groups) lines.push(`| ${k} | ${cell(rs, (r) => r.pmd)} | ${cell(rs, (r) => r.da)} | ${cell(rs, (r) => r.pr)} | ${cell(rs, (r) => r.ra)} | ${cell(rs, (r) => r.overall)} | ${cell(rs, (r) => r.hotShared, hot)} |`);
+  return lines.join('\n') + '\n';
+}
 const names = args.length ? args : Object.keys(cases);
 const sections = [];
 for (const name of names) {
@@ -32,12 +66,22 @@ for (const name of names) {
   }
   const md = path.join(os.tmpdir(), `jportal-accuracy-${process.pid}.md`);
   process.stderr.write(`test/accuracy: ${name}\n`);
-  const r = spawnSync(process.execPath, [CLI, 'accuracy', '--loss', loss, '--md', md, '--', 'java', ...cases[name]], { stdio: ['ignore', 'ignore', 'inherit'] });
-  if (r.status !== 0) {
-    process.stderr.write(`test/accuracy: ${name} failed (exit ${r.status})\n`);
-    process.exit(1);
+  const runs = [];
+  for (const seed of seeds) {
+    const extra = seed === seeds[0] ? ['--md', md] : [];
+    const r = spawnSync(process.execPath, [CLI, 'accuracy', '--loss', loss, '--seed', String(seed), '--json', ...extra, '--', 'java', ...cases[name]], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      encoding: 'utf8',
+      maxBuffer: 64 << 20,
+    });
+    if (r.status !== 0) {
+      process.stderr.write(`test/accuracy: ${name} (seed ${seed}) failed (exit ${r.status})\n`);
+      process.exit(1);
+    }
+    runs.push({ seed, rows: JSON.parse(r.stdout).rows });
   }
-  sections.push(`## ${name}\n\n${fs.readFileSync(md, 'utf8').replace(/\/\S*\/examples\//g, 'examples/')}`);
+  const spread = seeds.length > 1 ? `\n${spreadTable(runs)}` : '';
+  sections.push(`## ${name}\n\n${fs.readFileSync(md, 'utf8').replace(/\/\S*\/examples\//g, 'examples/')}${spread}`);
   fs.rmSync(md);
 }
 const head = `# Accuracy under data loss
