@@ -52,6 +52,7 @@ export function maskUnseen(truth: EventSeq, decoded: EventSeq, hasCode: (method:
     // truth index -> the decoded event the call alignment paired with it
     const pairedWith = new Map<number, number>();
     for (let k = 0; k < pt.length; k++) pairedWith.set(pt[k], pd[k]);
+    const exits = exitsOf(truth);
     let coveredTo = -1; // decoded events up to here are already inside a dropped activation
     for (let k = 0; k < pt.length; k++) {
       const ti = pt[k];
@@ -77,7 +78,7 @@ export function maskUnseen(truth: EventSeq, decoded: EventSeq, hasCode: (method:
         // (both sides agree on it), if there is one; else before the first decoded call the alignment paired
         // with a truth call after that exit (the activation had ended by then: what is between is the rest of
         // it, lost or recovered, and the caller's bytecodes up to that call)
-        const te = exitOf(truth, ti);
+        const te = exits[ti];
         const de = te >= 0 ? pairedWith.get(te) : undefined;
         if (de !== undefined && de > di && decoded.kind[de] === EventKind.Exit && decoded.method[de] === decoded.method[di]) end = de;
         else if (te >= 0) {
@@ -90,7 +91,7 @@ export function maskUnseen(truth: EventSeq, decoded: EventSeq, hasCode: (method:
       for (let j = di + 1; j < end; j++) keep[j] = 0;
       coveredTo = end;
     }
-    paired += maskLostEntries(truth, decoded, hidden, pt, pd, pairedWith, keep);
+    paired += maskLostEntries(truth, decoded, hidden, exits, pt, pd, pairedWith, keep);
   }
   let n = 0;
   for (let i = 0; i < keep.length; i++) n += keep[i];
@@ -115,11 +116,10 @@ export function maskUnseen(truth: EventSeq, decoded: EventSeq, hasCode: (method:
  * is dropped: the rest of the activation, and what recovery put in the gap (some of it may be the caller's, before
  * the call: left out, not counted wrong). Returns how many such activations were found.
  */
-function maskLostEntries(truth: EventSeq, decoded: EventSeq, hidden: Uint8Array, pt: Int32Array, pd: Int32Array, pairedWith: Map<number, number>, keep: Uint8Array): number {
+function maskLostEntries(truth: EventSeq, decoded: EventSeq, hidden: Uint8Array, exits: Int32Array, pt: Int32Array, pd: Int32Array, pairedWith: Map<number, number>, keep: Uint8Array): number {
   const gaps: number[] = [];
   for (let j = 0; j < decoded.length; j++) if (decoded.kind[j] === DECODED_GAP && decoded.bci[j] === OVERFLOW) gaps.push(j);
   if (gaps.length === 0) return 0;
-  const exits = exitsOf(truth);
   let found = 0;
   let truthCoveredTo = -1; // (activations nested in one handled here are inside its span already)
   for (let ti = 0; ti < truth.length; ti++) {
@@ -166,12 +166,3 @@ function firstAbove(xs: ArrayLike<number>, x: number): number {
   return lo;
 }
 
-/** The exit that closes the activation entered at `entry` (depth over entries and exits), or -1. */
-function exitOf(s: EventSeq, entry: number): number {
-  let depth = 0;
-  for (let j = entry; j < s.length; j++) {
-    if (s.kind[j] === EventKind.Entry) depth++;
-    else if (s.kind[j] === EventKind.Exit && --depth === 0) return j;
-  }
-  return -1;
-}
