@@ -108,6 +108,33 @@ void recordVmInfo(Agent& a, JNIEnv* jni) {
       warnOnce("runtime-image", "classes", "no runtime image at %s: start-up classes will have no bytes", image.c_str());
     }
   }
+  if (a.opts.classes && !a.opts.classesHook) {
+    // classes=path: the app loader's classes are read from this class path at analysis (CLASS source 4); relative
+    // entries are relative to the JVM's working directory; each entry's size and modification time ("size:mtime",
+    // empty when the entry is missing, joined by '\n') tell the reader whether it is still what the JVM ran on
+    std::string cp = property(a.jvmti, "java.class.path");
+    char cwd[4096];
+    std::string dir = getcwd(cwd, sizeof cwd) ? cwd : "";
+    std::string stamps;
+    size_t from = 0;
+    for (bool first = true; from <= cp.size(); first = false) {
+      size_t colon = cp.find(':', from);
+      std::string entry = cp.substr(from, colon == std::string::npos ? std::string::npos : colon - from);
+      from = colon == std::string::npos ? cp.size() + 1 : colon + 1;
+      std::string full = entry.empty() || entry[0] == '/' ? entry : dir + "/" + entry;
+      struct stat st{};
+      if (!first) stamps += "\n";
+      if (!entry.empty() && stat(full.c_str(), &st) == 0)
+        stamps += std::to_string((unsigned long long)st.st_size) + ":" + std::to_string((long long)st.st_mtime);
+    }
+    p.str("jportal.class_path");
+    p.str(cp);
+    p.str("jportal.class_path_stamps");
+    p.str(stamps);
+    p.str("jportal.working_dir");
+    p.str(dir);
+    n += 3;
+  }
   p.endArray(at, n);
   std::vector<CodeHeapRange> heaps = a.layoutOk ? a.layout.codeHeaps() : std::vector<CodeHeapRange>();
   at = p.beginArray();
@@ -219,7 +246,7 @@ jint start(JavaVM* vm, char* optionText) {
   want.can_get_bytecodes = 1;
   want.can_get_constant_pool = 1;
   want.can_tag_objects = 1;
-  if (opts.classes) {
+  if (opts.classesHook) {
     want.can_generate_all_class_hook_events = 1;
     // the early hook turns class-data sharing off (HotSpot's filemap.cpp: the classes resolved at start-up
     // must not be replaced), which costs start-up time and changes which code runs: only on request
@@ -253,10 +280,10 @@ jint start(JavaVM* vm, char* optionText) {
                          JVMTI_EVENT_DYNAMIC_CODE_GENERATED, JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END};
   for (jvmtiEvent e : events)
     if (jvmti->SetEventNotificationMode(JVMTI_ENABLE, e, nullptr) != JVMTI_ERROR_NONE) warnOnce("event", "agent", "cannot enable JVMTI event %d", (int)e);
-  if (opts.classes && jvmti->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, nullptr) != JVMTI_ERROR_NONE)
+  if (opts.classesHook && jvmti->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, nullptr) != JVMTI_ERROR_NONE)
     warnOnce("cflh", "classes", "cannot enable ClassFileLoadHook: no CLASS records");
   if (opts.classes && jvmti->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_PREPARE, nullptr) != JVMTI_ERROR_NONE)
-    warnOnce("prepare", "classes", "cannot enable ClassPrepare: hidden classes are recorded only when compiled code inlines them");
+    warnOnce("prepare", "classes", "cannot enable ClassPrepare: classes are recorded only when compiled code uses them");
   return JNI_OK;
 }
 

@@ -63,6 +63,8 @@ struct Agent {
   std::mutex loaderMu;
   uint32_t nextLoaderId = 1;
   std::vector<std::pair<jweak, uint32_t>> untaggedLoaders;
+  // what each loader id is (LoaderKind), found once from the loader object's class
+  std::unordered_map<uint32_t, uint8_t> loaderKinds;
 
   // compiled code: live nmethods by code begin (the patch watcher diffs these)
   std::mutex codeMu;
@@ -98,7 +100,8 @@ void recordSnapshots(Agent& a);
 // classes.cpp
 void JNICALL onClassFileLoadHook(jvmtiEnv*, JNIEnv*, jclass, jobject, const char*, jobject, jint, const unsigned char*, jint*, unsigned char**);
 uint32_t loaderId(Agent& a, JNIEnv* jni, jobject loader);
-// Names the boot classes loaded before ClassFileLoadHook was on (the primordial phase) as runtime-image classes.
+// Names the classes loaded before ClassFileLoadHook was on: with classes=hook the boot classes of the primordial
+// phase (runtime-image classes); with classes=path every class loaded so far (see nameClass in classes.cpp).
 void recordImageClasses(Agent& a, JNIEnv* jni);
 // Id of a method, writing its METHOD record first if it is new (and reconstructing its class if unseen).
 uint32_t methodId(Agent& a, jmethodID m);

@@ -40,13 +40,16 @@ void writeClassRecord(Agent& a, uint32_t classId, uint32_t loader, uint8_t sourc
   a.ring.commit(CLASS, 0, p);
 }
 
-// A boot class whose bytes are in the JDK's runtime image: a CLASS record of source 3 with no bytes (caller holds
-// classMu). Returns its class id.
-uint32_t nameImageClassLocked(Agent& a, const std::string& name) {
+// CLASS.source values (docs/trace-format.md)
+constexpr uint8_t kSourceHook = 0, kSourceRebuilt = 1, kSourceRedefined = 2, kSourceImage = 3, kSourceClassPath = 4;
+
+// A class named only (CLASS source 3 or 4, no bytes): the reader takes its class file from the JDK's runtime image
+// (3) or from the recorded class path, then the runtime image (4). Caller holds classMu. Returns its class id.
+uint32_t nameClassLocked(Agent& a, uint32_t loader, uint8_t source, const std::string& name) {
   static const uint8_t kNoBytes[1] = {0};
   uint32_t id = a.nextClassId++;
-  a.classIds[{0, name}] = id;
-  writeClassRecord(a, id, 0, 3, name, kNoBytes, 0);
+  a.classIds[{loader, name}] = id;
+  writeClassRecord(a, id, loader, source, name, kNoBytes, 0);
   return id;
 }
 
@@ -224,14 +227,90 @@ void JNICALL onClassFileLoadHook(jvmtiEnv* jvmti, JNIEnv* jni, jclass redefined,
   std::lock_guard<std::mutex> lk(a.classMu);
   uint32_t id = a.nextClassId++;
   if (!n.empty()) a.classIds[{lid, n}] = id;
-  writeClassRecord(a, id, lid, redefined ? 2 : 0, n, data, (size_t)len);
+  writeClassRecord(a, id, lid, redefined ? kSourceRedefined : kSourceHook, n, data, (size_t)len);
   CALLBACK_GUARD_END("ClassFileLoadHook")
 }
 
-// Without the early hook (so that class-data sharing stays on) the boot classes loaded in the primordial phase
-// never reach ClassFileLoadHook. Their class files are those of the JDK's runtime image (VM_INFO names the file),
-// so each is recorded by name only: CLASS source 3, no bytes. Runs once, in VMInit, before compiled methods are
-// replayed (which would otherwise rebuild these classes from JVMTI, without their exception tables).
+namespace {
+enum LoaderKind : uint8_t { kLoaderBoot, kLoaderPlatform, kLoaderApp, kLoaderOther };
+
+bool isHiddenName(const std::string& name) { return name.find(".0x") != std::string::npos; }
+
+// What a class loader is, from its object's class, found once per loader id. The built-in loaders are the JDK's
+// ClassLoaders$PlatformClassLoader and $AppClassLoader; a -Djava.system.class.loader replaces only what
+// getSystemClassLoader() returns, and its classes count as another loader's.
+LoaderKind loaderKind(Agent& a, JNIEnv* jni, jobject loader, uint32_t lid) {
+  if (!loader || lid == 0) return kLoaderBoot;
+  {
+    std::lock_guard<std::mutex> lk(a.loaderMu);
+    auto it = a.loaderKinds.find(lid);
+    if (it != a.loaderKinds.end()) return (LoaderKind)it->second;
+  }
+  LoaderKind kind = kLoaderOther;
+  if (jni) {
+    LocalRef c{jni, jni->GetObjectClass(loader)};
+    JvmtiPtr<char> sig(a.jvmti);
+    if (c.obj && a.jvmti->GetClassSignature((jclass)c.obj, &sig.p, nullptr) == JVMTI_ERROR_NONE && sig.p) {
+      if (!strcmp(sig.p, "Ljdk/internal/loader/ClassLoaders$AppClassLoader;")) kind = kLoaderApp;
+      else if (!strcmp(sig.p, "Ljdk/internal/loader/ClassLoaders$PlatformClassLoader;")) kind = kLoaderPlatform;
+    }
+  }
+  std::lock_guard<std::mutex> lk(a.loaderMu);
+  a.loaderKinds[lid] = kind;
+  return kind;
+}
+
+// Where the class file of a class that did not reach ClassFileLoadHook is. classes=path: the runtime image for
+// the boot and platform loaders' classes, the class path (then the image: some JDK modules are defined to the app
+// loader) for the app loader's; rebuilt from JVMTI for other loaders and for generated classes (hidden classes,
+// java.lang.reflect.Proxy's $ProxyN). classes=hook: only the boot classes of the primordial phase are named.
+uint8_t originOf(Agent& a, JNIEnv* jni, jobject loader, uint32_t lid, const std::string& name) {
+  if (isHiddenName(name)) return kSourceRebuilt;
+  if (a.opts.classesHook) return !a.opts.classesEarly && lid == 0 ? kSourceImage : kSourceRebuilt;
+  size_t slash = name.rfind('/');
+  if (name.compare(slash == std::string::npos ? 0 : slash + 1, 6, "$Proxy") == 0) return kSourceRebuilt;
+  switch (loaderKind(a, jni, loader, lid)) {
+    case kLoaderBoot:
+    case kLoaderPlatform:
+      return kSourceImage;
+    case kLoaderApp:
+      return kSourceClassPath;
+    default:
+      return kSourceRebuilt;
+  }
+}
+
+constexpr uint32_t kNoClass = 0xFFFFFFFF;
+
+// The CLASS record of a class that has none yet: named by where its bytes are, or rebuilt from JVMTI once.
+// Returns its class id, or kNoClass when another thread is rebuilding it or it cannot be rebuilt.
+uint32_t recordClass(Agent& a, JNIEnv* jni, jclass cls, jobject loader, uint32_t lid, const std::string& name) {
+  uint8_t source = originOf(a, jni, loader, lid, name);
+  {
+    std::lock_guard<std::mutex> lk(a.classMu);
+    auto it = a.classIds.find({lid, name});
+    if (it != a.classIds.end()) return it->second;
+    if (source != kSourceRebuilt) return nameClassLocked(a, lid, source, name);
+    if (!a.reconstructing.insert({lid, name}).second) return kNoClass;
+  }
+  std::vector<uint8_t> bytes;
+  if (!jni || !reconstructClass(a, jni, cls, name, &bytes)) {
+    warnOnce("reconstruct", "classes", "could not reconstruct some generated classes (e.g. %s): their methods have no bytecode in the trace", name.c_str());
+    return kNoClass;
+  }
+  std::lock_guard<std::mutex> lk(a.classMu);
+  uint32_t id = a.nextClassId++;
+  a.classIds[{lid, name}] = id;
+  writeClassRecord(a, id, lid, kSourceRebuilt, name, bytes.data(), bytes.size());
+  return id;
+}
+}  // namespace
+
+// Classes loaded before VMInit never reached ClassPrepare (or, with classes=hook, the boot classes of the
+// primordial phase never reached ClassFileLoadHook): each is named as recordClass says (with classes=hook only the
+// boot loader's, source 3). Runs once, in VMInit, before compiled methods are replayed (which would otherwise
+// rebuild these classes from JVMTI, without their exception tables). Hidden classes are rebuilt when prepared or
+// used.
 void recordImageClasses(Agent& a, JNIEnv* jni) {
   jvmtiEnv* j = a.jvmti;
   jint n = 0;
@@ -244,22 +323,19 @@ void recordImageClasses(Agent& a, JNIEnv* jni) {
     LocalRef cls{jni, all.p[i]};
     jobject loader = nullptr;
     if (j->GetClassLoader(all.p[i], &loader) != JVMTI_ERROR_NONE) continue;
-    if (loader) {
-      jni->DeleteLocalRef(loader);
-      continue;  // only the boot loader loads classes in the primordial phase
-    }
+    LocalRef loaderRef{jni, loader};
+    if (loader && a.opts.classesHook) continue;  // only the boot loader loads classes in the primordial phase
     JvmtiPtr<char> sig(j);
     if (j->GetClassSignature(all.p[i], &sig.p, nullptr) != JVMTI_ERROR_NONE || !sig.p || sig.p[0] != 'L') continue;  // arrays, primitives
     std::string name = internalName(sig.p);
-    if (name.empty() || name.find(".0x") != std::string::npos) continue;  // hidden: rebuilt when prepared or used
-    std::lock_guard<std::mutex> lk(a.classMu);
-    if (a.classIds.count({0, name})) continue;  // reached the hook in the start phase
-    nameImageClassLocked(a, name);
+    if (name.empty() || isHiddenName(name)) continue;
+    recordClass(a, jni, all.p[i], loader, loaderId(a, jni, loader), name);
   }
 }
 
-// Hidden classes (LambdaForms, lambdas' proxies) never reach ClassFileLoadHook; interpreted code runs in them
-// all the same, so each is rebuilt from JVMTI once it is prepared (not only when compiled code inlines it).
+// Every class is recorded once it is prepared (classes=path), or with classes=hook the hidden classes
+// (LambdaForms, lambdas' proxies), which never reach ClassFileLoadHook: interpreted code runs in them all the
+// same, so they must not wait until compiled code inlines them.
 void JNICALL onClassPrepare(jvmtiEnv* j, JNIEnv* jni, jthread, jclass cls) {
   CALLBACK_GUARD_BEGIN
   Agent& a = *gAgent;
@@ -268,24 +344,11 @@ void JNICALL onClassPrepare(jvmtiEnv* j, JNIEnv* jni, jthread, jclass cls) {
   if (j->GetClassSignature(cls, &csig.p, nullptr) != JVMTI_ERROR_NONE || !csig.p) return;
   std::string className = internalName(csig.p);
   // a hidden class's name carries its address ("java/lang/invoke/LambdaForm$MH.0x0000000800c01000")
-  if (className.empty() || className[0] == '[' || className.find(".0x") == std::string::npos) return;
+  if (className.empty() || className[0] == '[' || (a.opts.classesHook && !isHiddenName(className))) return;
   jobject loader = nullptr;
   j->GetClassLoader(cls, &loader);
   LocalRef loaderRef{jni, loader};
-  uint32_t lid = loaderId(a, jni, loader);
-  {
-    std::lock_guard<std::mutex> lk(a.classMu);
-    if (a.classIds.count({lid, className}) || !a.reconstructing.insert({lid, className}).second) return;
-  }
-  std::vector<uint8_t> bytes;
-  if (!reconstructClass(a, jni, cls, className, &bytes)) {
-    warnOnce("reconstruct", "classes", "could not reconstruct some hidden classes (e.g. %s): their methods have no bytecode in the trace", className.c_str());
-    return;
-  }
-  std::lock_guard<std::mutex> lk(a.classMu);
-  uint32_t classId = a.nextClassId++;
-  a.classIds[{lid, className}] = classId;
-  writeClassRecord(a, classId, lid, 1, className, bytes.data(), bytes.size());
+  recordClass(a, jni, cls, loader, loaderId(a, jni, loader), className);
   CALLBACK_GUARD_END("ClassPrepare")
 }
 
@@ -324,40 +387,23 @@ uint32_t methodId(Agent& a, jmethodID m) {
   LocalRef clsRef{jni, cls};
   uint32_t lid = 0;
   std::string className;
+  LocalRef loaderRef{jni, nullptr};
   if (cls) {
     j->GetClassSignature(cls, &csig.p, nullptr);
     className = internalName(csig.p);
-    jobject loader = nullptr;
-    j->GetClassLoader(cls, &loader);
-    LocalRef loaderRef{jni, loader};
-    lid = loaderId(a, jni, loader);
+    j->GetClassLoader(cls, &loaderRef.obj);
+    lid = loaderId(a, jni, loaderRef.obj);
   }
-  uint32_t classId = 0xFFFFFFFF;
-  bool reconstruct = false;
+  uint32_t classId = kNoClass;
   {
     std::lock_guard<std::mutex> lk(a.classMu);
     auto it = a.classIds.find({lid, className});
     if (it != a.classIds.end()) classId = it->second;
-    else if (cls && a.opts.classes && !a.opts.classesEarly && lid == 0 && !className.empty() && className[0] != '[' &&
-             className.find(".0x") == std::string::npos) {
-      // a boot class that never reached the hook was loaded before it was on: a runtime-image class (compiled
-      // methods can be reported while VMInit, which names these, is still running)
-      classId = nameImageClassLocked(a, className);
-    } else if (cls && a.opts.classes && !className.empty() && className[0] != '[')
-      reconstruct = a.reconstructing.insert({lid, className}).second;
   }
-  if (reconstruct && jni) {
-    // a class that never reached ClassFileLoadHook (a hidden class): rebuild its class file once
-    std::vector<uint8_t> bytes;
-    if (reconstructClass(a, jni, cls, className, &bytes)) {
-      std::lock_guard<std::mutex> lk(a.classMu);
-      classId = a.nextClassId++;
-      a.classIds[{lid, className}] = classId;
-      writeClassRecord(a, classId, lid, 1, className, bytes.data(), bytes.size());
-    } else {
-      warnOnce("reconstruct", "classes", "could not reconstruct some hidden classes (e.g. %s): their methods have no bytecode in the trace", className.c_str());
-    }
-  }
+  // a class with no CLASS record yet (compiled methods can be reported before VMInit names the start-up classes,
+  // and a hidden class is rebuilt when first used): named or rebuilt now
+  if (classId == kNoClass && cls && a.opts.classes && !className.empty() && className[0] != '[')
+    classId = recordClass(a, jni, cls, loaderRef.obj, lid, className);
   std::lock_guard<std::mutex> lk(a.methodMu);
   auto it = a.methodIds.find(m);
   if (it != a.methodIds.end()) return knownMethodLocked(a, it->second);

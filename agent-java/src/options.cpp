@@ -47,8 +47,11 @@ bool parseOptions(const char* text, Options* o, std::string* error) {
     else if (key == "snapshot") ok = parseBool(value, &o->snapshot);
     else if (key == "oracle") ok = parseBool(value, &o->oracle);
     else if (key == "classes") {
+      // 1 is the old name of hook (kept for scripts)
+      o->classes = value != "0" && value != "false" && value != "no";
       o->classesEarly = value == "early";
-      ok = o->classesEarly ? (o->classes = true) : parseBool(value, &o->classes);
+      o->classesHook = value == "hook" || value == "1" || value == "true" || value == "yes" || o->classesEarly;
+      ok = !o->classes || o->classesHook || value == "path";
     }
     else if (key == "dispatch") ok = value == "symtab" || value == "parse", o->dispatchParse = value == "parse";
     else if (key == "log") ok = value == "quiet" || value == "info" || value == "debug", o->log = value;
@@ -77,10 +80,13 @@ void printHelp() {
           "  patch_interval_ms=N     how often live compiled code is re-read for patches, at least (the pause grows\n"
           "                          to 100x the last scan's duration, at most 1 s); 0 disables (default 50)\n"
           "  snapshot=0|1            also record every live nmethod's bytes at VM death (default 0)\n"
-          "  classes=0|1|early       record class bytes via ClassFileLoadHook (default 1). 1: from the start phase\n"
-          "                          on, keeping class-data sharing; the boot classes loaded before are named as\n"
-          "                          classes of the JDK's runtime image (lib/modules), read from there at analysis.\n"
-          "                          early: every class's bytes from the first (turns class-data sharing off)\n"
+          "  classes=0|path|hook|early  how class files reach the trace (default path). path: no ClassFileLoadHook\n"
+          "                          (the cheapest): classes are named, and analysis reads JDK classes from the\n"
+          "                          runtime image (lib/modules) and application classes from the recorded class\n"
+          "                          path; only classes of other loaders are rebuilt from JVMTI (no exception\n"
+          "                          tables). hook (or 1): ClassFileLoadHook from the start phase on records\n"
+          "                          class bytes, keeping class-data sharing. early: every class's bytes from the\n"
+          "                          first (turns class-data sharing off). 0: no classes\n"
           "  dispatch=symtab|parse   find interpreter dispatch tables in libjvm's .symtab or by parsing code\n"
           "                          (default symtab, falling back to parse)\n"
           "  oracle=0|1              ground-truth mode: record every executed bytecode of every thread through\n"

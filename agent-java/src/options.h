@@ -17,8 +17,12 @@ struct Options {
   uint32_t patchIntervalMs = 50;
   bool snapshot = false;
   bool classes = true;
-  // classes=early: the early ClassFileLoadHook (every class's bytes, class-data sharing off); default: the hook
-  // from the start phase on (CDS stays on), classes loaded before it named as runtime-image classes
+  // classes=hook: ClassFileLoadHook from the start phase on records the bytes of every class loaded after it (CDS
+  // stays on; classes loaded before are named as runtime-image classes). classes=early: the early hook (every
+  // class's bytes, class-data sharing off). Default (classes=path): no hook at all, which is what costs (HotSpot
+  // reads every CDS-archived class's file to post it); classes are named with where their bytes are (runtime
+  // image, class path), and only those of other loaders are rebuilt from JVMTI
+  bool classesHook = false;
   bool classesEarly = false;
   bool dispatchParse = false;  // find the dispatch table by parsing code instead of libjvm's .symtab
   std::string log = "info";

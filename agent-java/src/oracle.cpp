@@ -246,8 +246,9 @@ void JNICALL onOracleThreadEnd(jvmtiEnv* j, JNIEnv*, jthread thread) {
   CALLBACK_GUARD_END("ThreadEnd")
 }
 
-// Keeps the ClassFileLoadHook enabled as the recording agent does with the same `classes` option (from the
-// start phase on by default, the early hook with classes=early), so that class-data sharing is on or off
+// Keeps the ClassFileLoadHook enabled as the recording agent does with the same `classes` option (none by
+// default, from the start phase on with classes=hook, the early hook with classes=early), so that class-data sharing
+// is on or off, and class loading takes the same paths,
 // exactly as in the run it is compared with: the bytecodes a program runs at start-up depend on it.
 void JNICALL onClassFileLoad(jvmtiEnv*, JNIEnv*, jclass, jobject, const char*, jobject, jint, const unsigned char*, jint*, unsigned char**) {}
 
@@ -340,7 +341,7 @@ jint startOracle(JavaVM*, jvmtiEnv* j, const Options& opts) {
   // turns RewriteFrequentPairs off, so every bytecode gets its own event.
   caps.can_generate_breakpoint_events = potential.can_generate_breakpoint_events;
   if (!caps.can_generate_breakpoint_events) warnOnce("oracle-pairs", "oracle", "no breakpoint capability: fused bytecode pairs show as one event");
-  if (opts.classes) {
+  if (opts.classesHook) {
     caps.can_generate_all_class_hook_events = potential.can_generate_all_class_hook_events;
     if (opts.classesEarly) caps.can_generate_early_class_hook_events = potential.can_generate_early_class_hook_events;
   }
@@ -362,7 +363,7 @@ jint startOracle(JavaVM*, jvmtiEnv* j, const Options& opts) {
   j->SetEventCallbacks(&cb, sizeof cb);
   j->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, nullptr);
   j->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, nullptr);
-  if (opts.classes) j->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, nullptr);
+  if (opts.classesHook) j->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, nullptr);
   return JNI_OK;
 }
 

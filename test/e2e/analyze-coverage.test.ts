@@ -13,7 +13,7 @@ import * as path from 'path';
 import { Analysis, AnalysisMethod, computeCoverage, Coverage, Kind, loadOracleAnalysis, loadTraceAnalysis, methodKeyOf, Profiled, walkStacks, windowsOf, writeCoverage } from '@jportal/analyze';
 import { lineOf, successors } from '@jportal/classfile';
 import { extractJacocoAgent, jacocoAgentOption, jacocoMissing as missingJacoco, jacocoReportXml, parseJacocoXml as parseJacoco } from '@jportal/cli';
-import { readZip } from '@jportal/icfg';
+import { readZip } from '@jportal/classfile';
 import { analyzeFixture, analyzeFixtureMissing, AnalyzeExample, ANALYZE_EXAMPLES } from '../lib/analyze-fixture';
 import { tmpDir } from '../lib/run';
 import { findJdks } from '../lib/jdks';

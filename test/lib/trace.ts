@@ -2,7 +2,7 @@
 import * as path from 'path';
 import { readMetaFile, ReadProblem, TraceRecord } from '@jportal/format';
 import { ClassFile, parseClass } from '@jportal/classfile';
-import { IMAGE_CLASS_SOURCE, readImageClasses, runtimeImageOf } from '@jportal/decode';
+import { CLASS_PATH_SOURCE, IMAGE_CLASS_SOURCE, readNamedClasses } from '@jportal/decode';
 
 export class Trace {
   readonly records: TraceRecord<any>[];
@@ -47,19 +47,20 @@ export class ClassIndex {
   private readonly raw = new Map<string, Uint8Array>();
   private readonly parsed = new Map<string, ClassFile>();
 
-  /** what could not be read (start-up classes whose runtime image is missing) */
+  /** what could not be read (named classes whose runtime image or class path entry is missing) */
   readonly problems: string[] = [];
 
   constructor(trace: Trace) {
-    // start-up classes named only (CLASS source 3) come from the runtime image VM_INFO names, as in @jportal/decode
-    const named = new Map<string, string>();
+    // classes named only (CLASS source 3: runtime image; 4: class path, then runtime image) are read as @jportal/decode reads them
+    const image = new Map<string, string>();
+    const classPath = new Map<string, string>();
     for (const r of trace.byType('CLASS')) {
       const key = `${r.payload.loader}:${r.payload.name}`;
-      if (r.payload.source === IMAGE_CLASS_SOURCE && r.payload.bytes.length === 0) named.set(key, r.payload.name);
+      if (r.payload.bytes.length === 0 && r.payload.source === IMAGE_CLASS_SOURCE) image.set(key, r.payload.name);
+      else if (r.payload.bytes.length === 0 && r.payload.source === CLASS_PATH_SOURCE) classPath.set(key, r.payload.name);
       else this.raw.set(key, r.payload.bytes);
     }
-    const vm = trace.byType('VM_INFO')[0];
-    if (named.size && vm) readImageClasses(named, runtimeImageOf(vm.payload.java_home, vm.payload.flags), undefined, this.raw, this.problems);
+    readNamedClasses(image, classPath, trace.byType('VM_INFO')[0]?.payload, {}, this.raw, this.problems);
   }
 
   private get(loader: number, name: string): ClassFile | undefined {

@@ -10,7 +10,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { allMappings, fromMap } from '@jridgewell/gen-mapping';
 import { ClassFile, parseClass, successors } from '@jportal/classfile';
-import { readZip } from '@jportal/icfg';
+import { readZip } from '@jportal/classfile';
 import { Analysis, AnalysisMethod, Kind, Origin, ThreadEvents } from '../src';
 import { computeCoverage, Coverage, formatJacocoXml, formatLcov, Hit, javaSpans, MethodCoverage, reportCounters, writeCoverage } from '../src/coverage';
 

@@ -4,3 +4,5 @@ export type { ClassFile, MethodInfo, MethodRef, ExceptionHandler } from './parse
 export { instructionLength, forEachInstruction, successors, INVOKE_OPCODES, OPCODE_NAMES, opcodeName } from './bytecode';
 export { JImage, JImageError, JImageDecompressorError, jimageHash } from './jimage';
 export type { JImageHeader, JImageLocation } from './jimage';
+export { readZip, ZipError } from './zip';
+export type { ZipEntry } from './zip';

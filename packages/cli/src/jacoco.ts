@@ -7,7 +7,7 @@
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { readZip } from '@jportal/icfg';
+import { readZip } from '@jportal/classfile';
 
 export const JAVA_SHARE = '/usr/share/java';
 /** Jars the reporter compiles and runs against. */

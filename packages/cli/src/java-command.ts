@@ -28,6 +28,15 @@ export function injectAgent(argv: string[], agentPath: string, options: string):
 }
 
 /** Agent option string from key/value pairs; values must not contain ',' (the agent's separator). */
+/** The agent's `classes` modes as the CLI names them. */
+export const CLASS_MODES = ['path', 'hook', 'early', 'none'] as const;
+export type ClassMode = (typeof CLASS_MODES)[number];
+
+/** The agent option value of a class mode (undefined: the agent's default, path). */
+export function agentClassesOption(mode: ClassMode | undefined): string | undefined {
+  return mode === 'none' ? '0' : mode;
+}
+
 export function agentOptions(opts: Record<string, string | number | boolean | undefined>): string {
   const parts: string[] = [];
   for (const [k, v] of Object.entries(opts)) {

@@ -11,6 +11,7 @@ import { runOracle } from './commands/oracle';
 import { runRecord } from './commands/record';
 import { APPS } from './bench-apps';
 import { CliError, ExitCode } from './exit';
+import { CLASS_MODES, type ClassMode } from './java-command';
 import { isFormatError } from './format-adapter';
 
 /** Runs the jportal CLI on argv (without node and script); resolves to the process exit code. */
@@ -30,7 +31,10 @@ export async function main(argv: string[]): Promise<number> {
           .option('ring-mb', { type: 'number', describe: 'shared-memory ring size in MiB (power of two)' })
           .option('patch-interval-ms', { type: 'number', describe: 'how often live compiled code is re-read for patches (0: off)' })
           .option('snapshot', { type: 'boolean', describe: "also record every live nmethod's bytes at VM death" })
-          .option('classes', { type: 'boolean', describe: 'record class bytes (default on; --no-classes to skip)' })
+          .option('classes', {
+            choices: CLASS_MODES,
+            describe: "how class files reach the trace: path (default: named, read at analysis from the JDK's runtime image and the recorded class path; no ClassFileLoadHook, the cheapest), hook (bytes through ClassFileLoadHook), early (the early hook: class-data sharing off), none",
+          })
           .option('agent-log', { choices: ['quiet', 'info', 'debug'], describe: "the agent's stderr verbosity" })
           .option('pt', {
             choices: ['auto', 'perf', 'emulate', 'none'],
@@ -55,7 +59,7 @@ export async function main(argv: string[]): Promise<number> {
           ringMb: a['ring-mb'],
           patchIntervalMs: a['patch-interval-ms'],
           snapshot: a.snapshot,
-          classes: a.classes,
+          classes: a.classes as ClassMode | undefined,
           agentLog: a['agent-log'],
           force: a.force,
           json: a.json,
@@ -110,7 +114,7 @@ export async function main(argv: string[]): Promise<number> {
         y
           .usage('$0 oracle [--out DIR] -- java ARGS...')
           .option('out', { alias: 'o', type: 'string', describe: 'oracle directory (default: ./jportal-oracle-<time>)' })
-          .option('classes', { type: 'boolean', describe: 'keep class-data sharing off like a default record run (default on; --no-classes keeps CDS)' })
+          .option('classes', { choices: CLASS_MODES, describe: 'the --classes of the record run this is compared with (class loading takes the same paths)' })
           .option('deterministic', { type: 'boolean', describe: 'add the JVM flags record --deterministic adds' })
           .option('force', { type: 'boolean', describe: 'overwrite an existing oracle directory' })
           .option('json', { type: 'boolean', describe: 'print a machine-readable summary on stdout' }),
@@ -118,7 +122,7 @@ export async function main(argv: string[]): Promise<number> {
         code = await runOracle({
           out: a.out,
           command: ((a['--'] as unknown[] | undefined) ?? []).map(String),
-          classes: a.classes,
+          classes: a.classes as ClassMode | undefined,
           deterministic: a.deterministic,
           force: a.force,
           json: a.json,

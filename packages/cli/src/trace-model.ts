@@ -65,7 +65,7 @@ export interface TraceModel {
   nmethods: NmethodInfo[];
   patches: PatchInfo[];
   unloads: number;
-  classes: { total: number; reconstructed: number; redefined: number; fromImage: number; bytes: number };
+  classes: { total: number; reconstructed: number; redefined: number; fromImage: number; fromClassPath: number; bytes: number };
   /** By Java thread id (an OS tid can be reused, e.g. main -> DestroyJavaVM). */
   threads: Map<number, ThreadInfo>;
   logs: { level: number; component: string; message: string }[];
@@ -102,7 +102,7 @@ export function loadTraceModel(dirOrFile: string): TraceModel {
     nmethods: [],
     patches: [],
     unloads: 0,
-    classes: { total: 0, reconstructed: 0, redefined: 0, fromImage: 0, bytes: 0 },
+    classes: { total: 0, reconstructed: 0, redefined: 0, fromImage: 0, fromClassPath: 0, bytes: 0 },
     threads: new Map(),
     logs: [],
     droppedRecords: 0,
@@ -193,6 +193,7 @@ function visit(model: TraceModel, live: Map<number, NmethodInfo>, r: TraceRecord
       if (p.source === 1) model.classes.reconstructed++;
       if (p.source === 2) model.classes.redefined++;
       if (p.source === 3) model.classes.fromImage++;
+      if (p.source === 4) model.classes.fromClassPath++;
       model.classes.bytes += p.bytes.length;
       break;
     case 'THREAD_START':

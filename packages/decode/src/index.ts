@@ -5,6 +5,8 @@ export { loadTrace } from './load';
 export type { JvmModel, MethodInfo, LoadOptions } from './load';
 export { readImageClasses, runtimeImageOf, IMAGE_CLASS_SOURCE } from './runtime-image';
 export type { RuntimeImageFacts } from './runtime-image';
+export { readNamedClasses, readClassPathClasses, classPathOf, CLASS_PATH_SOURCE } from './class-path';
+export type { ClassPathFacts, VmClassSources } from './class-path';
 export { FlowDecoder, GapReason, GAP_REASONS, mergeGapSites } from './flow';
 export { invokeCallees } from './callees';
 export type { FlowSink, FlowOptions, FlowStats, CallCandidates, GapSite } from './flow';

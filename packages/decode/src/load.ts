@@ -5,7 +5,8 @@
 import { isRecord, MetaReader, PtSideband, readPtSideband, TraceRecord } from '@jportal/format';
 import * as path from 'path';
 import { CodeImage, CodeSection, NmethodInfo, SectionKind } from './image';
-import { IMAGE_CLASS_SOURCE, readImageClasses, RuntimeImageFacts, runtimeImageOf } from './runtime-image';
+import { CLASS_PATH_SOURCE, readNamedClasses, type VmClassSources } from './class-path';
+import { IMAGE_CLASS_SOURCE } from './runtime-image';
 import { BlockEnd } from './x86';
 
 export interface MethodInfo {
@@ -51,6 +52,8 @@ export interface LoadOptions {
   patchLead?: number;
   /** the JDK runtime image (lib/modules) to read start-up classes from, instead of the one the trace names */
   runtimeImage?: string;
+  /** the class path to read the app loader's named classes from, instead of the one the trace names */
+  classPath?: string[];
 }
 
 const toNum = (b: bigint): number => Number(b);
@@ -70,7 +73,9 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
   const classLoadTsc = new Map<string, number>();
   /** CLASS records naming runtime-image classes: key -> internal name */
   const imageClasses = new Map<string, string>();
-  let runtimeImage: RuntimeImageFacts | undefined;
+  /** CLASS records naming class-path classes: key -> internal name */
+  const pathClasses = new Map<string, string>();
+  let vmInfo: VmClassSources | undefined;
   const codeletList: { begin: number; end: number; bytecode: number; kind: number; description: string }[] = [];
   const dispatchCount = new Map<number, Set<number>>();
   const methodEntries = new Map<number, number>();
@@ -153,9 +158,11 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
         const key = `${r.payload.loader}:${r.payload.name}`;
         if (!classLoadTsc.has(key)) classLoadTsc.set(key, tsc);
         if (r.payload.source === IMAGE_CLASS_SOURCE && r.payload.bytes.length === 0) imageClasses.set(key, r.payload.name);
+        else if (r.payload.source === CLASS_PATH_SOURCE && r.payload.bytes.length === 0) pathClasses.set(key, r.payload.name);
         else {
           classes.set(key, r.payload.bytes);
           imageClasses.delete(key);
+          pathClasses.delete(key);
         }
       }
       else if (r.typeName === 'VM_START') vmStartTsc = tsc;
@@ -164,7 +171,7 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
         const t = threads.find((x) => x.javaTid === Number(r.payload.java_tid) && x.endTsc === Infinity);
         if (t) t.endTsc = tsc;
       } else if (isRecord(r, 'VM_INFO')) {
-        runtimeImage = runtimeImageOf(r.payload.java_home, r.payload.flags);
+        vmInfo = r.payload;
         const f = r.payload.flags.find((x) => x.name === 'jportal.patch_interval_ms');
         if (f) patchInterval = Number(f.value) || patchInterval;
       }
@@ -173,10 +180,7 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
   } finally {
     meta.close();
   }
-  if (imageClasses.size) {
-    if (runtimeImage || opts.runtimeImage) readImageClasses(imageClasses, runtimeImage ?? { path: '' }, opts.runtimeImage, classes, problems);
-    else problems.push(`${imageClasses.size} start-up classes have no bytes: the trace has no VM_INFO naming the JDK's runtime image`);
-  }
+  readNamedClasses(imageClasses, pathClasses, vmInfo, opts, classes, problems);
 
   let tscPerNs = 0;
   if (calibrations.length >= 2) {

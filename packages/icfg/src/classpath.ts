@@ -3,7 +3,7 @@ import * as path from 'path';
 import { ClassFormatError, parseClass, type ClassFile } from '@jportal/classfile';
 import { ClassLoadError } from './errors';
 import { ClassHierarchy } from './hierarchy';
-import { readZip, ZipError } from './zip';
+import { readZip, ZipError } from '@jportal/classfile';
 
 export interface LoadedClass {
   readonly cf: ClassFile;

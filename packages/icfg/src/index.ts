@@ -11,6 +11,4 @@ export { Icfg, CallKind, CALL_KIND_NAMES } from './icfg';
 export type { CallSite } from './icfg';
 export { loadClasspath, loadKeyedClasses, hierarchyOf } from './classpath';
 export type { LoadedClass, LoadResult } from './classpath';
-export { readZip, ZipError } from './zip';
-export type { ZipEntry } from './zip';
 export { CfgError, ClassLoadError } from './errors';

@@ -6,7 +6,8 @@
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { CallKind, ClassLoadError, hierarchyOf, Icfg, loadClasspath, loadKeyedClasses, readZip, ZipError, type MethodNode } from '../src';
+import { readZip, ZipError } from '@jportal/classfile';
+import { CallKind, ClassLoadError, hierarchyOf, Icfg, loadClasspath, loadKeyedClasses, type MethodNode } from '../src';
 import { compile, findJdkTools, tempDir, type JdkTools } from './lib/jdk';
 
 const SHAPES = `

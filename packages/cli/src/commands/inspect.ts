@@ -30,8 +30,10 @@ export interface InspectSummary {
   unloads: number;
   classes: number;
   reconstructedClasses: number;
-  /** start-up classes named only (their bytes are in the JDK's runtime image) */
+  /** classes named only, their bytes in the JDK's runtime image */
   imageClasses: number;
+  /** app-loader classes named only, their bytes on the recorded class path */
+  classPathClasses: number;
   redefinedClasses: number;
   classBytes: number;
   threads: number;
@@ -87,6 +89,7 @@ export function summarize(m: TraceModel): InspectSummary {
     reconstructedClasses: m.classes.reconstructed,
     redefinedClasses: m.classes.redefined,
     imageClasses: m.classes.fromImage,
+    classPathClasses: m.classes.fromClassPath,
     classBytes: m.classes.bytes,
     threads: m.threads.size,
     stalls: m.end?.stalls ?? 0,
@@ -142,7 +145,7 @@ export function formatSummary(s: InspectSummary, m: TraceModel): string {
   row('patches', `${s.patches} in ${s.patchedNmethods} nmethods`);
   row(
     'classes',
-    `${s.classes} (${formatBytes(s.classBytes)}; ${s.reconstructedClasses} reconstructed hidden, ${s.redefinedClasses} redefined, ${s.imageClasses} from the runtime image)`,
+    `${s.classes} (${formatBytes(s.classBytes)}; ${s.reconstructedClasses} reconstructed, ${s.redefinedClasses} redefined, ${s.imageClasses} from the runtime image, ${s.classPathClasses} from the class path)`,
   );
   const names = [...m.threads.values()].map((t) => t.name);
   row('threads', `${s.threads}${names.length ? ': ' + names.slice(0, 8).join(', ') + (names.length > 8 ? ', ...' : '') : ''}`);

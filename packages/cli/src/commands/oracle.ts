@@ -8,7 +8,7 @@ import * as path from 'path';
 import { readOracle } from '@jportal/oracle';
 import { locateAgent } from '../agent-path';
 import { CliError, ExitCode } from '../exit';
-import { agentOptions, injectAgent } from '../java-command';
+import { agentClassesOption, agentOptions, injectAgent, type ClassMode } from '../java-command';
 import { stderrLogger } from '../log';
 import { DETERMINISTIC_JVM_FLAGS } from './record';
 
@@ -17,7 +17,8 @@ export interface OracleCommandOptions {
   command: string[];
   force?: boolean;
   json?: boolean;
-  classes?: boolean;
+  /** how class files reach the trace (the agent's classes option; default path) */
+  classes?: ClassMode;
   deterministic?: boolean;
 }
 
@@ -35,7 +36,7 @@ export async function runOracle(o: OracleCommandOptions): Promise<number> {
   fs.mkdirSync(out, { recursive: true });
   let command = o.command;
   if (o.deterministic) command = [command[0], ...DETERMINISTIC_JVM_FLAGS, ...command.slice(1)];
-  const launch = injectAgent(command, agent, agentOptions({ oracle: true, out, classes: o.classes }));
+  const launch = injectAgent(command, agent, agentOptions({ oracle: true, out, classes: agentClassesOption(o.classes) }));
   log.info(`ground truth of ${o.command.join(' ')} -> ${out} (every bytecode is single-stepped: expect it to be slow)`);
   const t0 = Date.now();
   const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {

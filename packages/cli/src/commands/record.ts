@@ -5,7 +5,7 @@ import { CaptureError, CaptureStats, PerfSession, probePerfEnvironment } from '@
 import { findExecutable, locateAgent, locateEmulatorPlugin } from '../agent-path';
 import { Collector } from '../collector';
 import { CliError, ExitCode } from '../exit';
-import { agentOptions, injectAgent } from '../java-command';
+import { agentClassesOption, agentOptions, injectAgent, type ClassMode } from '../java-command';
 import { stderrLogger } from '../log';
 import { loadTraceModel } from '../trace-model';
 
@@ -15,7 +15,8 @@ export interface RecordOptions {
   ringMb?: number;
   patchIntervalMs?: number;
   snapshot?: boolean;
-  classes?: boolean;
+  /** how class files reach the trace (the agent's classes option; default path) */
+  classes?: ClassMode;
   agentLog?: string;
   force?: boolean;
   json?: boolean;
@@ -197,7 +198,7 @@ export async function runRecord(opts: RecordOptions): Promise<number> {
       ring_mb: opts.ringMb,
       patch_interval_ms: opts.patchIntervalMs,
       snapshot: opts.snapshot,
-      classes: opts.classes,
+      classes: agentClassesOption(opts.classes),
       log: opts.agentLog,
     }),
   );
