@@ -371,7 +371,11 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
     fs.rmSync(agentDir, { recursive: true, force: true });
   });
 
-  if (o.noTrace) return res;
+  // --no-trace: the kept result's trace stages stay, with this run's timing rows
+  if (o.noTrace)
+    return before?.emulated
+      ? { ...before, runs: res.runs, run: res.run, startup: res.startup, metadataBytes: res.metadataBytes, timingDate: res.date, ok: before.ok && res.ok, errors: [...before.errors.filter((e) => !e.stage.startsWith('timing')), ...res.errors] }
+      : res;
   const trace = path.join(dir, 'trace');
   let traced = false;
   await stage('emulated PT record (loss-free)', () => {
