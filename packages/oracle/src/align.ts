@@ -225,7 +225,7 @@ class Aligner {
 
 /** Maximum (or, past exactMaxEdits, near-maximum) monotone alignment of p's two sequences. */
 export function align(p: Matcher, opts: AlignOptions = {}): Alignment {
-  const al = new Aligner(p, opts.exactMaxEdits ?? 1024, Math.max(8, opts.window ?? 4096), Math.max(1, opts.gram ?? 32));
+  const al = new Aligner(p, opts.exactMaxEdits ?? 4096, Math.max(8, opts.window ?? 4096), Math.max(1, opts.gram ?? 32));
   const exact = al.exact(0, p.n, 0, p.m);
   if (!exact) al.region(0, p.n, 0, p.m);
   return { matched: al.runs.matched, exact, snakes: al.runs.data.slice(0, 3 * al.runs.length) };
