@@ -73,14 +73,20 @@ export function maskUnseen(truth: EventSeq, decoded: EventSeq, hasCode: (method:
           break;
         }
       }
+      // the decoded exit the call alignment paired with the truth's exit, when it closes this method after the entry
+      const te = exits[ti];
+      const pairedExit = te >= 0 ? pairedWith.get(te) : undefined;
+      const de = pairedExit !== undefined && pairedExit > di && decoded.kind[pairedExit] === EventKind.Exit && decoded.method[pairedExit] === decoded.method[di] ? pairedExit : -1;
+      // an exit the decoder missed inside it (a misnamed callee: the depth then closes at a caller's exit, of
+      // another method, or later than both sides agree it ended): it ends as with lost data
+      if (!lost && end >= 0 && (decoded.method[end] !== decoded.method[di] || (de >= 0 && de < end))) lost = true;
       if (lost) {
         // lost data inside it: it ends where the decoded exit the alignment paired with the truth's exit is
         // (both sides agree on it), if there is one; else before the first decoded call the alignment paired
         // with a truth call after that exit (the activation had ended by then: what is between is the rest of
         // it, lost or recovered, and the caller's bytecodes up to that call)
-        const te = exits[ti];
-        const de = te >= 0 ? pairedWith.get(te) : undefined;
-        if (de !== undefined && de > di && decoded.kind[de] === EventKind.Exit && decoded.method[de] === decoded.method[di]) end = de;
+        end = -1;
+        if (de >= 0) end = de;
         else if (te >= 0) {
           const after = firstAbove(pt, te);
           if (after < pt.length && pd[after] > di) end = pd[after];

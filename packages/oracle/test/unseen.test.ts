@@ -70,3 +70,17 @@ test('a hidden activation whose exit was lost ends before the first decoded call
   const open = seq([E(1), B(1, 0), E(2), B(2, 0), G, B(2, 5), B(1, 1)]);
   expect(maskUnseen(truth, open, () => true).droppedEvents).toBe(0);
 });
+
+test('a hidden activation with an exit missing inside (a misnamed callee) ends at the decoded exit paired with the truth exit', () => {
+  // truth: 1 calls hidden 2 (inside it, hidden 5), then visible 4. Decoded: inside 2 the decoder named a callee 6
+  // and never closed it, so counting depth closes 2 only at 1's exit: without the paired exit, everything after
+  // the call of 2 (4's bytecodes and 1's) would be left out
+  const truth = seq([E(1), B(1, 0), E(2), E(5), X(5), X(2), B(1, 1), E(4), B(4, 0), X(4), B(1, 2), X(1)]);
+  const decoded = seq([E(1), B(1, 0), E(2), B(2, 0), E(6), B(6, 0), B(2, 3), X(2), B(1, 1), E(4), B(4, 0), X(4), B(1, 2), X(1)]);
+  const m = maskUnseen(truth, decoded, () => true);
+  expect(m.paired).toBe(1);
+  expect(m.droppedEvents).toBe(4); // B(2,0), E(6), B(6,0), B(2,3)
+  const seen = compareThread(truth, m.decoded);
+  expect(seen.counts.absError).toBe(0);
+  expect(seen.sequence.accuracy).toBe(1);
+});
