@@ -18,11 +18,11 @@ struct Options {
   bool snapshot = false;
   bool classes = true;
   // classes=hook: ClassFileLoadHook from the start phase on records the bytes of every class loaded after it (CDS
-  // stays on; classes loaded before are named as runtime-image classes). classes=early: the early hook (every
-  // class's bytes, class-data sharing off). Default (classes=path): no hook at all, which is what costs (HotSpot
+  // stays on; classes loaded before are named as runtime-image classes); the default. classes=early: the early hook (every
+  // class's bytes, class-data sharing off). classes=path: no hook at all, which is what costs (HotSpot
   // reads every CDS-archived class's file to post it); classes are named with where their bytes are (runtime
   // image, class path), and only those of other loaders are rebuilt from JVMTI
-  bool classesHook = false;
+  bool classesHook = true;
   bool classesEarly = false;
   bool dispatchParse = false;  // find the dispatch table by parsing code instead of libjvm's .symtab
   std::string log = "info";
