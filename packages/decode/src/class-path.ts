@@ -83,8 +83,14 @@ class JarEntry implements OpenEntry {
       if (!url || /^[a-z][a-z0-9+.-]*:/i.test(url)) continue; // only relative (file) URLs
       this.classPath.push(path.resolve(path.dirname(file), decodeURIComponent(url)));
     }
-    if ((attrs.get('Multi-Release') ?? '').toLowerCase() === 'true')
-      for (let v = javaFeature; v >= 9; v--) if ([...this.byName.keys()].some((k) => k.startsWith(`META-INF/versions/${v}/`))) this.versions.push(v);
+    if ((attrs.get('Multi-Release') ?? '').toLowerCase() !== 'true') return;
+    // the versions the jar has entries for, up to the JVM's, newest first (one pass over the names)
+    const present = new Set<number>();
+    for (const k of this.byName.keys()) {
+      const m = /^META-INF\/versions\/(\d+)\//.exec(k);
+      if (m) present.add(Number(m[1]));
+    }
+    this.versions.push(...[...present].filter((v) => v >= 9 && v <= javaFeature).sort((x, y) => y - x));
   }
 
   find(name: string): Uint8Array | undefined {
