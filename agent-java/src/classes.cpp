@@ -30,14 +30,15 @@ std::string internalName(const char* sig) {
   return sig;
 }
 
-void writeClassRecord(Agent& a, uint32_t classId, uint32_t loader, uint8_t source, const std::string& name, const uint8_t* bytes, size_t len) {
+// `replay`: the class was loaded before this record, at a time the agent cannot know (listed at VMInit).
+void writeClassRecord(Agent& a, uint32_t classId, uint32_t loader, uint8_t source, const std::string& name, const uint8_t* bytes, size_t len, bool replay = false) {
   Payload p;
   p.u32(classId);
   p.u32(loader);
   p.u8(source);
   p.str(name);
   p.bytes(bytes, len);
-  a.ring.commit(CLASS, 0, p);
+  a.ring.commit(CLASS, replay ? FLAG_REPLAY : 0, p);
 }
 
 // CLASS.source values (docs/trace-format.md)
@@ -45,11 +46,11 @@ constexpr uint8_t kSourceHook = 0, kSourceRebuilt = 1, kSourceRedefined = 2, kSo
 
 // A class named only (CLASS source 3 or 4, no bytes): the reader takes its class file from the JDK's runtime image
 // (3) or from the recorded class path, then the runtime image (4). Caller holds classMu. Returns its class id.
-uint32_t nameClassLocked(Agent& a, uint32_t loader, uint8_t source, const std::string& name) {
+uint32_t nameClassLocked(Agent& a, uint32_t loader, uint8_t source, const std::string& name, bool replay) {
   static const uint8_t kNoBytes[1] = {0};
   uint32_t id = a.nextClassId++;
   a.classIds[{loader, name}] = id;
-  writeClassRecord(a, id, loader, source, name, kNoBytes, 0);
+  writeClassRecord(a, id, loader, source, name, kNoBytes, 0, replay);
   return id;
 }
 
@@ -283,14 +284,15 @@ uint8_t originOf(Agent& a, JNIEnv* jni, jobject loader, uint32_t lid, const std:
 constexpr uint32_t kNoClass = 0xFFFFFFFF;
 
 // The CLASS record of a class that has none yet: named by where its bytes are, or rebuilt from JVMTI once.
-// Returns its class id, or kNoClass when another thread is rebuilding it or it cannot be rebuilt.
-uint32_t recordClass(Agent& a, JNIEnv* jni, jclass cls, jobject loader, uint32_t lid, const std::string& name) {
+// Returns its class id, or kNoClass when another thread is rebuilding it or it cannot be rebuilt. `replay`: the
+// class was loaded earlier, at an unknown time (recordImageClasses).
+uint32_t recordClass(Agent& a, JNIEnv* jni, jclass cls, jobject loader, uint32_t lid, const std::string& name, bool replay = false) {
   uint8_t source = originOf(a, jni, loader, lid, name);
   {
     std::lock_guard<std::mutex> lk(a.classMu);
     auto it = a.classIds.find({lid, name});
     if (it != a.classIds.end()) return it->second;
-    if (source != kSourceRebuilt) return nameClassLocked(a, lid, source, name);
+    if (source != kSourceRebuilt) return nameClassLocked(a, lid, source, name, replay);
     if (!a.reconstructing.insert({lid, name}).second) return kNoClass;
   }
   std::vector<uint8_t> bytes;
@@ -301,7 +303,7 @@ uint32_t recordClass(Agent& a, JNIEnv* jni, jclass cls, jobject loader, uint32_t
   std::lock_guard<std::mutex> lk(a.classMu);
   uint32_t id = a.nextClassId++;
   a.classIds[{lid, name}] = id;
-  writeClassRecord(a, id, lid, kSourceRebuilt, name, bytes.data(), bytes.size());
+  writeClassRecord(a, id, lid, kSourceRebuilt, name, bytes.data(), bytes.size(), replay);
   return id;
 }
 }  // namespace
@@ -329,7 +331,7 @@ void recordImageClasses(Agent& a, JNIEnv* jni) {
     if (j->GetClassSignature(all.p[i], &sig.p, nullptr) != JVMTI_ERROR_NONE || !sig.p || sig.p[0] != 'L') continue;  // arrays, primitives
     std::string name = internalName(sig.p);
     if (name.empty() || isHiddenName(name)) continue;
-    recordClass(a, jni, all.p[i], loader, loaderId(a, jni, loader), name);
+    recordClass(a, jni, all.p[i], loader, loaderId(a, jni, loader), name, true);
   }
 }
 

@@ -2,7 +2,7 @@
  * Builds what decoding needs from a trace directory's meta.jpt: the code image (with patch versions and
  * lifetimes), the interpreter's codelets and dispatch targets, methods, classes and threads.
  */
-import { isRecord, MetaReader, PtSideband, readPtSideband, TraceRecord } from '@jportal/format';
+import { FLAG_REPLAY, isRecord, MetaReader, PtSideband, readPtSideband, TraceRecord } from '@jportal/format';
 import * as path from 'path';
 import { CodeImage, CodeSection, NmethodInfo, SectionKind } from './image';
 import { CLASS_PATH_SOURCE, readNamedClasses, type VmClassSources } from './class-path';
@@ -22,7 +22,7 @@ export interface JvmModel {
   methods: Map<number, MethodInfo>;
   /** CLASS bytes by loader + name ("loader:name"), the latest version. */
   classes: Map<string, Uint8Array>;
-  /** when each class was loaded (TSC of its CLASS record), by "loader:name" */
+  /** when each class was loaded (TSC of its CLASS record; -Infinity when unknown, REPLAY), by "loader:name" */
   classLoadTsc: Map<string, number>;
   /** Interpreter codelets sorted by begin. */
   codelets: { begin: Float64Array; end: Float64Array; bytecode: Int16Array; kind: Uint8Array; description: string[] };
@@ -156,7 +156,8 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
         methods.set(r.payload.method, { className: r.payload.class_name, name: r.payload.name, signature: r.payload.signature, classId: r.payload.class_id, loader: r.payload.loader });
       else if (isRecord(r, 'CLASS')) {
         const key = `${r.payload.loader}:${r.payload.name}`;
-        if (!classLoadTsc.has(key)) classLoadTsc.set(key, tsc);
+        // a class listed at VMInit (REPLAY) was loaded at some earlier time: not known when
+        if (!classLoadTsc.has(key)) classLoadTsc.set(key, r.flags & FLAG_REPLAY ? -Infinity : tsc);
         if (r.payload.source === IMAGE_CLASS_SOURCE && r.payload.bytes.length === 0) imageClasses.set(key, r.payload.name);
         else if (r.payload.source === CLASS_PATH_SOURCE && r.payload.bytes.length === 0) pathClasses.set(key, r.payload.name);
         else {
