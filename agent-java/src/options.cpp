@@ -80,7 +80,7 @@ void printHelp() {
           "  patch_interval_ms=N     how often live compiled code is re-read for patches, at least (the pause grows\n"
           "                          to 100x the last scan's duration, at most 1 s); 0 disables (default 50)\n"
           "  snapshot=0|1            also record every live nmethod's bytes at VM death (default 0)\n"
-          "  classes=0|path|hook|early  how class files reach the trace (default hook). path: no ClassFileLoadHook\n"
+          "  classes=0|path|hook|early  how class files reach the trace (default path). path: no ClassFileLoadHook\n"
           "                          (the cheapest): classes are named, and analysis reads JDK classes from the\n"
           "                          runtime image (lib/modules) and application classes from the recorded class\n"
           "                          path; only classes of other loaders are rebuilt from JVMTI (no exception\n"

@@ -17,12 +17,12 @@ struct Options {
   uint32_t patchIntervalMs = 50;
   bool snapshot = false;
   bool classes = true;
-  // classes=hook: ClassFileLoadHook from the start phase on records the bytes of every class loaded after it (CDS
-  // stays on; classes loaded before are named as runtime-image classes); the default. classes=early: the early hook (every
-  // class's bytes, class-data sharing off). classes=path: no hook at all, which is what costs (HotSpot
-  // reads every CDS-archived class's file to post it); classes are named with where their bytes are (runtime
-  // image, class path), and only those of other loaders are rebuilt from JVMTI
-  bool classesHook = true;
+  // classes=path (the default): no ClassFileLoadHook at all, which is what costs (HotSpot reads every CDS-archived
+  // class's file to post it); classes are named with where their bytes are (runtime image, class path), and only
+  // those of other loaders are rebuilt from JVMTI. classes=hook: ClassFileLoadHook from the start phase on records
+  // the bytes of every class loaded after it (CDS stays on; classes loaded before are named as runtime-image
+  // classes). classes=early: the early hook (every class's bytes, class-data sharing off).
+  bool classesHook = false;
   bool classesEarly = false;
   bool dispatchParse = false;  // find the dispatch table by parsing code instead of libjvm's .symtab
   std::string log = "info";

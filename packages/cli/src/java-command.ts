@@ -32,7 +32,7 @@ export function injectAgent(argv: string[], agentPath: string, options: string):
 export const CLASS_MODES = ['path', 'hook', 'early', 'none'] as const;
 export type ClassMode = (typeof CLASS_MODES)[number];
 
-/** The agent option value of a class mode (undefined: the agent's default, hook). */
+/** The agent option value of a class mode (undefined: the agent's default, path). */
 export function agentClassesOption(mode: ClassMode | undefined): string | undefined {
   return mode === 'none' ? '0' : mode;
 }

@@ -33,7 +33,7 @@ export async function main(argv: string[]): Promise<number> {
           .option('snapshot', { type: 'boolean', describe: "also record every live nmethod's bytes at VM death" })
           .option('classes', {
             choices: CLASS_MODES,
-            describe: "how class files reach the trace: hook (default: bytes through ClassFileLoadHook), path (named, read at analysis from the JDK's runtime image and the recorded class path; no ClassFileLoadHook, the cheapest), early (the early hook: class-data sharing off), none",
+            describe: "how class files reach the trace: path (default: named, read at analysis from the JDK's runtime image and the recorded class path; no ClassFileLoadHook, the cheapest), hook (bytes through ClassFileLoadHook: for programs whose classes another agent transforms at load), early (the early hook: class-data sharing off), none",
           })
           .option('agent-log', { choices: ['quiet', 'info', 'debug'], describe: "the agent's stderr verbosity" })
           .option('pt', {

@@ -399,6 +399,9 @@ class Frame implements StateRoots {
   /** the class whose constructor this frame runs, when a caller's is known to (an implicit NullPointerException's
    * chain of constructors: each calls its superclass's); else null */
   constructing: string | null = null;
+  /** for a frame whose caller was ambiguous: the targets of the invoke of the caller's state ranked first (a
+   * callee's choice follows its caller's); else null */
+  preferred: readonly Method[] | null = null;
 
   /** How many of `states` hold the frame's states (StateRoots): none while it follows the trie. */
   get stored(): number {
@@ -422,6 +425,7 @@ class Frame implements StateRoots {
     this.initializing = null;
     this.linkerArgs = null;
     this.constructing = null;
+    this.preferred = null;
   }
 
   addState(s: number): void {
@@ -623,6 +627,7 @@ export class Attribution {
         // who called: the invoke of the interpreted frame on top (unless that invoke already made its call: what
         // enters now is an upcall), else the compiled code that just ran
         let site: CallSite | undefined;
+        let preferred: readonly Method[] | null = null;
         const top = this.depth ? this.frames[this.depth - 1] : undefined;
         // the VM made this call (through the call stub): no invoke of the code before it did, and the invoke that
         // code may be at (resolving it loads and initializes classes) makes its call after this one returns
@@ -631,7 +636,10 @@ export class Attribution {
         if (fromVm) {
           // (no site: found by search)
         } else if (top && !top.lost && !top.search && top.n > 0 && !lastWasCompiled) {
-          if (!top.called) site = this.callersSite(top);
+          if (!top.called) {
+            site = this.callersSite(top);
+            if (site && (top.pathLen || top.n > 1)) preferred = this.chosenTargets(top, tsc);
+          }
           top.called = true;
         } else if (lastWasCompiled && lastCompiledMethod >= 0 && lastCompiledBci >= 0) {
           const caller = universe.byId.get(lastCompiledMethod);
@@ -656,6 +664,7 @@ export class Attribution {
         const initializing = fromVm && top && !top.lost ? this.initializingAt(top) : null;
         this.startFrame(site?.candidates, ev);
         this.frames[this.depth - 1].initializing = initializing;
+        this.frames[this.depth - 1].preferred = preferred;
         this.frames[this.depth - 1].linkerArgs = !fromVm && top && !top.lost ? this.linkerArgsAt(top) : null;
         // the VM constructs the exception: its constructor calls its superclass's, and so on up to Throwable's
         this.frames[this.depth - 1].constructing = raisesNpe ? 'java/lang/NullPointerException' : !fromVm && top?.constructing ? universe.superclassOf(top.constructing) : null;
@@ -1165,9 +1174,11 @@ export class Attribution {
    * else one whose class was loaded by `tsc` (before: no object of it could run) and, for a static initializer,
    * that this thread has not run yet (a class is initialized once); of those, the class used last: loaded, or an
    * object of it constructed in this thread (a service is loaded and instantiated before the next, an object is
-   * mostly used right after it is made); then the first. Returns a rank: lower is better.
+   * mostly used right after it is made); of those, a target of the invoke the caller's chosen state is at (when
+   * the caller was ambiguous: the callee follows the choice the caller's own end will make); then the first.
+   * Returns a rank: lower is better.
    */
-  private rankOf(method: number, tsc: number, initializing: Set<string> | null, constructing: string | null = null): number {
+  private rankOf(method: number, tsc: number, initializing: Set<string> | null, constructing: string | null = null, preferred: readonly Method[] | null = null): number {
     const m = this.methods[method];
     // the VM constructs the NullPointerException of a dereference that faulted (and its constructor the
     // superclass's part of it)
@@ -1176,6 +1187,7 @@ export class Attribution {
     if (initializing && m.clinit && initializing.has(m.cf.name)) return -Infinity;
     if (m.clinit && this.ranClinit[method]) return 2e300;
     if (m.loadTsc > tsc) return 1e300;
+    if (preferred && preferred.includes(m)) return -1e300;
     const used = Math.max(m.loadTsc, this.constructedAt.get(m.cf) ?? -Infinity);
     return used === -Infinity ? 1e299 : -used;
   }
@@ -1184,6 +1196,21 @@ export class Attribution {
   private chosenState(f: Frame, tsc: number): number {
     if (f.n === 1) return 0;
     return this.choose(f, tsc, f.n, (k) => this.pool.method[f.states[k]]);
+  }
+
+  /** The targets of the invoke at which the state an ambiguous frame would end in now (choose) stands; null when unknown. */
+  private chosenTargets(f: Frame, tsc: number): readonly Method[] | null {
+    let method: number;
+    let bci: number;
+    if (f.pathLen) {
+      const node = f.node;
+      const j = this.choose(f, tsc, Math.min(node.count, node.method.length), (k) => node.method[k]);
+      [method, bci] = [node.method[j], node.bci[j]];
+    } else {
+      const s = f.states[this.chosenState(f, tsc)];
+      [method, bci] = [this.pool.method[s], this.pool.bci[s]];
+    }
+    return this.universe.callSite(this.methods[method], bci)?.targets ?? null;
   }
 
   /** The state chosen at the ambiguous end of a frame on the trie (choose). */
@@ -1202,7 +1229,7 @@ export class Attribution {
     let bestFit = -1;
     for (let k = 0; k < n; k++) {
       const mi = methodAt(k);
-      const r = this.rankOf(mi, tsc, f.initializing, f.constructing);
+      const r = this.rankOf(mi, tsc, f.initializing, f.constructing, f.preferred);
       if (r > bestRank) continue;
       const fit = f.linkerArgs ? linkerFit(this.methods[mi].descriptor, f.linkerArgs) : -1;
       if (r < bestRank || fit > bestFit) [best, bestRank, bestFit] = [k, r, fit];

@@ -17,7 +17,7 @@ export interface OracleCommandOptions {
   command: string[];
   force?: boolean;
   json?: boolean;
-  /** how class files reach the trace (the agent's classes option; default hook) */
+  /** how class files reach the trace (the agent's classes option; default path) */
   classes?: ClassMode;
   deterministic?: boolean;
 }

@@ -15,7 +15,7 @@ export interface RecordOptions {
   ringMb?: number;
   patchIntervalMs?: number;
   snapshot?: boolean;
-  /** how class files reach the trace (the agent's classes option; default hook) */
+  /** how class files reach the trace (the agent's classes option; default path) */
   classes?: ClassMode;
   agentLog?: string;
   force?: boolean;
