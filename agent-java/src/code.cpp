@@ -81,6 +81,9 @@ void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* add
 }
 
 namespace {
+// A constants section longer than this is not recorded (C2's are a few hundred bytes; a bad VMStructs read is not)
+constexpr uintptr_t kMaxConsts = 1 << 20;
+
 // Writes NMETHOD_UNLOAD for the nmethod at `begin` (caller holds codeMu) and stops watching it.
 void unloadLocked(Agent& a, std::map<uintptr_t, LiveNmethod>::iterator it) {
   Payload p;
@@ -165,6 +168,11 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv*, jmethodID method, jint codeSize, co
   std::vector<uint8_t> code((const uint8_t*)codeAddr, (const uint8_t*)codeAddr + codeSize);
   p.bytes(code.data(), code.size());
   p.raw(pcs.data(), pcs.size());
+  // the constants section, where C2 puts a tableswitch's jump table (format 1.3); empty when unknown or implausible
+  uintptr_t cb = f.constsBegin;
+  bool consts = f.instsBegin && cb && cb > f.blob && cb <= f.instsBegin && f.instsBegin - cb <= kMaxConsts;
+  p.u64(consts ? cb : 0);
+  p.bytes(consts ? (const uint8_t*)cb : nullptr, consts ? f.instsBegin - cb : 0);
   std::lock_guard<std::mutex> lk(a.codeMu);
   auto it = a.nmethods.find(begin);
   if (it != a.nmethods.end()) {

@@ -236,6 +236,8 @@ bool VmLayout::resolve(const VMStructs& v) {
   blobCodeBegin_ = v.off("CodeBlob::_code_begin");    // JDK 17
   blobCodeOffset_ = v.off("CodeBlob::_code_offset");  // JDK 25
   blobKind_ = v.off("CodeBlob::_kind");               // JDK 25
+  blobContentBegin_ = v.off("CodeBlob::_content_begin");    // JDK 17
+  blobContentOffset_ = v.off("CodeBlob::_content_offset");  // JDK 25
   if (!v.intConstant("CodeBlobKind::Nmethod", &nmethodKind_)) nmethodKind_ = -1;
 
   nmCompLevel_ = v.off("nmethod::_comp_level");
@@ -367,6 +369,8 @@ bool VmLayout::nmethodFacts(uintptr_t blob, NmethodFacts* f) const {
   if (blobCodeBegin_ >= 0) f->instsBegin = rd<uintptr_t>(blob, blobCodeBegin_);
   else if (blobCodeOffset_ >= 0) f->instsBegin = blob + rd<int>(blob, blobCodeOffset_);
   if (nmStubOffset_ >= 0) f->stubBegin = blob + rd<int>(blob, nmStubOffset_);
+  if (blobContentBegin_ >= 0) f->constsBegin = rd<uintptr_t>(blob, blobContentBegin_);
+  else if (blobContentOffset_ >= 0) f->constsBegin = blob + rd<int>(blob, blobContentOffset_);
   if (nmEntryPoint_ >= 0) f->entry = rd<uintptr_t>(blob, nmEntryPoint_);
   else if (nmEntryOffset_ >= 0 && f->instsBegin) f->entry = f->instsBegin + rd<uint16_t>(blob, nmEntryOffset_);
   if (nmVerifiedEntryPoint_ >= 0) f->verifiedEntry = rd<uintptr_t>(blob, nmVerifiedEntryPoint_);

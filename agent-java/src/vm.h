@@ -54,6 +54,8 @@ struct CodeHeapRange {
 
 struct NmethodFacts {
   uintptr_t blob = 0, instsBegin = 0, stubBegin = 0, entry = 0, verifiedEntry = 0, osrEntry = 0, method = 0;
+  // the constants section (before the instructions: C2's jump tables, floating-point constants); 0 unknown
+  uintptr_t constsBegin = 0;
   int compileId = -1, level = -1, entryBci = -1;
 };
 
@@ -102,6 +104,7 @@ class VmLayout {
   long hbLength_ = -1, hbLengthSize_ = 0, hbUsed_ = -1, heapBlockSize_ = -1;
   // code blob
   long blobName_ = -1, blobSize_ = -1, blobCodeBegin_ = -1, blobCodeOffset_ = -1, blobKind_ = -1;
+  long blobContentBegin_ = -1, blobContentOffset_ = -1;
   // blob name pointers already checked: [0] names of other blobs, [1] names of nmethods (0: a free slot)
   mutable std::atomic<uintptr_t> nameVerdicts_[2][16] = {};
   long nmethodKind_ = -1;

@@ -189,6 +189,13 @@ describe.each(available.map((j) => [j.label, j] as [string, Jdk]))('agent on %s'
     const run = loads.filter((n) => jit.trace.methodName(n.method).startsWith('JitHot.run'));
     const chains = run.flatMap((n) => n.pcs.map((pc: { frames: { method: number }[] }) => pc.frames.map((f) => jit.trace.method(f.method).name).join('<')));
     expect(chains).toContain('getV<twice<run');
+    // the constants section lies between the blob's start and its instructions, and is recorded whole
+    for (const n of loads) {
+      if (n.consts_begin === 0) continue;
+      expect(n.consts_begin).toBeGreaterThan(n.blob_begin);
+      expect(n.consts_begin + n.consts.length).toBe(n.insts_begin);
+    }
+    expect(loads.filter((n) => n.level === 4 && n.consts_begin !== 0).length).toBeGreaterThan(0);
   });
 
   test('classes include Object, String and HashMap with their bytes', () => {

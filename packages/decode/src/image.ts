@@ -68,6 +68,8 @@ export interface NmethodInfo {
    * iinc's PcDesc: one pass of such code is k iterations (complete.ts). Absent: none known.
    */
   addImm?: Int32Array;
+  /** PcDescs added at the arms of C2's jump tables (jump-tables.ts; not the VM's): how many */
+  jumpTableArms?: number;
 }
 
 const PAGE_SHIFT = 12;

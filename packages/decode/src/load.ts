@@ -8,6 +8,8 @@ import { CodeImage, CodeSection, NmethodInfo, SectionKind } from './image';
 import { CLASS_PATH_SOURCE, readNamedClasses, type VmClassSources } from './class-path';
 import { IMAGE_CLASS_SOURCE } from './runtime-image';
 import { BlockEnd } from './x86';
+import { jumpTableArms, type AddedPcDesc } from './jump-tables';
+import { parseClass, type ClassFile } from '@jportal/classfile';
 
 export interface MethodInfo {
   className: string;
@@ -85,7 +87,7 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
   let vmStartTsc = 0;
   let interp: { base: number; code: Uint8Array } | undefined;
   const blobs: { address: number; code: Uint8Array; name: string; tsc: number }[] = [];
-  const loads: { nm: NmethodInfo; code: Uint8Array }[] = [];
+  const loads: { nm: NmethodInfo; code: Uint8Array; consts?: { begin: number; bytes: Uint8Array } }[] = [];
   const patches = new Map<number, PatchSeen[]>();
   const unloads: { codeBegin: number; tsc: number; method: number }[] = [];
   let patchInterval = 50;
@@ -109,22 +111,7 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
       } else if (isRecord(r, 'CODE_BLOB')) blobs.push({ address: r.payload.address, code: r.payload.code, name: r.payload.name, tsc });
       else if (isRecord(r, 'NMETHOD_LOAD')) {
         const p = r.payload;
-        const sorted = [...p.pcs].sort((a, b) => a.pc - b.pc);
-        const pcs = new Float64Array(sorted.length);
-        const frameStart = new Uint32Array(sorted.length + 1);
-        let nf = 0;
-        sorted.forEach((d) => (nf += d.frames.length));
-        const frames = new Int32Array(nf * 2);
-        let k = 0;
-        sorted.forEach((d, i) => {
-          pcs[i] = d.pc;
-          frameStart[i] = k / 2;
-          for (const f of d.frames) {
-            frames[k++] = f.method;
-            frames[k++] = f.bci;
-          }
-        });
-        frameStart[sorted.length] = k / 2;
+        const { pcs, frameStart, frames } = pcDescArrays(p.pcs.map((d) => ({ pc: d.pc, frames: d.frames.flatMap((f) => [f.method, f.bci]) })));
         const addImm = loopSteps(addImmediates(p.code, p.code_begin, pcs), frameStart, frames);
         loads.push({
           nm: {
@@ -146,6 +133,7 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
             addImm,
           },
           code: p.code,
+          consts: p.consts && p.consts.length && p.consts_begin ? { begin: p.consts_begin, bytes: p.consts } : undefined,
         });
       } else if (isRecord(r, 'CODE_PATCH')) {
         let l = patches.get(r.payload.code_begin);
@@ -182,6 +170,7 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
     meta.close();
   }
   readNamedClasses(imageClasses, pathClasses, vmInfo, opts, classes, problems);
+  addJumpTableArms(loads, methods, classes);
 
   let tscPerNs = 0;
   if (calibrations.length >= 2) {
@@ -366,6 +355,60 @@ function addVersions(image: CodeImage, first: Omit<CodeSection, 'id' | 'settledF
  * (PcDescs of compiled code mark the address after their instruction), when it is at least 2; else 0. Undefined
  * when no PcDesc has one. The encodings: [REX.B 41] 83 /0 ib and [REX.B 41] 81 /0 id with a register operand.
  */
+/** PcDescs as NmethodInfo holds them (sorted by pc, frames flat), from records of (pc, flat frames). */
+function pcDescArrays(list: AddedPcDesc[]): { pcs: Float64Array; frameStart: Uint32Array; frames: Int32Array } {
+  const sorted = list.slice().sort((a, b) => a.pc - b.pc);
+  const pcs = new Float64Array(sorted.length);
+  const frameStart = new Uint32Array(sorted.length + 1);
+  let nf = 0;
+  for (const d of sorted) nf += d.frames.length;
+  const frames = new Int32Array(nf);
+  let k = 0;
+  sorted.forEach((d, i) => {
+    pcs[i] = d.pc;
+    frameStart[i] = k / 2;
+    frames.set(d.frames, k);
+    k += d.frames.length;
+  });
+  frameStart[sorted.length] = k / 2;
+  return { pcs, frameStart, frames };
+}
+
+/**
+ * Gives the arms of C2's jump tables PcDescs (jump-tables.ts), for nmethods whose constants section was recorded;
+ * the switch's method is read from its class (parsed once per class).
+ */
+function addJumpTableArms(loads: { nm: NmethodInfo; code: Uint8Array; consts?: { begin: number; bytes: Uint8Array } }[], methods: Map<number, MethodInfo>, classes: Map<string, Uint8Array>): void {
+  const parsed = new Map<string, ClassFile | null>();
+  const codeOf = (id: number): Uint8Array | undefined => {
+    const m = methods.get(id);
+    if (!m) return undefined;
+    const key = `${m.loader}:${m.className}`;
+    let cf = parsed.get(key);
+    if (cf === undefined) {
+      const bytes = classes.get(key);
+      try {
+        cf = bytes ? parseClass(bytes) : null;
+      } catch {
+        cf = null; // (a class we cannot read: its switches stay as they were)
+      }
+      parsed.set(key, cf);
+    }
+    return cf?.method(m.name, m.signature)?.code ?? undefined;
+  };
+  for (const l of loads) {
+    if (!l.consts) continue;
+    const nm = l.nm;
+    const arms = jumpTableArms({ codeBegin: nm.codeBegin, stubBegin: nm.stubBegin, code: l.code, consts: l.consts, pcs: nm.pcs, frameStart: nm.frameStart, frames: nm.frames }, codeOf);
+    if (!arms.length) continue;
+    const all: AddedPcDesc[] = arms.slice();
+    for (let k = 0; k < nm.pcs.length; k++) all.push({ pc: nm.pcs[k], frames: Array.from(nm.frames.subarray(nm.frameStart[k] * 2, nm.frameStart[k + 1] * 2)) });
+    Object.assign(nm, pcDescArrays(all));
+    nm.addImm = loopSteps(addImmediates(l.code, nm.codeBegin, nm.pcs), nm.frameStart, nm.frames);
+    nm.jumpTableArms = arms.length;
+  }
+}
+
 export function addImmediates(code: Uint8Array, begin: number, pcs: Float64Array): Int32Array | undefined {
   let out: Int32Array | undefined;
   const modrmAdd = (at: number) => at >= 0 && (code[at] & 0xf8) === 0xc0; // mod 11, reg /0 (add)

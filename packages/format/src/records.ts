@@ -37,7 +37,7 @@ export const CANONICAL_LAYOUTS: Record<RecordTypeName, string> = {
   DISPATCH_TABLE: 'table:u8 source:u8 address:u64 states:u16 per_state:u16 entries:[target:u64]',
   CODE_BLOB: 'address:u64 size:u32 name:str code:bytes',
   NMETHOD_LOAD:
-    'method:u32 code_begin:u64 code_size:u32 blob_begin:u64 insts_begin:u64 stub_begin:u64 entry:u64 verified_entry:u64 osr_entry:u64 compile_id:i32 level:i8 osr_bci:i32 code:bytes pcs:[pc:u64 frames:[method:u32 bci:i32]]',
+    'method:u32 code_begin:u64 code_size:u32 blob_begin:u64 insts_begin:u64 stub_begin:u64 entry:u64 verified_entry:u64 osr_entry:u64 compile_id:i32 level:i8 osr_bci:i32 code:bytes pcs:[pc:u64 frames:[method:u32 bci:i32]] consts_begin:u64 consts:bytes',
   NMETHOD_UNLOAD: 'method:u32 code_begin:u64',
   CODE_PATCH: 'code_begin:u64 address:u64 bytes:bytes since:w64',
   CODE_SNAPSHOT: 'code_begin:u64 code:bytes',
@@ -55,9 +55,9 @@ export const CANONICAL_FIELDS: Record<RecordTypeName, LayoutField[]> = Object.fr
 /**
  * Fields appended to a canonical layout by a minor version, which files of an earlier minor version lack (their
  * payloads then have no such property): the number of trailing fields of each layout that a reader does not
- * require. 1.1 appended CODE_PATCH.since.
+ * require. 1.1 appended CODE_PATCH.since; 1.3 NMETHOD_LOAD.consts_begin and consts.
  */
-export const APPENDED_FIELDS: Partial<Record<RecordTypeName, number>> = { CODE_PATCH: 1 };
+export const APPENDED_FIELDS: Partial<Record<RecordTypeName, number>> = { CODE_PATCH: 1, NMETHOD_LOAD: 2 };
 
 /** The fields every file's layout of a type must start with (the canonical ones less those appended later). */
 export const REQUIRED_FIELDS: Record<RecordTypeName, LayoutField[]> = Object.fromEntries(
@@ -94,6 +94,8 @@ export interface NmethodLoad {
   method: number; code_begin: number; code_size: number; blob_begin: number; insts_begin: number; stub_begin: number;
   entry: number; verified_entry: number; osr_entry: number; compile_id: number; level: number; osr_bci: number;
   code: Uint8Array; pcs: PcDesc[];
+  /** since 1.3: the constants section's address (0 unknown) and bytes (C2's jump tables); absent in older files */
+  consts_begin?: number; consts?: Uint8Array;
 }
 export interface NmethodUnload { method: number; code_begin: number }
 export interface CodePatch { code_begin: number; address: number; bytes: Uint8Array; /** since 1.1: tsc when the scan before the one that saw the change began (absent in 1.0 files) */ since?: bigint }

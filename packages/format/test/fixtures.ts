@@ -47,6 +47,8 @@ export function sampleTrace(extraTypes: TypeEntry[] = []): { writer: MetaWriter;
       { pc: nmBegin + 8, frames: [{ method: 1, bci: 1 }, { method: 0, bci: 12 }] },
       { pc: nmBegin + 20, frames: [{ method: 0, bci: -1 }] },
     ],
+    consts_begin: nmBegin - 16,
+    consts: new Uint8Array(16).fill(7),
   });
   put('CODE_PATCH', { code_begin: nmBegin, address: nmBegin + 16, bytes: new Uint8Array([0xe9, 1, 2, 3, 4]), since: 0n });
   put('CODE_SNAPSHOT', { code_begin: nmBegin, code: new Uint8Array(64).fill(0x90) });

@@ -41,7 +41,7 @@ describe('writer', () => {
     const hdr = Buffer.alloc(24 + 2 + 4 + name.length + 4 + layout.length);
     hdr.write('JPORTAL\0', 0, 'latin1');
     hdr.writeUInt16LE(1, 8);
-    hdr.writeUInt16LE(2, 10); // minor version 1.2
+    hdr.writeUInt16LE(3, 10); // minor version 1.3
     hdr.writeUInt32LE(hdr.length, 12);
     hdr.writeUInt32LE(1, 20);
     hdr.writeUInt16LE(7, 24);
@@ -158,11 +158,28 @@ describe('round trip', () => {
 
   test('fields appended by a newer minor version are decoded and tolerated', () => {
     const table = canonicalTypeTable().map((t) => (t.type === RecordType.CODELET ? extraType(11, 'CODELET', `${t.layout} extra:u32`) : t));
-    const w = new MetaWriter(undefined, { types: table, minor: 3 });
+    const w = new MetaWriter(undefined, { types: table, minor: 99 });
     w.writeType(RecordType.CODELET, { begin: 1, end: 2, bytecode: 3, kind: 1, description: 'd', extra: 77 });
     const { records, header } = read(w.bytes());
-    expect(header.minor).toBe(3);
+    expect(header.minor).toBe(99);
     expect(records[0].payload).toEqual({ begin: 1, end: 2, bytecode: 3, kind: 1, description: 'd', extra: 77 });
+  });
+
+  test('a 1.2 file, whose NMETHOD_LOAD lacks the constants section 1.3 appended, still reads (consts absent)', () => {
+    const table = canonicalTypeTable().map((t) =>
+      t.type === RecordType.NMETHOD_LOAD ? extraType(21, 'NMETHOD_LOAD', t.layout.replace(' consts_begin:u64 consts:bytes', '')) : t,
+    );
+    const w = new MetaWriter(undefined, { types: table, minor: 2 });
+    const nm = { method: 1, code_begin: 64, code_size: 2, blob_begin: 0, insts_begin: 64, stub_begin: 66, entry: 64, verified_entry: 64, osr_entry: 0, compile_id: 5, level: 4, osr_bci: -1, code: new Uint8Array([0x90, 0xc3]), pcs: [] };
+    w.writeType(RecordType.NMETHOD_LOAD, nm);
+    const { records } = read(w.bytes());
+    expect(records[0].payload.consts).toBeUndefined();
+    expect(records[0].payload.compile_id).toBe(5);
+    // and a 1.3 record carries them
+    const w3 = new MetaWriter(undefined);
+    w3.write('NMETHOD_LOAD', { ...nm, consts_begin: 32, consts: new Uint8Array([1, 2, 3]) });
+    const r3 = read(w3.bytes()).records[0].payload;
+    expect([r3.consts_begin, Array.from(r3.consts)]).toEqual([32, [1, 2, 3]]);
   });
 
   test('a 1.0 file, whose CODE_PATCH layout lacks the since field 1.1 appended, still reads (since absent)', () => {

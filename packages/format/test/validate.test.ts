@@ -5,7 +5,7 @@ import { read, sampleTrace, tmpDir } from './fixtures';
 
 const nm = (code_begin: number, code_size: number, pcs: { pc: number; frames: { method: number; bci: number }[] }[], method = 0) => ({
   method, code_begin, code_size, blob_begin: 0, insts_begin: code_begin, stub_begin: 0, entry: code_begin, verified_entry: code_begin,
-  osr_entry: 0, compile_id: 1, level: 4, osr_bci: -1, code: new Uint8Array(code_size), pcs,
+  osr_entry: 0, compile_id: 1, level: 4, osr_bci: -1, code: new Uint8Array(code_size), pcs, consts_begin: 0, consts: new Uint8Array(0),
 });
 const method = (id: number) => ({ method: id, class_id: 0, loader: 0, class_name: 'A', name: `m${id}`, signature: '()V', modifiers: 0 });
 
