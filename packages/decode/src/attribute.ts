@@ -117,6 +117,8 @@ export class MethodUniverse {
   private readonly hasDefaults = new Set<ClassFile>();
   /** the first method id not named by a METHOD record */
   readonly firstSynthetic: number;
+  /** compiled code's inlining contexts: the bcis each names in PcDescs (CodeImage.pcContexts) */
+  readonly pcContexts: readonly ReadonlySet<number>[];
 
   constructor(model: JvmModel) {
     const known = new Map<string, number>();
@@ -126,6 +128,7 @@ export class MethodUniverse {
       if (id > maxId) maxId = id;
     }
     this.firstSynthetic = maxId + 1;
+    this.pcContexts = model.image?.pcContexts ?? [];
     model.firstSyntheticMethod = this.firstSynthetic;
     let next = maxId + 1;
     for (const [key, bytes] of model.classes) {

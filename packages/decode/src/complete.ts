@@ -18,7 +18,7 @@
  * aux = INFERRED.
  */
 import { successors } from '@jportal/classfile';
-import { EventKind, EventSource, EventStream, maxStreamEvents } from './events';
+import { COMPILED_CONTEXT, EventKind, EventSource, EventStream, maxStreamEvents } from './events';
 import type { Method, MethodUniverse } from './attribute';
 import { SuccessorTable } from './successor-table';
 import { SwitchKeys, UNKNOWN } from './switch-keys';
@@ -68,6 +68,8 @@ class CFrame {
   stepBci = -1;
   /** how many times the frame was at stepBci since its last step event */
   sinceStep = 0;
+  /** the inlining context of the frame's last observed event (CodeImage.pcContexts), -1 unknown */
+  ctx = -1;
   /** the method's switches keyed by a local holding a constant (javac's string switch), or null */
   keys: SwitchKeys | null = null;
   /** the value of `keys.local` after the frame's last bytecode (UNKNOWN when not a known constant) */
@@ -101,6 +103,7 @@ class CFrame {
     this.outAtLast = -1;
     this.stepBci = -1;
     this.sinceStep = 0;
+    this.ctx = -1;
     this.observedAt = -1;
   }
 }
@@ -188,6 +191,14 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
     return k;
   };
 
+  /** by Method.index: the method's paths for searches that avoid bytecodes (SwitchKeys.plain) */
+  const plain: (SwitchKeys | undefined)[] = new Array(universe.methods.length).fill(undefined);
+  const plainKeysOf = (id: number): SwitchKeys | undefined => {
+    const m = methodOf(id);
+    if (!m?.code) return undefined;
+    return (plain[m.index] ??= SwitchKeys.plain(m.code));
+  };
+
   /** bcis strictly between `from` and `to` on the unique shortest path (from = -1: from the method's start, bci 0
    * included; to = -1: to the nearest return, included); null when there is none within MAX_FILL */
   const path = (method: number, from: number, to: number): Int32Array | null => {
@@ -271,7 +282,12 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
    * paths that leave another constant in the local. */
   const fill = (f: CFrame, to: number, tsc: number, needAt = -1, need = -1) => {
     if (f.last === -2) return;
-    let p = (f.keys && f.keys.path(f.last, to, f.keyValue, needAt, need)) ?? path(f.method, f.last, to);
+    // bytecodes with a PcDesc in this code that left no event since the last: a path that avoids them is preferred
+    const avoid = f.ctx >= 0 ? universe.pcContexts[f.ctx] : null;
+    let p =
+      (f.keys && f.keys.path(f.last, to, f.keyValue, needAt, need, avoid, f.ctx)) ??
+      (avoid && !f.keys ? plainKeysOf(f.method)?.path(f.last, to, UNKNOWN, -1, -1, avoid, f.ctx) : null) ??
+      path(f.method, f.last, to);
     if (!p && to >= 0 && f.last >= 0) {
       const c = loopAround(methodOf(f.method)!, f.last);
       const at = c ? c.indexOf(to) : -1;
@@ -398,6 +414,8 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
         // a frame we did not see enter (the stream's start, a gap, unwinding): from here on
         while (depth && frames[depth - 1].method !== method) depth--;
         const f = depth ? frames[depth - 1] : push(method, -2, source);
+        const ctx = Math.floor(input.aux[i] / COMPILED_CONTEXT) - 1;
+        if (ctx >= 0) f.ctx = ctx;
         if (f.last === bci) {
           stats.merged++;
           continue;
@@ -441,7 +459,8 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
         const code = m?.code;
         if (code && bci < code.length) out.opcode[out.length - 1] = code[bci];
         note(f, bci);
-        if (input.aux[i] >= 2 && code && bci < code.length) unroll(f, m!, bci, input.aux[i], tsc);
+        const imm = input.aux[i] % COMPILED_CONTEXT;
+        if (imm >= 2 && code && bci < code.length) unroll(f, m!, bci, imm, tsc);
         continue;
       } else if (kind === EventKind.Gap || kind === EventKind.Exception || kind === EventKind.Deopt) {
         // what ran in between is unknown: no path is drawn across it

@@ -95,6 +95,13 @@ export interface SpliceValues {
   aux: (g: number, q: number, old: Float64Array) => number;
 }
 
+/**
+ * The `aux` of a compiled bytecode event as the flow layer makes it (java.ts; complete.ts reads it and keeps 0):
+ * `imm + COMPILED_CONTEXT * (1 + context)`, `imm` the step of an unrolled loop's add at its PcDesc (else 0),
+ * `context` the PcDesc's inlining context (CodeImage.pcContexts; -1 none).
+ */
+export const COMPILED_CONTEXT = 65536;
+
 export class EventStream {
   kind: Uint8Array;
   source: Uint8Array;

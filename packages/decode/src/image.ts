@@ -68,6 +68,8 @@ export interface NmethodInfo {
    * iinc's PcDesc: one pass of such code is k iterations (complete.ts). Absent: none known.
    */
   addImm?: Int32Array;
+  /** Per PcDesc: its innermost frame's context (CodeImage.pcContexts) */
+  ctx?: Int32Array;
   /** PcDescs added at the arms of C2's jump tables (jump-tables.ts; not the VM's): how many */
   jumpTableArms?: number;
 }
@@ -120,6 +122,11 @@ class BlockTable {
 export class CodeImage {
   readonly sections: CodeSection[] = [];
   readonly nmethods: NmethodInfo[] = [];
+  /**
+   * Inlining contexts of compiled code (NmethodInfo.ctx): per context (an nmethod's frames of one method at one
+   * chain of call sites), the bcis its PcDescs name. A bytecode in the set leaves an event when its PcDesc runs.
+   */
+  readonly pcContexts: ReadonlySet<number>[] = [];
   /** Page number -> ids of the sections overlapping that page (every version, every time). */
   private readonly pages = new Map<number, number[]>();
   readonly blocks = new BlockTable();

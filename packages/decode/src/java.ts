@@ -12,7 +12,7 @@
  */
 import { FlowSink, GapReason } from './flow';
 import { CodeImage, NmethodInfo, SectionKind } from './image';
-import { EventKind, EventSource, EventStream } from './events';
+import { COMPILED_CONTEXT, EventKind, EventSource, EventStream } from './events';
 import { JvmModel } from './load';
 import { BlockEnd } from './x86';
 
@@ -433,8 +433,11 @@ export class JavaEventBuilder implements FlowSink {
       for (let k = 0; k < depth; k++) bcis[k] = nm.frames[(f0 + k) * 2 + 1];
       // bci -1 (HotSpot's InvocationEntryBci): code of the frame's entry, before its first bytecode
       if (nm.frames[f0 * 2 + 1] < 0) continue;
-      // aux: the immediate of an `add` at this PcDesc (an unrolled loop's step, read by complete.ts), else 0
-      this.events.push(EventKind.Bytecode, depth > 1 ? EventSource.Inlined : EventSource.Compiled, nm.frames[f0 * 2], nm.frames[f0 * 2 + 1], -1, tsc, nm.addImm ? nm.addImm[i] : 0);
+      // aux (read by complete.ts): the immediate of an `add` at this PcDesc (an unrolled loop's step) or 0, plus
+      // COMPILED_CONTEXT times 1 + the PcDesc's context (CodeImage.pcContexts)
+      const imm = nm.addImm ? nm.addImm[i] : 0;
+      const ctx = nm.ctx ? nm.ctx[i] : -1;
+      this.events.push(EventKind.Bytecode, depth > 1 ? EventSource.Inlined : EventSource.Compiled, nm.frames[f0 * 2], nm.frames[f0 * 2 + 1], -1, tsc, (imm > 0 && imm < COMPILED_CONTEXT ? imm : 0) + COMPILED_CONTEXT * (ctx + 1));
       this.stats.bytecodes++;
       this.stats.compiled++;
     }

@@ -221,6 +221,7 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
     }
     const idx = image.nmethods.length;
     image.nmethods.push(nm);
+    nm.ctx = pcContextsOf(nm, image.pcContexts as Set<number>[]);
     const ps = (patches.get(nm.codeBegin) ?? []).filter((p) => p.tsc >= nm.loadTsc && p.tsc < nm.unloadTsc);
     const name = methods.get(nm.method);
     const label = name ? `${name.className}.${name.name}${name.signature}` : `method#${nm.method}`;
@@ -355,6 +356,33 @@ function addVersions(image: CodeImage, first: Omit<CodeSection, 'id' | 'settledF
  * (PcDescs of compiled code mark the address after their instruction), when it is at least 2; else 0. Undefined
  * when no PcDesc has one. The encodings: [REX.B 41] 83 /0 ib and [REX.B 41] 81 /0 id with a register operand.
  */
+/**
+ * The context of each of an nmethod's PcDescs: its innermost method and the (method, bci) frames around it; the
+ * bcis of each context's PcDescs go into `contexts` (one per context of this nmethod).
+ */
+function pcContextsOf(nm: NmethodInfo, contexts: Set<number>[]): Int32Array {
+  const ids = new Map<string, number>();
+  const ctx = new Int32Array(nm.pcs.length);
+  for (let k = 0; k < nm.pcs.length; k++) {
+    const f0 = nm.frameStart[k];
+    const f1 = nm.frameStart[k + 1];
+    if (f1 <= f0) {
+      ctx[k] = -1;
+      continue;
+    }
+    const key = `${nm.frames[f0 * 2]}|${Array.from(nm.frames.subarray(f0 * 2 + 2, f1 * 2)).join(',')}`;
+    let id = ids.get(key);
+    if (id === undefined) {
+      ids.set(key, (id = contexts.length));
+      contexts.push(new Set());
+    }
+    ctx[k] = id;
+    const bci = nm.frames[f0 * 2 + 1];
+    if (bci >= 0) contexts[id].add(bci);
+  }
+  return ctx;
+}
+
 /** PcDescs as NmethodInfo holds them (sorted by pc, frames flat), from records of (pc, flat frames). */
 function pcDescArrays(list: AddedPcDesc[]): { pcs: Float64Array; frameStart: Uint32Array; frames: Int32Array } {
   const sorted = list.slice().sort((a, b) => a.pc - b.pc);

@@ -12,6 +12,8 @@ import { instructionLength, successors } from '@jportal/classfile';
 export const UNKNOWN = 0x100000000;
 /** The longest path searched (as completion's MAX_FILL). */
 const MAX_STEPS = 8;
+/** How much longer than the first path found a path that passes fewer avoided bytecodes may be. */
+const AVOID_SLACK = 4;
 
 /** What one method's code says about its keyed switches; `of()` gives null for methods with none. */
 export class SwitchKeys {
@@ -47,6 +49,11 @@ export class SwitchKeys {
       loads.set(s, starts[k - 1]);
     }
     return local < 0 ? null : new SwitchKeys(code, local, loads);
+  }
+
+  /** A method's paths with no keyed switch (path() then only searches with `avoid`). */
+  static plain(code: Uint8Array): SwitchKeys {
+    return new SwitchKeys(code, -1, new Map());
   }
 
   /** The local's value after the bytecode at `bci` ran, `before` being its value before and `prev` the bytecode
@@ -109,20 +116,27 @@ export class SwitchKeys {
    * go where the local's constant sends them; `need` (when not UNKNOWN) is the successor the keyed switch `needAt`
    * must take when the path ends at it or at its load, which rules out paths leaving the local at another
    * constant. Null when there is no such path within MAX_STEPS or two differ.
+   *
+   * `avoid` (identified by `avoidId` for the memo): bytecodes that have a PcDesc in the compiled code the frame
+   * runs, none of which was seen between `from` and `to`. When the shortest path passes some, a path up to
+   * AVOID_SLACK longer that passes fewer is taken instead (the fewest, then the shortest; null if two tie): C2
+   * gives a constant arm no PcDesc, so the way through no PcDesc is the way the code went.
    */
-  path(from: number, to: number, value: number, needAt = -1, need = -1): Int32Array | null {
-    const key = `${from},${to},${value},${needAt},${need}`;
+  path(from: number, to: number, value: number, needAt = -1, need = -1, avoid: ReadonlySet<number> | null = null, avoidId = -1): Int32Array | null {
+    const key = `${from},${to},${value},${needAt},${need},${avoid ? avoidId : -1}`;
     let r = this.memo.get(key);
-    if (r === undefined) this.memo.set(key, (r = this.search(from, to, value, needAt, need)));
+    if (r === undefined) this.memo.set(key, (r = this.search(from, to, value, needAt, need, avoid)));
     return r;
   }
 
-  private search(from: number, to: number, value: number, needAt: number, need: number): Int32Array | null {
+  private search(from: number, to: number, value: number, needAt: number, need: number, avoid: ReadonlySet<number> | null): Int32Array | null {
     const code = this.code;
     const isReturn = (b: number) => code[b] >= 0xac && code[b] <= 0xb1;
     if (to === -1 && from >= 0 && isReturn(from)) return new Int32Array(0);
-    // states: bci and the local's value after it; prev: state -> previous state ('' the start, '!' two ways)
-    const sk = (b: number, v: number) => `${b}:${v}`;
+    // states: bci, the local's value after it and the avoided bytecodes passed; prev: state -> previous state ('' the
+    // start, '!' two ways)
+    const sk = (b: number, v: number, c = 0) => `${b}:${v}:${c}`;
+    const costOf = (b: number) => (avoid && b !== to && b !== from && avoid.has(b) ? 1 : 0);
     const prev = new Map<string, string>();
     const depth = new Map<string, number>();
     const accepts = (b: number, v: number) => {
@@ -130,37 +144,45 @@ export class SwitchKeys {
       if (need < 0 || v === UNKNOWN) return true;
       return this.target(needAt, v) === need;
     };
-    let frontier: [number, number][] = [];
-    const visit = (b: number, v: number, p: string, d: number, next: [number, number][]) => {
-      const k = sk(b, v);
+    let frontier: [number, number, number][] = [];
+    const visit = (b: number, v: number, c: number, p: string, d: number, next: [number, number, number][]) => {
+      const k = sk(b, v, c);
       const seen = depth.get(k);
       if (seen === undefined) {
         depth.set(k, d);
         prev.set(k, p);
-        next.push([b, v]);
+        next.push([b, v, c]);
       } else if (seen === d && prev.get(k) !== p) prev.set(k, '!');
     };
-    if (from === -1) visit(0, this.after(-1, 0, value), '', 1, frontier);
-    else visit(from, value, '', 0, frontier);
+    if (from === -1) visit(0, this.after(-1, 0, value), costOf(0), '', 1, frontier);
+    else visit(from, value, 0, '', 0, frontier);
+    // the best end: fewest avoided bytecodes, then shallowest; null when two differ at the best
     let found: string | null = null;
-    for (let d = from === -1 ? 1 : 0; frontier.length && d <= MAX_STEPS && found === null; d++) {
-      const next: [number, number][] = [];
-      for (const [b, v] of frontier) {
+    let foundCost = Infinity;
+    let foundDepth = Infinity;
+    let ambiguous = false;
+    let lastDepth = MAX_STEPS;
+    for (let d = from === -1 ? 1 : 0; frontier.length && d <= lastDepth; d++) {
+      const next: [number, number, number][] = [];
+      for (const [b, v, c] of frontier) {
+        if (c > foundCost || (c === foundCost && d > foundDepth)) continue; // (no better end is reached through it)
         if (d > 0 && accepts(b, v)) {
-          const k = sk(b, v);
-          if (found !== null && found !== k) return null; // two ends at the same depth
-          found = k;
+          const k = sk(b, v, c);
+          if (found === null || c < foundCost) [found, foundCost, foundDepth, ambiguous] = [k, c, d, false];
+          else if (found !== k) ambiguous = true; // two ends as good
           continue;
         }
         const keyed = this.loads.has(b) && v !== UNKNOWN ? this.target(b, v) : -1;
         for (const s of successors(code, b)) {
           if (keyed >= 0 && s !== keyed) continue;
-          visit(s, this.after(b, s, v), sk(b, v), d + 1, next);
+          visit(s, this.after(b, s, v), c + costOf(s), sk(b, v, c), d + 1, next);
         }
       }
       frontier = next;
+      // the first end found: look on only while it passed avoided bytecodes, at most AVOID_SLACK deeper
+      if (found !== null && lastDepth === MAX_STEPS) lastDepth = foundCost === 0 ? d : Math.min(MAX_STEPS + AVOID_SLACK, d + AVOID_SLACK);
     }
-    if (found === null) return null;
+    if (found === null || ambiguous) return null;
     const bcis: number[] = [];
     for (let k = found; ; ) {
       const p = prev.get(k)!;
