@@ -437,12 +437,19 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
           // at a keyed switch (or its load): the arm seen next says which constant the local holds
           const load = f.keys.loads.get(s)!;
           let need = -1;
-          for (let j = i + 1; j < input.length && j <= i + 4; j++) {
+          let j = i + 1;
+          for (; j < input.length && j <= i + 4; j++) {
             if (input.kind[j] !== EventKind.Bytecode || input.method[j] !== method) break;
             const b = input.bci[j];
             if (b === bci || b === s || b === load) continue;
             need = f.keys.armTo(s, b);
             break;
+          }
+          // the frame returns next: an arm whose first bytecode has a PcDesc here (that did not run) was not taken
+          if (need === -1 && j < input.length && input.kind[j] === EventKind.Exit && input.method[j] === method && f.ctx >= 0) {
+            const avoid = universe.pcContexts[f.ctx];
+            const unseen = successors(methodOf(method)!.code!, s).filter((t) => avoid.has(t));
+            if (unseen.length === 1) need = -2 - unseen[0];
           }
           fill(f, bci, tsc, s, need);
         } else fill(f, bci, tsc);

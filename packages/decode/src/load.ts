@@ -170,7 +170,8 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
     meta.close();
   }
   readNamedClasses(imageClasses, pathClasses, vmInfo, opts, classes, problems);
-  addJumpTableArms(loads, methods, classes);
+  const codeOf = bytecodeOf(methods, classes);
+  addJumpTableArms(loads, codeOf);
 
   let tscPerNs = 0;
   if (calibrations.length >= 2) {
@@ -402,13 +403,10 @@ function pcDescArrays(list: AddedPcDesc[]): { pcs: Float64Array; frameStart: Uin
   return { pcs, frameStart, frames };
 }
 
-/**
- * Gives the arms of C2's jump tables PcDescs (jump-tables.ts), for nmethods whose constants section was recorded;
- * the switch's method is read from its class (parsed once per class).
- */
-function addJumpTableArms(loads: { nm: NmethodInfo; code: Uint8Array; consts?: { begin: number; bytes: Uint8Array } }[], methods: Map<number, MethodInfo>, classes: Map<string, Uint8Array>): void {
+/** A method's bytecode by method id, from the recorded classes (each parsed once, when first asked). */
+function bytecodeOf(methods: Map<number, MethodInfo>, classes: Map<string, Uint8Array>): (method: number) => Uint8Array | undefined {
   const parsed = new Map<string, ClassFile | null>();
-  const codeOf = (id: number): Uint8Array | undefined => {
+  return (id) => {
     const m = methods.get(id);
     if (!m) return undefined;
     const key = `${m.loader}:${m.className}`;
@@ -424,6 +422,13 @@ function addJumpTableArms(loads: { nm: NmethodInfo; code: Uint8Array; consts?: {
     }
     return cf?.method(m.name, m.signature)?.code ?? undefined;
   };
+}
+
+/**
+ * Gives the arms of C2's jump tables PcDescs (jump-tables.ts), for nmethods whose constants section was recorded;
+ * the switch's method is read from its class (parsed once per class).
+ */
+function addJumpTableArms(loads: { nm: NmethodInfo; code: Uint8Array; consts?: { begin: number; bytes: Uint8Array } }[], codeOf: (method: number) => Uint8Array | undefined): void {
   for (const l of loads) {
     if (!l.consts) continue;
     const nm = l.nm;

@@ -113,9 +113,10 @@ export class SwitchKeys {
   /**
    * The bcis strictly between `from` (-1: the method's entry, bci 0 included) and `to` (-1: the nearest return,
    * included) on the unique shortest path when the local starts as `value` (after `from` ran) and keyed switches
-   * go where the local's constant sends them; `need` (when not UNKNOWN) is the successor the keyed switch `needAt`
+   * go where the local's constant sends them; `need` (when >= 0) is the successor the keyed switch `needAt`
    * must take when the path ends at it or at its load, which rules out paths leaving the local at another
-   * constant. Null when there is no such path within MAX_STEPS or two differ.
+   * constant (`need` <= -2: the successor -2 - need it must not take). Null when there is no such path within
+   * MAX_STEPS or two differ.
    *
    * `avoid` (identified by `avoidId` for the memo): bytecodes that have a PcDesc in the compiled code the frame
    * runs, none of which was seen between `from` and `to`. When the shortest path passes some, a path up to
@@ -141,8 +142,8 @@ export class SwitchKeys {
     const depth = new Map<string, number>();
     const accepts = (b: number, v: number) => {
       if (to === -1 ? !isReturn(b) || b === from : b !== to) return false;
-      if (need < 0 || v === UNKNOWN) return true;
-      return this.target(needAt, v) === need;
+      if (need === -1 || v === UNKNOWN) return true;
+      return need >= 0 ? this.target(needAt, v) === need : this.target(needAt, v) !== -2 - need;
     };
     let frontier: [number, number, number][] = [];
     const visit = (b: number, v: number, c: number, p: string, d: number, next: [number, number, number][]) => {
