@@ -336,6 +336,11 @@ export class JavaEventBuilder implements FlowSink {
           this.chainBcis.push(nm.osrBci);
         }
       }
+      // a PcDesc that stands for the code at its pc (not the conditional jump that ends there): its code runs now
+      if (nm.fallThrough) {
+        const k = this.image.pcDescAt(nm, start);
+        if (k >= 0 && nm.pcs[k] === start && nm.fallThrough[k]) this.pcDescEvents(nm, k, tsc);
+      }
       this.compiledBlock(nm, b, start, B.end[b], tsc);
       const kind = B.kind[b];
       if ((kind === BlockEnd.Call || kind === BlockEnd.IndirectCall) && this.chain.length > 0 && this.chain.length <= MAX_SAVED_DEPTH) this.saveChain(s.nmethod, B.end[b]);
@@ -386,61 +391,68 @@ export class JavaEventBuilder implements FlowSink {
     }
   }
 
-  /** Events for the PcDescs of compiled code in (start, end]. */
+  /** Events for the PcDescs of compiled code in (start, end]; one at `end` that stands for the code after its
+   * conditional jump has its event when a block starts there (block). */
   private compiledBlock(nm: NmethodInfo, b: number, start: number, end: number, tsc: number): void {
     const pcs = nm.pcs;
     let i = this.blockFirstPcs.get(b);
     if (i === UNKNOWN) i = this.blockFirstPcs.set(b, this.image.pcDescAt(nm, start + 1), this.image.blocks.count);
     if (i < 0) return;
     for (; i < pcs.length && pcs[i] <= end; i++) {
-      const f0 = nm.frameStart[i];
-      const f1 = nm.frameStart[i + 1];
-      const depth = f1 - f0;
-      if (depth === 0) continue;
-      // common part with the current chain, from the root (last frame) inwards
-      const chain = this.chain;
-      const bcis = this.chainBcis;
-      let common = 0;
-      while (common < depth && common < chain.length) {
-        const fi = f1 - 1 - common; // frame index from the root
-        const ci = chain.length - 1 - common;
-        if (chain[ci] !== nm.frames[fi * 2]) break;
-        // a caller frame must also be at the same call site to be the same activation
-        if (common < depth - 1 && ci > 0 && bcis[ci] !== nm.frames[fi * 2 + 1]) {
-          common++;
-          break;
-        }
-        common++;
-      }
-      // exits for frames of the old chain deeper than the common part
-      while (chain.length > common) {
-        const m = chain.shift()!;
-        bcis.shift();
-        this.events.push(EventKind.Exit, EventSource.Inlined, m, -1, -1, tsc);
-      }
-      // entries for the new inner frames
-      for (let k = depth - common - 1; k >= 0; k--) {
-        const m = nm.frames[(f0 + k) * 2];
-        chain.unshift(m);
-        bcis.unshift(nm.frames[(f0 + k) * 2 + 1]);
-        if (common > 0 || k < depth - 1) {
-          // aux: the caller's call-site bci + 1 (the caller is the next frame out)
-          this.events.push(EventKind.Entry, EventSource.Inlined, m, -1, -1, tsc, nm.frames[(f0 + k + 1) * 2 + 1] + 1);
-          this.stats.entries++;
-        }
-      }
-      // caller bcis move with the chain
-      for (let k = 0; k < depth; k++) bcis[k] = nm.frames[(f0 + k) * 2 + 1];
-      // bci -1 (HotSpot's InvocationEntryBci): code of the frame's entry, before its first bytecode
-      if (nm.frames[f0 * 2 + 1] < 0) continue;
-      // aux (read by complete.ts): the immediate of an `add` at this PcDesc (an unrolled loop's step) or 0, plus
-      // COMPILED_CONTEXT times 1 + the PcDesc's context (CodeImage.pcContexts)
-      const imm = nm.addImm ? nm.addImm[i] : 0;
-      const ctx = nm.ctx ? nm.ctx[i] : -1;
-      this.events.push(EventKind.Bytecode, depth > 1 ? EventSource.Inlined : EventSource.Compiled, nm.frames[f0 * 2], nm.frames[f0 * 2 + 1], -1, tsc, (imm > 0 && imm < COMPILED_CONTEXT ? imm : 0) + COMPILED_CONTEXT * (ctx + 1));
-      this.stats.bytecodes++;
-      this.stats.compiled++;
+      if (nm.fallThrough && nm.fallThrough[i] && pcs[i] === end) continue;
+      this.pcDescEvents(nm, i, tsc);
     }
+  }
+
+  /** The events of PcDesc `i` of `nm`: exits and entries of inlined frames as the chain changes, its bytecode. */
+  private pcDescEvents(nm: NmethodInfo, i: number, tsc: number): void {
+    const f0 = nm.frameStart[i];
+    const f1 = nm.frameStart[i + 1];
+    const depth = f1 - f0;
+    if (depth === 0) return;
+    // common part with the current chain, from the root (last frame) inwards
+    const chain = this.chain;
+    const bcis = this.chainBcis;
+    let common = 0;
+    while (common < depth && common < chain.length) {
+      const fi = f1 - 1 - common; // frame index from the root
+      const ci = chain.length - 1 - common;
+      if (chain[ci] !== nm.frames[fi * 2]) break;
+      // a caller frame must also be at the same call site to be the same activation
+      if (common < depth - 1 && ci > 0 && bcis[ci] !== nm.frames[fi * 2 + 1]) {
+        common++;
+        break;
+      }
+      common++;
+    }
+    // exits for frames of the old chain deeper than the common part
+    while (chain.length > common) {
+      const m = chain.shift()!;
+      bcis.shift();
+      this.events.push(EventKind.Exit, EventSource.Inlined, m, -1, -1, tsc);
+    }
+    // entries for the new inner frames
+    for (let k = depth - common - 1; k >= 0; k--) {
+      const m = nm.frames[(f0 + k) * 2];
+      chain.unshift(m);
+      bcis.unshift(nm.frames[(f0 + k) * 2 + 1]);
+      if (common > 0 || k < depth - 1) {
+        // aux: the caller's call-site bci + 1 (the caller is the next frame out)
+        this.events.push(EventKind.Entry, EventSource.Inlined, m, -1, -1, tsc, nm.frames[(f0 + k + 1) * 2 + 1] + 1);
+        this.stats.entries++;
+      }
+    }
+    // caller bcis move with the chain
+    for (let k = 0; k < depth; k++) bcis[k] = nm.frames[(f0 + k) * 2 + 1];
+    // bci -1 (HotSpot's InvocationEntryBci): code of the frame's entry, before its first bytecode
+    if (nm.frames[f0 * 2 + 1] < 0) return;
+    // aux (read by complete.ts): the immediate of an `add` at this PcDesc (an unrolled loop's step) or 0, plus
+    // COMPILED_CONTEXT times 1 + the PcDesc's context (CodeImage.pcContexts)
+    const imm = nm.addImm ? nm.addImm[i] : 0;
+    const ctx = nm.ctx ? nm.ctx[i] : -1;
+    this.events.push(EventKind.Bytecode, depth > 1 ? EventSource.Inlined : EventSource.Compiled, nm.frames[f0 * 2], nm.frames[f0 * 2 + 1], -1, tsc, (imm > 0 && imm < COMPILED_CONTEXT ? imm : 0) + COMPILED_CONTEXT * (ctx + 1));
+    this.stats.bytecodes++;
+    this.stats.compiled++;
   }
 
   /**
