@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 JAVAC="${JAVAC:-javac}"
-for d in jit-hot unload threads compute exceptions switches twins; do
+for d in jit-hot unload threads compute exceptions switches twins recursion; do
   mkdir -p "$d/classes"
   "$JAVAC" --release 17 -d "$d/classes" "$d"/*.java
 done

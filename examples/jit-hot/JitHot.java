@@ -33,24 +33,26 @@ public class JitHot {
   }
 
   public static void main(String[] args) {
-    int scale = args.length > 0 ? Integer.parseInt(args[0]) : 1;
+    // the work's scale (1 by default; a fraction such as 0.1 gives a trace small enough to compare with ground truth)
+    double scale = args.length > 0 ? Double.parseDouble(args[0]) : 1;
+    int runs = (int) (5000 * scale), phase = (int) (2000 * scale), lambdaRuns = (int) (3000 * scale), osr = (int) (20_000_000 * scale);
     JitHot[] hs = new JitHot[8];
     for (int i = 0; i < 8; i++) hs[i] = new JitHot(i);
     long s = 0;
-    for (int i = 0; i < 5000 * scale; i++) s += run(hs, 1000);
+    for (int i = 0; i < runs; i++) s += run(hs, 1000);
     // first monomorphic, then polymorphic, then megamorphic: call sites and inline caches get rewritten
     Shape[] one = { new Square(3) };
     Shape[] two = { new Square(3), new Rect(2, 5) };
     Shape[] three = { new Square(3), new Rect(2, 5), new Tri(4, 6) };
     long a = 0;
-    for (int i = 0; i < 2000 * scale; i++) a += areas(one, 100);
-    for (int i = 0; i < 2000 * scale; i++) a += areas(two, 100);
-    for (int i = 0; i < 2000 * scale; i++) a += areas(three, 100);
+    for (int i = 0; i < phase; i++) a += areas(one, 100);
+    for (int i = 0; i < phase; i++) a += areas(two, 100);
+    for (int i = 0; i < phase; i++) a += areas(three, 100);
     // a lambda (a hidden class) inlined into compiled code
     long l = 0;
-    for (int i = 0; i < 3000 * scale; i++) l += lambdas(x -> x * 3 + 1, 100);
+    for (int i = 0; i < lambdaRuns; i++) l += lambdas(x -> x * 3 + 1, 100);
     long t = 0;
-    for (int i = 0; i < 20_000_000 * scale; i++) t += hs[i & 7].getV() ^ i; // OSR
+    for (int i = 0; i < osr; i++) t += hs[i & 7].getV() ^ i; // OSR
     System.out.println("run=" + s + " areas=" + a + " lambdas=" + l + " osr=" + t);
   }
 }
