@@ -403,9 +403,9 @@ uint32_t methodId(Agent& a, jmethodID m) {
     if (it != a.classIds.end()) classId = it->second;
   }
   // a class with no CLASS record yet (compiled methods can be reported before VMInit names the start-up classes,
-  // and a hidden class is rebuilt when first used): named or rebuilt now
+  // and a hidden class is rebuilt when first used): named or rebuilt now; it was loaded earlier (REPLAY)
   if (classId == kNoClass && cls && a.opts.classes && !className.empty() && className[0] != '[')
-    classId = recordClass(a, jni, cls, loaderRef.obj, lid, className);
+    classId = recordClass(a, jni, cls, loaderRef.obj, lid, className, true);
   std::lock_guard<std::mutex> lk(a.methodMu);
   auto it = a.methodIds.find(m);
   if (it != a.methodIds.end()) return knownMethodLocked(a, it->second);
