@@ -207,14 +207,22 @@ describe.each(available.map((j) => [j.label, j] as [string, Jdk]))('agent on %s'
     expect(jit.classes.problems).toEqual([]);
   });
 
-  test('classes=path (the default): no ClassFileLoadHook; classes are named, their bytes read from the runtime image and the class path', () => {
+  /** JitHot run with the agent's `classes` mode: its trace, VM_INFO and a flag reader (the run is removed after). */
+  const withClassesRun = (mode: string, check: (run: { dir: string }, trace: ReturnType<typeof readTrace>, vm: any, flag: (n: string) => any, classDir: string) => void) => {
     const classDir = path.join(EXAMPLES, 'jit-hot', 'classes');
-    const run = runWithAgent(jdk.java, `path-${jdk.label}`, 'classes=path', ['-cp', classDir, 'JitHot']);
+    const run = runWithAgent(jdk.java, `${mode}-${jdk.label}`, `classes=${mode}`, ['-cp', classDir, 'JitHot']);
     try {
       expect(run.result.status).toBe(0);
       const trace = readTrace(run.dir);
       const vm = trace.byType('VM_INFO')[0].payload;
-      const flag = (n: string) => vm.flags.find((f: { name: string }) => f.name === n)?.value;
+      check(run, trace, vm, (n) => vm.flags.find((f: { name: string }) => f.name === n)?.value, classDir);
+    } finally {
+      cleanup(run.dir);
+    }
+  };
+
+  test('classes=path (the default): no ClassFileLoadHook; classes are named, their bytes read from the runtime image and the class path', () => {
+    withClassesRun('path', (run, trace, vm, flag, classDir) => {
       expect(flag('jportal.runtime_image')).toBe(path.join(vm.java_home, 'lib', 'modules'));
       expect(flag('jportal.class_path')).toBe(classDir);
       expect(flag('jportal.working_dir')).toBe(process.cwd());
@@ -234,19 +242,11 @@ describe.each(available.map((j) => [j.label, j] as [string, Jdk]))('agent on %s'
       const key = `${app.find((r) => r.payload.name === 'JitHot')!.payload.loader}:JitHot`;
       expect(Buffer.from(model.classes.get(key)!).equals(Buffer.from(onDisk))).toBe(true);
       expect(model.problems.filter((p) => /class/.test(p))).toEqual([]);
-    } finally {
-      cleanup(run.dir);
-    }
+    });
   });
 
   test('classes=hook: class bytes come through ClassFileLoadHook, keeping class-data sharing', () => {
-    const classDir = path.join(EXAMPLES, 'jit-hot', 'classes');
-    const run = runWithAgent(jdk.java, `hook-${jdk.label}`, 'classes=hook', ['-cp', classDir, 'JitHot']);
-    try {
-      expect(run.result.status).toBe(0);
-      const trace = readTrace(run.dir);
-      const vm = trace.byType('VM_INFO')[0].payload;
-      const flag = (n: string) => vm.flags.find((f: { name: string }) => f.name === n)?.value;
+    withClassesRun('hook', (_run, trace, vm, flag) => {
       // (JDK 25 no longer has the flag in its flag table: there the named classes below are the evidence)
       if (flag('UseSharedSpaces') !== undefined || jdk.feature === 17) expect(flag('UseSharedSpaces')).toBe('true');
       expect(flag('jportal.runtime_image')).toBe(path.join(vm.java_home, 'lib', 'modules'));
@@ -260,9 +260,7 @@ describe.each(available.map((j) => [j.label, j] as [string, Jdk]))('agent on %s'
       expect(named.filter((r) => (r.flags & 1) === 1).length).toBeGreaterThan(100);
       expect(named.every((r) => r.payload.loader === 0 && r.payload.bytes.length === 0)).toBe(true);
       expect(named.some((r) => r.payload.name === 'java/lang/Object' && (r.flags & 1) === 1)).toBe(true);
-    } finally {
-      cleanup(run.dir);
-    }
+    });
   });
 
   test('hidden classes in inlining chains are reconstructed into class files javap accepts', () => {
