@@ -356,11 +356,6 @@ function addVersions(image: CodeImage, first: Omit<CodeSection, 'id' | 'settledF
 }
 
 /**
- * For each PcDesc pc: the immediate of a 32-bit `add r32, imm8/imm32` instruction that ends exactly at the pc
- * (PcDescs of compiled code mark the address after their instruction), when it is at least 2; else 0. Undefined
- * when no PcDesc has one. The encodings: [REX.B 41] 83 /0 ib and [REX.B 41] 81 /0 id with a register operand.
- */
-/**
  * The context of each of an nmethod's PcDescs: its innermost method and the (method, bci) frames around it; the
  * bcis of each context's PcDescs go into `contexts` (one per context of this nmethod).
  */
@@ -445,6 +440,11 @@ function addJumpTableArms(loads: { nm: NmethodInfo; code: Uint8Array; consts?: {
   }
 }
 
+/**
+ * For each PcDesc pc: the immediate of a 32-bit `add r32, imm8/imm32` instruction that ends exactly at the pc
+ * (PcDescs of compiled code mark the address after their instruction), when it is at least 2; else 0. Undefined
+ * when no PcDesc has one. The encodings: [REX.B 41] 83 /0 ib and [REX.B 41] 81 /0 id with a register operand.
+ */
 export function addImmediates(code: Uint8Array, begin: number, pcs: Float64Array): Int32Array | undefined {
   let out: Int32Array | undefined;
   const modrmAdd = (at: number) => at >= 0 && (code[at] & 0xf8) === 0xc0; // mod 11, reg /0 (add)
