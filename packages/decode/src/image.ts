@@ -70,7 +70,7 @@ export interface NmethodInfo {
   addImm?: Int32Array;
   /** Per PcDesc: its innermost frame's context (CodeImage.pcContexts) */
   ctx?: Int32Array;
-  /** Per PcDesc, 1 when it stands for the code at its pc, not the conditional jump that ends there: its event
+  /** Per PcDesc, 1 when it stands for the code at its pc, not the jump or return that ends there: its event
    * when a block starts at the pc (branch-pcdescs.ts); absent when none does */
   fallThrough?: Uint8Array;
   /** PcDescs added at the arms of C2's jump tables (jump-tables.ts; not the VM's): how many */

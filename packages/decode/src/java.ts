@@ -45,6 +45,9 @@ const MAX_SAVED_DEPTH = 32;
 /** How many of the newest saved calls a return is matched against. */
 const RESTORE_REACH = 16;
 
+/** How many caller events an inlined frame's exit waits behind (JavaEventBuilder.heldCount). */
+const MAX_HELD = 4;
+
 /** blockTargetOf of a method entry of class c: METHOD_ENTRY - c. */
 const METHOD_ENTRY = -2;
 
@@ -126,6 +129,7 @@ export class JavaEventBuilder implements FlowSink {
 
   /** The events so far, handed over: the builder starts a new stream (so the old one can be freed by its taker). */
   takeEvents(): EventStream {
+    this.releaseHeld();
     const e = this.events;
     this.events = new EventStream(16);
     return e;
@@ -176,6 +180,23 @@ export class JavaEventBuilder implements FlowSink {
    * the current chain, and without it the caller's return would end no frame.
    */
   private readonly savedNm = new Int32Array(CALL_RING);
+  /**
+   * Caller PcDescs held back, each of which would end inlined frames (the chain's frames below heldCommon) while
+   * the caller is not past their call site (its bci <= the call site's). C2 schedules the code of a caller and
+   * of its inlined callee into each other (with DebugNonSafepoints every instruction has its PcDesc), so the chain
+   * goes callee, caller, callee at one call site: one activation, not two. If the next chain re-enters the same
+   * call site the held events are dropped (they stood for the caller's bytecodes before the call, which
+   * completion fills in); anything else lets them go out as they came.
+   */
+  private readonly heldNm: NmethodInfo[] = [];
+  private readonly heldPc = new Int32Array(MAX_HELD);
+  private readonly heldTsc = new Float64Array(MAX_HELD);
+  private heldCount = 0;
+  private heldCommon = 0;
+  /** the pc of the first held PcDesc: a jump back to it or before it (a loop's next round) ends the wait */
+  private heldPc0 = 0;
+  /** caller events dropped because the callee's frame went on at the same call site */
+  reentries = 0;
   private readonly savedRet = new Float64Array(CALL_RING);
   private readonly savedDepth = new Int32Array(CALL_RING);
   private readonly savedChain = new Int32Array(CALL_RING * MAX_SAVED_DEPTH);
@@ -290,6 +311,8 @@ export class JavaEventBuilder implements FlowSink {
     const s = image.sections[sec];
     const viaBranch = this.prevKind !== BlockEnd.Next && this.prevKind !== BlockEnd.Cond;
     if (this.branchEvent >= 0) this.branchOutcome(b, start);
+    // held caller events wait only while the flow goes forward inside the nmethod's own code
+    if (this.heldCount > 0 && (sec !== this.prevSection || (this.prevKind > BlockEnd.Jump && this.prevKind !== BlockEnd.Next) || start < this.heldPc0)) this.releaseHeld();
     if (s.kind === SectionKind.Interpreter) {
       // entering the interpreter's exception or deoptimization codelets (once per visit)
       const special = this.blockSpecialOf(b, start);
@@ -343,6 +366,7 @@ export class JavaEventBuilder implements FlowSink {
       }
       this.compiledBlock(nm, b, start, B.end[b], tsc);
       const kind = B.kind[b];
+      if (kind === BlockEnd.Call || kind === BlockEnd.IndirectCall || kind === BlockEnd.Return) this.releaseHeld();
       if ((kind === BlockEnd.Call || kind === BlockEnd.IndirectCall) && this.chain.length > 0 && this.chain.length <= MAX_SAVED_DEPTH) this.saveChain(s.nmethod, B.end[b]);
       if (kind === BlockEnd.Return) {
         for (let i = 0; i < this.chain.length; i++) this.events.push(EventKind.Exit, i === this.chain.length - 1 ? EventSource.Compiled : EventSource.Inlined, this.chain[i], -1, -1, tsc);
@@ -404,13 +428,18 @@ export class JavaEventBuilder implements FlowSink {
     }
   }
 
-  /** The events of PcDesc `i` of `nm`: exits and entries of inlined frames as the chain changes, its bytecode. */
-  private pcDescEvents(nm: NmethodInfo, i: number, tsc: number): void {
-    const f0 = nm.frameStart[i];
+  /** The held caller events (heldNm) go out as they came. */
+  private releaseHeld(): void {
+    const n = this.heldCount;
+    if (n === 0) return;
+    this.heldCount = 0;
+    for (let k = 0; k < n; k++) this.pcDescEvents(this.heldNm[k], this.heldPc[k], this.heldTsc[k], false);
+  }
+
+  /** How many frames of the chain, from the root, PcDesc `i` of `nm` continues (same methods, same call sites). */
+  private commonFrames(nm: NmethodInfo, i: number): number {
     const f1 = nm.frameStart[i + 1];
-    const depth = f1 - f0;
-    if (depth === 0) return;
-    // common part with the current chain, from the root (last frame) inwards
+    const depth = f1 - nm.frameStart[i];
     const chain = this.chain;
     const bcis = this.chainBcis;
     let common = 0;
@@ -419,11 +448,46 @@ export class JavaEventBuilder implements FlowSink {
       const ci = chain.length - 1 - common;
       if (chain[ci] !== nm.frames[fi * 2]) break;
       // a caller frame must also be at the same call site to be the same activation
-      if (common < depth - 1 && ci > 0 && bcis[ci] !== nm.frames[fi * 2 + 1]) {
-        common++;
-        break;
-      }
+      if (common < depth - 1 && ci > 0 && bcis[ci] !== nm.frames[fi * 2 + 1]) return common + 1;
       common++;
+    }
+    return common;
+  }
+
+  /**
+   * The events of PcDesc `i` of `nm`: exits and entries of inlined frames as the chain changes, its bytecode.
+   * `hold`: a caller PcDesc that would end inlined frames before the caller is past their call site waits
+   * (heldNm).
+   */
+  private pcDescEvents(nm: NmethodInfo, i: number, tsc: number, hold = true): void {
+    const f0 = nm.frameStart[i];
+    const f1 = nm.frameStart[i + 1];
+    const depth = f1 - f0;
+    if (depth === 0) return;
+    const chain = this.chain;
+    const bcis = this.chainBcis;
+    // common part with the current chain, from the root (last frame) inwards
+    const common = this.commonFrames(nm, i);
+    if (this.heldCount > 0 && common > this.heldCommon) {
+      // the callee goes on at the same call site: the held caller events were out of order
+      this.reentries += this.heldCount;
+      this.heldCount = 0;
+    }
+    // back in a caller (no new frames): it must be past the call site to have left the callee
+    const b = nm.frames[f0 * 2 + 1];
+    const early = depth === common && common > 0 && chain.length > common && b >= 0 && b <= bcis[chain.length - common];
+    if (hold && early && this.heldCount < MAX_HELD && (this.heldCount === 0 || common === this.heldCommon)) {
+      this.heldNm[this.heldCount] = nm;
+      this.heldPc[this.heldCount] = i;
+      this.heldTsc[this.heldCount] = tsc;
+      if (this.heldCount++ === 0) this.heldPc0 = nm.pcs[i];
+      this.heldCommon = common;
+      return;
+    }
+    if (this.heldCount > 0) {
+      this.releaseHeld();
+      this.pcDescEvents(nm, i, tsc, hold);
+      return;
     }
     // exits for frames of the old chain deeper than the common part
     while (chain.length > common) {
@@ -514,12 +578,14 @@ export class JavaEventBuilder implements FlowSink {
   }
 
   disable(tsc: number): void {
+    this.releaseHeld();
     this.branchEvent = -1;
     this.prevKind = BlockEnd.IndirectJump;
     void tsc;
   }
 
   gap(reason: GapReason, fromOffset: number, toOffset: number, tscBegin: number, tscEnd: number): void {
+    this.releaseHeld();
     this.events.push(EventKind.Gap, EventSource.Other, -1, reason, -1, tscBegin, tscEnd);
     this.stats.gaps++;
     this.branchEvent = -1;

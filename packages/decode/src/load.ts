@@ -224,8 +224,7 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
     const idx = image.nmethods.length;
     image.nmethods.push(nm);
     nm.ctx = pcContextsOf(nm, image.pcContexts as Set<number>[]);
-    // (C2's code only: C1 labels its counter-overflow checks with the bci they count)
-    if (nm.level === 4) nm.fallThrough = fallThroughPcDescs({ codeBegin: nm.codeBegin, code: l.code, pcs: nm.pcs, frameStart: nm.frameStart, frames: nm.frames }, codeOf);
+    nm.fallThrough = fallThroughPcDescs({ codeBegin: nm.codeBegin, code: l.code, pcs: nm.pcs, frameStart: nm.frameStart, frames: nm.frames }, codeOf, nm.level === 4);
     const ps = (patches.get(nm.codeBegin) ?? []).filter((p) => p.tsc >= nm.loadTsc && p.tsc < nm.unloadTsc);
     const name = methods.get(nm.method);
     const label = name ? `${name.className}.${name.name}${name.signature}` : `method#${nm.method}`;

@@ -24,15 +24,27 @@ const codeOf = (id: number) => (id === M ? BYTECODE : undefined);
 describe('PcDescs that stand for the code after their jump', () => {
   test('a jump labeled with a constant arm is flagged; a branch bytecode on a jump, or an arm on a move, is not', () => {
     // je (ends 4) as ifeq; mov (ends 9) as iconst_1; jl (ends 0xb) as iconst_0 of `iconst_0; ireturn`
-    expect(Array.from(fallThroughPcDescs(pcDescs([[4, 1], [9, 4], [0xb, 6]]), codeOf) ?? [])).toEqual([0, 0, 1]);
+    expect(Array.from(fallThroughPcDescs(pcDescs([[4, 1], [9, 4], [0xb, 6]]), codeOf, true) ?? [])).toEqual([0, 0, 1]);
   });
 
   test('a label whose bytecodes can branch before the return is trusted', () => {
     // the jl labeled iload_0, whose block ends in ifeq (a loop head's test, say)
-    expect(fallThroughPcDescs(pcDescs([[4, 1], [0xb, 0]]), codeOf)).toBeUndefined();
+    expect(fallThroughPcDescs(pcDescs([[4, 1], [0xb, 0]]), codeOf, true)).toBeUndefined();
   });
 
   test('without the bytecode nothing is flagged', () => {
-    expect(fallThroughPcDescs(pcDescs([[0xb, 6]]), () => undefined)).toBeUndefined();
+    expect(fallThroughPcDescs(pcDescs([[0xb, 6]]), () => undefined, true)).toBeUndefined();
+  });
+
+  test('C1 code: nothing is flagged', () => {
+    expect(fallThroughPcDescs(pcDescs([[4, 1], [9, 4], [0xb, 6]]), codeOf, false)).toBeUndefined();
+  });
+
+  test('a PcDesc at the end of a ret or a jmp (an exception handler starting there) is flagged, whatever its bytecode', () => {
+    // 0 ret; 1 mov rsi, rax; 4 jmp short 0; 6 ret
+    const code = new Uint8Array([0xc3, 0x48, 0x89, 0xc6, 0xeb, 0xfa, 0xc3]);
+    const nm = { ...pcDescs([[1, 1], [4, 0], [6, 1]]), code };
+    expect(Array.from(fallThroughPcDescs(nm, codeOf, true) ?? [])).toEqual([1, 0, 1]);
+    expect(fallThroughPcDescs(nm, codeOf, false)).toBeUndefined();
   });
 });
