@@ -51,7 +51,16 @@ export interface CompletionStats {
   /** observed events taken back as hoisted: the frame's next event cannot follow them but follows the bytecode
    * before them (C2 moves a bytecode's instructions ahead of a branch, a field load above its null test) */
   hoisted: number;
+  /** inlined callees dropped as labels of shared code: entered and left just before their caller returns, at a
+   * call site the caller cannot reach without bytecodes whose PcDescs left no event */
+  sharedTails: number;
 }
+
+/** How deep callees that left no event are inserted: a silent callee's own invokes left none either. */
+const SILENT_DEPTH = 3;
+
+/** At most this many bytecode events of a callee entered and left just before its caller returns (sharedTail). */
+const SHARED_TAIL_EVENTS = 3;
 
 /** A compiled frame on the completion stack. Frames are reused by depth (no object per entry). */
 class CFrame {
@@ -162,7 +171,7 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
   const out = new EventStream(capacity);
   /** events handed on by flush(): positions in the output are `flushed + out.length` */
   let flushed = 0;
-  const stats: CompletionStats = { compiledIn: 0, merged: 0, inserted: 0, unfilled: 0, echoes: 0, callSites: 0, silentCallees: 0, unrolled: 0, hoisted: 0 };
+  const stats: CompletionStats = { compiledIn: 0, merged: 0, inserted: 0, unfilled: 0, echoes: 0, callSites: 0, silentCallees: 0, unrolled: 0, hoisted: 0, sharedTails: 0 };
   /** the stack: frames[0..depth); frames beyond are kept for reuse */
   const frames: CFrame[] = [];
   let depth = 0;
@@ -359,6 +368,27 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
     }
     return false;
   };
+  /**
+   * The inlined entry at input[i] (call site `site` of frame `caller`) is a label of shared code, not a call: the
+   * callee leaves again after at most SHARED_TAIL_EVENTS of its bytecodes and the caller returns at once, and
+   * every way from the caller's last bytecode to the call site passes a bytecode with a PcDesc in the caller's code
+   * that left no event (and that the frame was not at lately). C2 merges equal code: a leaf's `return 0` (its
+   * `xor eax, eax` before the epilogue) can carry the PcDesc of the same constant in an inlined callee's return.
+   * Returns the index of the callee's exit, or -1.
+   */
+  const sharedTail = (caller: CFrame, site: number, input: EventStream, i: number): number => {
+    if (caller.last < 0 || caller.ctx < 0) return -1;
+    const callee = input.method[i];
+    let j = i + 1;
+    for (let n = 0; j < input.length && input.kind[j] === EventKind.Bytecode && input.method[j] === callee; j++) if (++n > SHARED_TAIL_EVENTS) return -1;
+    if (j + 1 >= input.length || input.kind[j] !== EventKind.Exit || input.method[j] !== callee) return -1;
+    if (input.kind[j + 1] !== EventKind.Exit || input.method[j + 1] !== caller.method) return -1;
+    const code = methodOf(caller.method)?.code;
+    if (!code) return -1;
+    const avoid = universe.pcContexts[caller.ctx];
+    const blocked = (b: number) => b !== site && avoid.has(b) && !caller.wasAt(b);
+    return reachesAvoiding(code, caller.last, site, blocked) ? -1 : j;
+  };
   /** The frame stands at an invoke whose callee left no event: the callee's bytecodes, entry to return, when one
    * method fits and its path is unique and short. */
   const silentCallee = (f: CFrame, tsc: number) => {
@@ -366,15 +396,25 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
     const caller = methodOf(f.method);
     const op = caller?.code?.[f.last] ?? 0;
     if (op < 0xb6 || op > 0xb9) return;
-    const callee = universe.mostSpecificTarget(caller!, f.last);
-    if (!callee || !callee.code || callee.native) return;
+    insertCallee(caller!, f.last, tsc, SILENT_DEPTH);
+  };
+  /** The certain path of the callee of the invoke at `bci` of `caller`, and of the invokes on it (they left no
+   * event either), `depth` levels deep; false when there is none. */
+  const insertCallee = (caller: Method, bci: number, tsc: number, depth: number): boolean => {
+    const callee = universe.mostSpecificTarget(caller, bci);
+    if (!callee || !callee.code || callee.native) return false;
     const p = path(callee.id, -1, -1);
-    if (!p) return;
+    if (!p) return false;
     out.push(EventKind.Entry, EventSource.Inlined, callee.id, -1, -1, tsc, INFERRED_ENTRY);
-    for (let k = 0; k < p.length; k++) out.push(EventKind.Bytecode, EventSource.Inlined, callee.id, p[k], callee.code[p[k]], tsc, INFERRED);
+    for (let k = 0; k < p.length; k++) {
+      const op = callee.code[p[k]];
+      out.push(EventKind.Bytecode, EventSource.Inlined, callee.id, p[k], op, tsc, INFERRED);
+      if (depth > 1 && op >= 0xb6 && op <= 0xb9) insertCallee(callee, p[k], tsc, depth - 1);
+    }
     out.push(EventKind.Exit, EventSource.Inlined, callee.id, -1, -1, tsc, INFERRED_ENTRY);
     stats.inserted += p.length;
     stats.silentCallees++;
+    return true;
   };
 
   const feed = (input: EventStream): void => {
@@ -391,6 +431,12 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
         const m = caller && methodOf(caller.method);
         const code = m?.code;
         const ahead = !!code && site >= 0 && site < code.length && (caller!.last < 0 || distance(m!, caller!.last, site) >= 0);
+        const tail = caller && ahead && caller.last !== site ? sharedTail(caller, site, input, i) : -1;
+        if (tail >= 0) {
+          stats.sharedTails++;
+          i = tail;
+          continue;
+        }
         if (caller && ahead && caller.last !== site) {
           // an inlined callee begins: its caller has reached the call site (the callee's code may come first in
           // the machine code, before any event of the caller's own bytecodes up to the call)
@@ -680,4 +726,20 @@ function shortest(code: Uint8Array, from: number, to: number): Int32Array | null
   }
   if (from === -1 && to !== 0 && bcis[bcis.length - 1] !== 0) bcis.push(0);
   return Int32Array.from(bcis.reverse());
+}
+
+/** Whether some way through the method's successors leads from `from` to `to` without a bytecode `blocked` says no to. */
+function reachesAvoiding(code: Uint8Array, from: number, to: number, blocked: (bci: number) => boolean): boolean {
+  const seen = new Set<number>([from]);
+  const todo = [from];
+  while (todo.length) {
+    const b = todo.pop()!;
+    for (const t of successors(code, b)) {
+      if (t === to) return true;
+      if (t < 0 || seen.has(t) || blocked(t)) continue;
+      seen.add(t);
+      todo.push(t);
+    }
+  }
+  return false;
 }

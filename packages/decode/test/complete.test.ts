@@ -7,6 +7,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { completeCompiled, EventKind, EventSource, EventStream, MethodUniverse } from '../src';
+import { COMPILED_CONTEXT } from '../src/events';
 import type { JvmModel } from '../src';
 import { addImmediates, loopSteps } from '../src/load';
 
@@ -21,6 +22,11 @@ public class Loop {
     int r = x;
     if (x > 0) { r = r * 3 + 1; r = r * 3 + 2; } else { r = r * 5 + 1; r = r * 5 + 2; }
     return r;
+  }
+  static final class Node { int value; Node left, right; }
+  static long sum(Node n) {
+    if (n == null) return 0;
+    return n.value + sum(n.left) + sum(n.right);
   }
   static int word(String s) {
     switch (s) {
@@ -45,7 +51,8 @@ maybe('completion of compiled frames', () => {
     const r = spawnSync('javac', ['-d', dir, path.join(dir, 'Loop.java')], { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(r.stderr);
     const bytes = new Uint8Array(fs.readFileSync(path.join(dir, 'Loop.class')));
-    const model = { methods: new Map(), classes: new Map([['0:Loop', bytes]]) } as unknown as JvmModel;
+    // one inlining context: sum's own PcDescs (at ifnonnull, the getfields and the ladds), as C2 compiles it
+    const model = { methods: new Map(), classes: new Map([['0:Loop', bytes]]), image: { pcContexts: [new Set([1, 10, 12, 18, 20, 26])] } } as unknown as JvmModel;
     universe = new MethodUniverse(model);
     code = (name) => {
       const m = universe.methods.find((x) => model.methods.get(x.id)?.name === name)!;
@@ -177,6 +184,41 @@ maybe('completion of compiled frames', () => {
     const out = complete('pick', [branch, ret]);
     expect(out.slice(out.indexOf(branch) + 1, out.indexOf(ret))).toEqual([]);
   });
+
+  describe('an inlined callee entered and left just before its caller returns', () => {
+    /** sum's activation: its own events at `outer` (context 0), then sum inlined at call site 15 with one event at
+     * bci 1, its exit and the caller's; the output as "bci" and "inlined bci" strings. */
+    const run = (outer: number[]): string[] => {
+      const { id, code: c } = code('sum');
+      const input = new EventStream(16);
+      input.push(EventKind.Entry, EventSource.Compiled, id, -1, -1, 1);
+      for (const b of outer) input.push(EventKind.Bytecode, EventSource.Compiled, id, b, c[b], 2, COMPILED_CONTEXT);
+      input.push(EventKind.Entry, EventSource.Inlined, id, -1, -1, 3, 16);
+      input.push(EventKind.Bytecode, EventSource.Inlined, id, 1, c[1], 3, COMPILED_CONTEXT * 2);
+      input.push(EventKind.Exit, EventSource.Inlined, id, -1, -1, 4);
+      input.push(EventKind.Exit, EventSource.Compiled, id, -1, -1, 4);
+      const { events, stats } = completeCompiled(universe, input);
+      const out: string[] = [];
+      for (let i = 0; i < events.length; i++) {
+        const inl = events.source[i] === EventSource.Inlined ? 'inlined ' : '';
+        if (events.kind[i] === EventKind.Bytecode) out.push(`${inl}${events.bci[i]}`);
+        else if (events.kind[i] === EventKind.Entry && inl) out.push('inlined entry');
+      }
+      out.push(`sharedTails ${stats.sharedTails}`);
+      return out;
+    };
+
+    test('at a call site the caller cannot reach without unseen PcDescs (10, 12): a label of shared code, dropped', () => {
+      // C2's `return 0` of a null node, labeled with the inlined callee's `lconst_0`: the caller returns 0
+      expect(run([1])).toEqual(['0', '1', '4', '5', 'sharedTails 1']);
+    });
+
+    test('when the caller was at those bytecodes, the callee is kept', () => {
+      const out = run([1, 12, 10]);
+      expect(out).toContain('inlined entry');
+      expect(out[out.length - 1]).toBe('sharedTails 0');
+    });
+  });
 });
 
 describe('loop steps in compiled code', () => {
@@ -197,4 +239,5 @@ describe('loop steps in compiled code', () => {
     expect([...loopSteps(addImmediates(code, base, pcs), frameStart, frames)!]).toEqual([0, 16, 256, 0]);
     expect(addImmediates(new Uint8Array(8).fill(0x90), base, Float64Array.from([base + 4]))).toBeUndefined();
   });
+
 });
