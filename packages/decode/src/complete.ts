@@ -266,6 +266,8 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
       for (let q = 0; q < loop.length; q++) {
         out.push(EventKind.Bytecode, f.source, f.method, loop[q], code[loop[q]], tsc, INFERRED);
         note(f, loop[q]);
+        // (a round that left no event: its invokes' callees left none either)
+        if (isInvoke(code[loop[q]])) insertCallee(m, loop[q], tsc, SILENT_DEPTH);
       }
       stats.inserted += loop.length;
       stats.unrolled++;
@@ -348,23 +350,30 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
     return true;
   };
   /**
-   * An event at a bytecode the frame was at recently, far ahead of where it stands (no short path: only around
-   * the loop), while the frame's next event is a short way ahead: an echo of the last iteration that C2 scheduled
-   * after the loop's back branch (a `ladd` of iteration i among the instructions of i + 1). `i` is its index in
-   * `input`; the next event is looked for among the few after it.
+   * An event at a bytecode the frame was at recently, while the frame's next event is a short way ahead: an echo
+   * of the last iteration that C2 scheduled after the loop's back branch (a `ladd` of iteration i among the
+   * instructions of i + 1), when the event is far ahead of where the frame stands (no short path: only around the
+   * loop), or a short way ahead but with the next event around the loop from it. `i` is its index in `input`; the
+   * next event is looked for among the few after it.
    */
   const isLateEcho = (f: CFrame, bci: number, input: EventStream, i: number): boolean => {
     if (f.last < 0 || !f.wasAt(bci)) return false;
     const m = methodOf(f.method);
     if (!m?.code) return false;
     const ahead = distance(m, f.last, bci);
-    if (ahead >= 0 && ahead <= MAX_FILL + 1) return false;
+    const near = ahead >= 0 && ahead <= MAX_FILL + 1;
     for (let j = i + 1; j < input.length && j <= i + 4; j++) {
       if (input.kind[j] !== EventKind.Bytecode || input.method[j] !== f.method) return false;
       const next = input.bci[j];
       if (next === bci) continue;
       const d = distance(m, f.last, next);
-      return d >= 1 && d <= MAX_FILL + 1 && (ahead < 0 || d < ahead);
+      if (d < 1 || d > MAX_FILL + 1) return false;
+      if (!near) return ahead < 0 || d < ahead;
+      // a short way ahead, but the next event lies around the loop from it: taking it would add a round that the
+      // next event, right ahead of the frame, says did not run (C2's unrolled body computes i + 1's index before
+      // i's sum, so a round's events come as 18 25 17 23 for a body 17 18 ... 23 25)
+      const back = distance(m, bci, next);
+      return back < 0 || ahead + back > d + MAX_FILL;
     }
     return false;
   };
@@ -521,6 +530,8 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
         if (kind !== EventKind.Exception) depth = 0;
       }
       out.push(kind, source, method, bci, input.opcode[i], tsc, input.aux[i]);
+      // a frame that begins has output nothing since: the first invoke on its first fill left no event either
+      if (compiled && (kind === EventKind.Entry || kind === EventKind.OsrEntry) && depth) frames[depth - 1].outAtLast = flushed + out.length;
     }
   };
   const flush = (sink: (events: EventStream) => void): void => {

@@ -23,6 +23,14 @@ public class Loop {
     if (x > 0) { r = r * 3 + 1; r = r * 3 + 2; } else { r = r * 5 + 1; r = r * 5 + 2; }
     return r;
   }
+  static long sumAt(int[] a, int n) {
+    long s = 0;
+    for (int i = 0; i < n; i++) s += a[i & 7];
+    return s;
+  }
+  int v;
+  int getV() { return v; }
+  static int twice(Loop h) { return h.getV() * 2; }
   static final class Node { int value; Node left, right; }
   static long sum(Node n) {
     if (n == null) return 0;
@@ -183,6 +191,53 @@ maybe('completion of compiled frames', () => {
     const ret = [...c.keys()].find((b) => c[b] === 0xac)!; // ireturn
     const out = complete('pick', [branch, ret]);
     expect(out.slice(out.indexOf(branch) + 1, out.indexOf(ret))).toEqual([]);
+  });
+
+  test("an unrolled round's events out of program order (i + 1's index before i's sum) are one round each", () => {
+    const { id, code: c } = code('sumAt');
+    const at = (op: number) => [...c.keys()].find((b) => c[b] === op)!;
+    const [test, iand, iaload, ladd, iinc] = [at(0xa2), at(0x7e), at(0x2e), at(0x61), at(0x84)];
+    // C2's pass of 4 rounds as jit-hot's run has it: each round a[i & 7], i + k, (i + k) & 7, then s += a[..] of
+    // the round before; the last round's i + 4 is the step (an add of 4: aux 4), then the loop test. Returns how
+    // many a[i & 7] the completion has.
+    const loads = (passes: number): number => {
+      const input = new EventStream(64);
+      input.push(EventKind.Entry, EventSource.Compiled, id, -1, -1, 1);
+      const ev = (b: number, aux = 0) => input.push(EventKind.Bytecode, EventSource.Compiled, id, b, c[b], 2, aux);
+      ev(test);
+      ev(iand);
+      for (let p = 0; p < passes; p++) {
+        for (let r = 0; r < 3; r++) [iaload, iinc, iand, ladd].forEach((b) => ev(b));
+        ev(iaload);
+        ev(ladd);
+        ev(iinc, 4);
+        ev(iand);
+        ev(test);
+      }
+      const { events } = completeCompiled(universe, input);
+      let n = 0;
+      for (let i = 0; i < events.length; i++) if (events.kind[i] === EventKind.Bytecode && events.bci[i] === iaload) n++;
+      return n;
+    };
+    // (the first pass is counted from the frame's last few bytecodes only, and can come out high: passes after it)
+    expect(loads(5) - loads(2)).toBe(4 * 3);
+  });
+
+  test("a frame's first fill passing an invoke inserts the callee (nothing was output since the frame began)", () => {
+    const twice = code('twice');
+    const getV = code('getV');
+    const input = new EventStream(8);
+    input.push(EventKind.Entry, EventSource.Compiled, twice.id, -1, -1, 1);
+    input.push(EventKind.Bytecode, EventSource.Compiled, twice.id, 5, twice.code[5], 2); // imul, after the invoke at 1
+    input.push(EventKind.Exit, EventSource.Compiled, twice.id, -1, -1, 3);
+    const { events } = completeCompiled(universe, input);
+    const seq: string[] = [];
+    for (let i = 0; i < events.length; i++) {
+      const who = events.method[i] === getV.id ? 'getV' : 'twice';
+      if (events.kind[i] === EventKind.Bytecode) seq.push(`${who} ${events.bci[i]}`);
+      else if (events.kind[i] === EventKind.Entry) seq.push(`${who} entry`);
+    }
+    expect(seq).toEqual(['twice entry', 'twice 0', 'twice 1', 'getV entry', 'getV 0', 'getV 1', 'getV 4', 'twice 4', 'twice 5', 'twice 6']);
   });
 
   describe('an inlined callee entered and left just before its caller returns', () => {
