@@ -54,7 +54,12 @@ export interface CompletionStats {
   /** inlined callees dropped as labels of shared code: entered and left just before their caller returns, at a
    * call site the caller cannot reach without bytecodes whose PcDescs left no event */
   sharedTails: number;
+  /** frames started again at their entry: their first events ran ahead of the guard that decided them */
+  restarts: number;
 }
+
+/** At most this many output events of a frame since its entry are taken back by restartAtEntry. */
+const RESTART_REACH = 32;
 
 /** How deep callees that left no event are inserted: a silent callee's own invokes left none either. */
 const SILENT_DEPTH = 3;
@@ -77,6 +82,8 @@ class CFrame {
   stepBci = -1;
   /** how many times the frame was at stepBci since its last step event */
   sinceStep = 0;
+  /** output position (counting flushed events) right after the frame's entry; -1 none (seen without entry, OSR) */
+  entryOut = -1;
   /** the inlining context of the frame's last observed event (CodeImage.pcContexts), -1 unknown */
   ctx = -1;
   /** the method's switches keyed by a local holding a constant (javac's string switch), or null */
@@ -114,6 +121,7 @@ class CFrame {
     this.sinceStep = 0;
     this.ctx = -1;
     this.observedAt = -1;
+    this.entryOut = -1;
   }
 }
 
@@ -171,7 +179,7 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
   const out = new EventStream(capacity);
   /** events handed on by flush(): positions in the output are `flushed + out.length` */
   let flushed = 0;
-  const stats: CompletionStats = { compiledIn: 0, merged: 0, inserted: 0, unfilled: 0, echoes: 0, callSites: 0, silentCallees: 0, unrolled: 0, hoisted: 0, sharedTails: 0 };
+  const stats: CompletionStats = { compiledIn: 0, merged: 0, inserted: 0, unfilled: 0, echoes: 0, callSites: 0, silentCallees: 0, unrolled: 0, hoisted: 0, sharedTails: 0, restarts: 0 };
   /** the stack: frames[0..depth); frames beyond are kept for reuse */
   const frames: CFrame[] = [];
   let depth = 0;
@@ -350,6 +358,30 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
     return true;
   };
   /**
+   * The frame's events so far (its own bytecodes only since its entry, at most RESTART_REACH of them) cannot be
+   * followed by one at `bci`, which its entry can reach: they ran ahead of their place, and the frame starts
+   * again at its entry. C2 computes an inlined fib's `n - 2` and `(n - 1) - 1` (bcis 17, 11) before its `n < 2`
+   * test (bci 2): with the test false, those never ran.
+   */
+  const restartAtEntry = (f: CFrame, bci: number): boolean => {
+    if (f.entryOut < 0 || f.last < 0) return false;
+    const from = f.entryOut - flushed;
+    if (from < 0 || out.length - from > RESTART_REACH) return false;
+    for (let k = from; k < out.length; k++) if (out.kind[k] !== EventKind.Bytecode || out.method[k] !== f.method) return false;
+    const m = methodOf(f.method);
+    if (!m?.code || distance(m, f.last, bci) >= 0 || (bci !== 0 && distance(m, 0, bci) < 0)) return false;
+    // (one event taken back is enough when the one before it leads here: takeBackHoisted)
+    if (f.beforeLast >= 0 && f.last === f.observedBci && distance(m, f.beforeLast, bci) >= 0) return false;
+    out.length = from;
+    f.recent.fill(-3);
+    f.recentAt = 0;
+    f.last = -1;
+    f.keyValue = UNKNOWN;
+    f.outAtLast = f.entryOut;
+    f.observedAt = -1;
+    return true;
+  };
+  /**
    * An event at a bytecode the frame was at recently, while the frame's next event is a short way ahead: an echo
    * of the last iteration that C2 scheduled after the loop's back branch (a `ladd` of iteration i among the
    * instructions of i + 1), when the event is far ahead of where the frame stands (no short path: only around the
@@ -475,6 +507,7 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
           stats.merged++;
           continue;
         }
+        if (restartAtEntry(f, bci)) stats.restarts++;
         if (isEcho(f, bci) || isLateEcho(f, bci, input, i)) {
           stats.echoes++;
           continue;
@@ -531,7 +564,10 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
       }
       out.push(kind, source, method, bci, input.opcode[i], tsc, input.aux[i]);
       // a frame that begins has output nothing since: the first invoke on its first fill left no event either
-      if (compiled && (kind === EventKind.Entry || kind === EventKind.OsrEntry) && depth) frames[depth - 1].outAtLast = flushed + out.length;
+      if (compiled && (kind === EventKind.Entry || kind === EventKind.OsrEntry) && depth) {
+        frames[depth - 1].outAtLast = flushed + out.length;
+        if (kind === EventKind.Entry) frames[depth - 1].entryOut = flushed + out.length;
+      }
     }
   };
   const flush = (sink: (events: EventStream) => void): void => {

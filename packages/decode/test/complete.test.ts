@@ -28,6 +28,7 @@ public class Loop {
     for (int i = 0; i < n; i++) s += a[i & 7];
     return s;
   }
+  static int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
   int v;
   int getV() { return v; }
   static int twice(Loop h) { return h.getV() * 2; }
@@ -221,6 +222,20 @@ maybe('completion of compiled frames', () => {
     };
     // (the first pass is counted from the frame's last few bytecodes only, and can come out high: passes after it)
     expect(loads(5) - loads(2)).toBe(4 * 3);
+  });
+
+  test("a frame's first events, computed ahead of the test that decides them (fib's n - 2, n - 1 - 1), start it again at its entry", () => {
+    const { code: c } = code('fib');
+    const at = (op: number, from = 0) => [...c.keys()].find((b) => b >= from && c[b] === op)!;
+    const test = at(0xa2); // if_icmpge: n < 2
+    const first = at(0x64); // isub: n - 1
+    const second = at(0x64, first + 1); // isub: n - 2
+    const call = at(0xb8); // invokestatic fib(n - 1)
+    // the test false: on to the first call
+    expect(complete('fib', [second, first, test, call])).toEqual([0, 1, test, first - 2, first - 1, first, call]);
+    // the test true: n is returned, the subtractions never ran
+    const ret = at(0xac); // ireturn
+    expect(activation('fib', [second, first, test])).toEqual([0, 1, test, test + 3, test + 4, ret]);
   });
 
   test("a frame's first fill passing an invoke inserts the callee (nothing was output since the frame began)", () => {
