@@ -367,11 +367,12 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
     if (f.entryOut < 0 || f.last < 0) return false;
     const from = f.entryOut - flushed;
     if (from < 0 || out.length - from > RESTART_REACH) return false;
-    for (let k = from; k < out.length; k++) if (out.kind[k] !== EventKind.Bytecode || out.method[k] !== f.method) return false;
+    // (the memoized distances first: most events follow the frame's last one)
     const m = methodOf(f.method);
     if (!m?.code || distance(m, f.last, bci) >= 0 || (bci !== 0 && distance(m, 0, bci) < 0)) return false;
     // (one event taken back is enough when the one before it leads here: takeBackHoisted)
     if (f.beforeLast >= 0 && f.last === f.observedBci && distance(m, f.beforeLast, bci) >= 0) return false;
+    for (let k = from; k < out.length; k++) if (out.kind[k] !== EventKind.Bytecode || out.method[k] !== f.method) return false;
     out.length = from;
     f.recent.fill(-3);
     f.recentAt = 0;
@@ -424,20 +425,19 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
     for (let n = 0; j < input.length && input.kind[j] === EventKind.Bytecode && input.method[j] === callee; j++) if (++n > SHARED_TAIL_EVENTS) return -1;
     if (j + 1 >= input.length || input.kind[j] !== EventKind.Exit || input.method[j] !== callee) return -1;
     if (input.kind[j + 1] !== EventKind.Exit || input.method[j + 1] !== caller.method) return -1;
-    const code = methodOf(caller.method)?.code;
-    if (!code) return -1;
+    const m = methodOf(caller.method);
+    if (!m?.code) return -1;
     const avoid = universe.pcContexts[caller.ctx];
     const blocked = (b: number) => b !== site && avoid.has(b) && !caller.wasAt(b);
-    return reachesAvoiding(code, caller.last, site, blocked) ? -1 : j;
+    return reachesAvoiding(universe.successors(m), caller.last, site, blocked) ? -1 : j;
   };
   /** The frame stands at an invoke whose callee left no event: the callee's bytecodes, entry to return, when one
    * method fits and its path is unique and short. */
   const silentCallee = (f: CFrame, tsc: number) => {
     if (f.last < 0 || f.outAtLast !== flushed + out.length) return;
     const caller = methodOf(f.method);
-    const op = caller?.code?.[f.last] ?? 0;
-    if (op < 0xb6 || op > 0xb9) return;
-    insertCallee(caller!, f.last, tsc, SILENT_DEPTH);
+    if (!caller?.code || !isInvoke(caller.code[f.last])) return;
+    insertCallee(caller, f.last, tsc, SILENT_DEPTH);
   };
   /** The certain path of the callee of the invoke at `bci` of `caller`, and of the invokes on it (they left no
    * event either), `depth` levels deep; false when there is none. */
@@ -450,7 +450,7 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
     for (let k = 0; k < p.length; k++) {
       const op = callee.code[p[k]];
       out.push(EventKind.Bytecode, EventSource.Inlined, callee.id, p[k], op, tsc, INFERRED);
-      if (depth > 1 && op >= 0xb6 && op <= 0xb9) insertCallee(callee, p[k], tsc, depth - 1);
+      if (depth > 1 && isInvoke(op)) insertCallee(callee, p[k], tsc, depth - 1);
     }
     out.push(EventKind.Exit, EventSource.Inlined, callee.id, -1, -1, tsc, INFERRED_ENTRY);
     stats.inserted += p.length;
@@ -776,12 +776,14 @@ function shortest(code: Uint8Array, from: number, to: number): Int32Array | null
 }
 
 /** Whether some way through the method's successors leads from `from` to `to` without a bytecode `blocked` says no to. */
-function reachesAvoiding(code: Uint8Array, from: number, to: number, blocked: (bci: number) => boolean): boolean {
+function reachesAvoiding(table: SuccessorTable, from: number, to: number, blocked: (bci: number) => boolean): boolean {
   const seen = new Set<number>([from]);
   const todo = [from];
   while (todo.length) {
-    const b = todo.pop()!;
-    for (const t of successors(code, b)) {
+    const o = table.of(todo.pop()!);
+    const list = table.list;
+    for (let k = 1; k <= list[o]; k++) {
+      const t = list[o + k];
       if (t === to) return true;
       if (t < 0 || seen.has(t) || blocked(t)) continue;
       seen.add(t);

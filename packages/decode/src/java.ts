@@ -180,6 +180,13 @@ export class JavaEventBuilder implements FlowSink {
    * the current chain, and without it the caller's return would end no frame.
    */
   private readonly savedNm = new Int32Array(CALL_RING);
+  private readonly savedRet = new Float64Array(CALL_RING);
+  private readonly savedDepth = new Int32Array(CALL_RING);
+  private readonly savedChain = new Int32Array(CALL_RING * MAX_SAVED_DEPTH);
+  private readonly savedBcis = new Int32Array(CALL_RING * MAX_SAVED_DEPTH);
+  /** entries in the ring: the newest is at (nsaved - 1) % CALL_RING; at most CALL_RING are kept */
+  private nsaved = 0;
+  private savedFloor = 0;
   /**
    * Caller PcDescs held back, each of which would end inlined frames (the chain's frames below heldCommon) while
    * the caller is not past their call site (its bci <= the call site's). C2 schedules the code of a caller and
@@ -195,15 +202,6 @@ export class JavaEventBuilder implements FlowSink {
   private heldCommon = 0;
   /** the pc of the first held PcDesc: a jump back to it or before it (a loop's next round) ends the wait */
   private heldPc0 = 0;
-  /** caller events dropped because the callee's frame went on at the same call site */
-  reentries = 0;
-  private readonly savedRet = new Float64Array(CALL_RING);
-  private readonly savedDepth = new Int32Array(CALL_RING);
-  private readonly savedChain = new Int32Array(CALL_RING * MAX_SAVED_DEPTH);
-  private readonly savedBcis = new Int32Array(CALL_RING * MAX_SAVED_DEPTH);
-  /** entries in the ring: the newest is at (nsaved - 1) % CALL_RING; at most CALL_RING are kept */
-  private nsaved = 0;
-  private savedFloor = 0;
   /**
    * if* templates: dispatch target -> [address of the template's first conditional jump, its target, its
    * fall-through], found by decoding the template (null: none within a few blocks).
@@ -470,7 +468,6 @@ export class JavaEventBuilder implements FlowSink {
     const common = this.commonFrames(nm, i);
     if (this.heldCount > 0 && common > this.heldCommon) {
       // the callee goes on at the same call site: the held caller events were out of order
-      this.reentries += this.heldCount;
       this.heldCount = 0;
     }
     // back in a caller (no new frames): it must be past the call site to have left the callee
