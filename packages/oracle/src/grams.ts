@@ -69,46 +69,67 @@ class HashIndex {
 }
 
 /**
- * Anchors in A[a0, a1) x B[b0, b1): grams occurring exactly once on each side (among the sampled ones: for long
- * regions only grams whose hash has some bits zero, about 2^18 per region, so tables stay small), chained into
- * the longest sequence increasing on both sides. Returns absolute positions (a[t], b[t]) of each gram's start.
+ * Anchors in A[a0, a1) x B[b0, b1): grams occurring equally often on each side, at most `maxCount` times (among
+ * the sampled ones: for long regions only grams whose hash has some bits zero, about 2^18 per region, so tables
+ * stay small), the t-th occurrence in A paired with the t-th in B, chained into the longest sequence increasing
+ * on both sides. maxCount 1 is patience diff's unique grams; more lets the rounds of a loop anchor (a gram of
+ * a loop's body runs once per round on both sides when the rounds decode whole). Returns absolute positions
+ * (a[t], b[t]) of each gram's start.
  */
-export function uniqueAnchors(keyA: Int32Array, a0: number, a1: number, keyB: Int32Array, b0: number, b1: number, k: number): { a: Int32Array; b: Int32Array } {
+export function countAnchors(keyA: Int32Array, a0: number, a1: number, keyB: Int32Array, b0: number, b1: number, k: number, maxCount = 1): { a: Int32Array; b: Int32Array } {
   const ga = gramHashes(keyA, a0, a1, k);
   const gb = gramHashes(keyB, b0, b1, k);
   const na = ga.hash.length;
+  const nb = gb.hash.length;
   let sampleMask = 0;
   while (na / (sampleMask + 1) > 1 << 18) sampleMask = 2 * sampleMask + 1;
   const sampled = (h: number) => ((h >>> 16) & sampleMask) === 0;
   const index = new HashIndex(Math.ceil(na / (sampleMask + 1)) + 16);
-  const onB = new Int32Array(index.hash.length).fill(-1); // B position, -2 = repeated
+  const slots = index.hash.length;
+  const countA = new Int32Array(slots);
+  const countB = new Int32Array(slots);
   for (let p = 0; p < na; p++) {
     const h = ga.hash[p];
     if (!ga.ok[p] || !sampled(h)) continue;
     const s = index.slot(h);
-    if (index.used[s]) index.value[s] = -2;
-    else {
+    if (!index.used[s]) {
       index.used[s] = 1;
       index.hash[s] = h;
-      index.value[s] = p;
     }
+    countA[s]++;
   }
-  for (let p = 0; p < gb.hash.length; p++) {
+  const slotOfB = new Int32Array(nb).fill(-1);
+  for (let p = 0; p < nb; p++) {
     const h = gb.hash[p];
     if (!gb.ok[p] || !sampled(h)) continue;
     const s = index.slot(h);
-    if (index.used[s]) onB[s] = onB[s] === -1 ? p : -2;
+    if (index.used[s]) {
+      countB[s]++;
+      slotOfB[p] = s;
+    }
   }
-  // candidate pairs in A order
+  // B positions of the eligible grams, grouped by slot in B order (counting sort)
+  const start = new Int32Array(slots + 1);
+  for (let s = 0; s < slots; s++) start[s + 1] = start[s] + (countA[s] > 0 && countA[s] === countB[s] && countA[s] <= maxCount ? countA[s] : 0);
+  const posB = new Int32Array(start[slots]);
+  const fill = start.slice(0, slots);
+  for (let p = 0; p < nb; p++) {
+    const s = slotOfB[p];
+    if (s >= 0 && start[s + 1] > start[s]) posB[fill[s]++] = p;
+  }
+  // candidate pairs in A order: the t-th occurrence on each side
+  const seen = new Int32Array(slots);
   const pa: number[] = [];
   const pb: number[] = [];
   for (let p = 0; p < na; p++) {
     const h = ga.hash[p];
     if (!ga.ok[p] || !sampled(h)) continue;
     const s = index.slot(h);
-    if (index.value[s] === p && onB[s] >= 0 && sameGram(keyA, a0 + p, keyB, b0 + onB[s], k)) {
+    if (start[s + 1] === start[s]) continue;
+    const q = posB[start[s] + seen[s]++];
+    if (sameGram(keyA, a0 + p, keyB, b0 + q, k)) {
       pa.push(a0 + p);
-      pb.push(b0 + onB[s]);
+      pb.push(b0 + q);
     }
   }
   return longestIncreasing(pa, pb);
