@@ -195,6 +195,8 @@ export class FlowDecoder {
   private readonly siteCache = new Map<number, number[]>();
   /** Call block -> the alternative target that last fitted there (tried first next time). */
   private readonly preferred = new Map<number, number>();
+  /** Call block -> the target a running search is trying there (what a read-ahead meeting the site again takes). */
+  private readonly assumed = new Map<number, number>();
   /** Call block -> full alternative searches in a row that found nothing. */
   private readonly futile = new Map<number, number>();
 
@@ -404,9 +406,16 @@ export class FlowDecoder {
             b = -1;
             continue;
           }
-          // (inside a read-ahead too, up to MAX_SPECULATION_DEPTH deep: the callee tried may itself hold call sites
-          // copied late)
-          if (kind === BlockEnd.Call && s.kind === SectionKind.Nmethod && this.specDepth < MAX_SPECULATION_DEPTH && !this.confirmed.has(b) && (this.mayBeStale(s, target, q.tsc) || image.dispatchStubs.has(target) || image.resolveStubs.has(target) || (s.settledFrom > q.tsc && this.siteVaries(sec, b, target)))) {
+          const resolved = kind === BlockEnd.Call && this.speculating ? (this.assumed.get(b) ?? (image.resolveStubs.has(target) ? this.preferred.get(b) : undefined)) : undefined;
+          if (resolved !== undefined && !image.resolveStubs.has(resolved)) {
+            // inside a read-ahead, a call site that the search this read-ahead belongs to is trying (it goes where
+            // it is assumed to go, whatever the image says: the image's version of it is what is in doubt), or a
+            // call to a resolution stub at a site already seen resolved: a site is resolved once, and its patch
+            // may be polled late or never (cleaned back when its target went not-entrant), so the image still
+            // shows the stub. A recursive callee meets its own call sites at every level, which nested read-aheads
+            // cannot follow past MAX_SPECULATION_DEPTH
+            target = resolved;
+          } else if (kind === BlockEnd.Call && s.kind === SectionKind.Nmethod && this.specDepth < MAX_SPECULATION_DEPTH && !this.confirmed.has(b) && (this.mayBeStale(s, target, q.tsc) || image.dispatchStubs.has(target) || image.resolveStubs.has(target) || (s.settledFrom > q.tsc && this.siteVaries(sec, b, target)))) {
             const chosen = this.chooseCallTarget(sec, b, target, retcomp);
             // call sites only move forward (unresolved -> resolved -> newer code): once the recorded target fits,
             // it fits from then on — when the read-ahead proved it, not when tracing merely stopped (a call that
@@ -563,14 +572,23 @@ export class FlowDecoder {
     const older = this.olderCompilation(target, ret, retcomp);
     if (older >= 0) return older;
     const pref = this.preferred.get(b);
-    if (pref !== undefined && pref !== target && this.fits(pref, ret, retcomp)) {
+    if (pref !== undefined && pref !== target && this.fitsAt(b, pref, ret, retcomp)) {
       this.stats.alternatives++;
       return pref;
     }
-    if (this.fits(target, ret, retcomp)) return target;
-    // inside a read-ahead only what this call site was seen to take (a full search nested in every candidate of
-    // the outer search costs more than the few gaps it saves)
-    if (this.speculating) return target;
+    if (this.fitsAt(b, target, ret, retcomp)) return target;
+    if (this.speculating) {
+      // inside a read-ahead only what this call site was seen to take (a full search nested in every candidate of
+      // the outer search costs more than the few gaps it saves), except at a call to a resolution stub: a
+      // recursive callee read ahead meets its own call sites, which the image may hold unresolved throughout (a
+      // site resolved to the method's own code and cleaned back once that code went not-entrant: no poll saw it
+      // resolved), so without the invoke's compiled callees there no candidate of the outer search fits
+      const nmIndex = image.sections[sec].nmethod;
+      if (image.resolveStubs.has(target) && this.callees && nmIndex >= 0) {
+        for (const alt of this.callees(nmIndex, ret, this.q.tsc)) if (alt !== target && alt !== pref && this.fitsAt(b, alt, ret, retcomp)) return alt;
+      }
+      return target;
+    }
     // a site where the full search found nothing several times running: what goes wrong there is not a stale
     // target (lost data, a wrong path before it); search again only now and then
     const misses = this.futile.get(b) ?? 0;
@@ -596,25 +614,35 @@ export class FlowDecoder {
     // what the same call held in the other versions of this code: a patch is seen by polling, so near a version
     // switch either side may have been in effect
     for (const alt of this.siteTargets(sec, b)) {
-      if (alt !== target && alt !== pref && this.fits(alt, ret, retcomp)) return alt;
+      if (alt !== target && alt !== pref && this.fitsAt(b, alt, ret, retcomp)) return alt;
     }
     for (const alt of this.alternatives(sec)) {
-      if (alt !== target && alt !== pref && this.fits(alt, ret, retcomp)) return alt;
+      if (alt !== target && alt !== pref && this.fitsAt(b, alt, ret, retcomp)) return alt;
     }
     // what the invoke can call: a monomorphic inline cache went straight to a compiled callee's entry
     const nmIndex = image.sections[sec].nmethod;
     if (this.callees && nmIndex >= 0) {
       for (const alt of this.callees(nmIndex, ret, tsc)) {
-        if (alt !== target && alt !== pref && this.fits(alt, ret, retcomp)) return alt;
+        if (alt !== target && alt !== pref && this.fitsAt(b, alt, ret, retcomp)) return alt;
       }
     }
     // a monomorphic inline cache to an interpreted method: the unverified entry of the callee's c2i adapter
     if (nmIndex >= 0) {
       for (const alt of image.c2iUnverifiedEntries) {
-        if (alt !== target && alt !== pref && this.fits(alt, ret, retcomp)) return alt;
+        if (alt !== target && alt !== pref && this.fitsAt(b, alt, ret, retcomp)) return alt;
       }
     }
     return -1;
+  }
+
+  /** fits(), with call block b taken as going to `target` wherever the read-ahead meets it again (recursion). */
+  private fitsAt(b: number, target: number, ret: number, retcomp: boolean): boolean {
+    const before = this.assumed.get(b);
+    this.assumed.set(b, target);
+    const ok = this.fits(target, ret, retcomp);
+    if (before === undefined) this.assumed.delete(b);
+    else this.assumed.set(b, before);
+    return ok;
   }
 
   /** Whether the last fits() that succeeded consumed its whole read-ahead budget (not ended by tracing stopping). */

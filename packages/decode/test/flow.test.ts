@@ -133,3 +133,41 @@ describe('flow layer on a hand-made code image', () => {
     }
   });
 });
+
+describe('call sites the image holds unresolved', () => {
+  /*
+   * A recursive compiled method f at 0x4000 whose call site still calls the static-call resolution stub in the
+   * image (its patch was polled late, or never: cleaned back once the method's code went not-entrant), while it
+   * ran resolved to f itself:
+   * 0x4000: test %esi,%esi     85 f6
+   * 0x4002: je 0x400c          74 08
+   * 0x4004: dec %esi           ff ce
+   * 0x4006: call 0x5000        e8 f5 0f 00 00   (the resolution stub)
+   * 0x400b: nop                90
+   * 0x400c: ret                c3
+   * 0x5000: call 0x9000        e8 fb 3f 00 00   (into the VM: outside the traced range)
+   */
+  const F = [0x85, 0xf6, 0x74, 0x08, 0xff, 0xce, 0xe8, 0xf5, 0x0f, 0x00, 0x00, 0x90, 0xc3];
+  const STUB = [0xe8, 0xfb, 0x3f, 0x00, 0x00];
+  function recursiveImage(): CodeImage {
+    const img = new CodeImage();
+    img.nmethods.push({ method: 1, codeBegin: 0x4000, codeEnd: 0x4000 + F.length, entry: 0x4000, verifiedEntry: 0x4000, osrEntry: -1, osrBci: -1, stubBegin: 0x4000 + F.length, level: 4, compileId: 1, loadTsc: 0, unloadTsc: Infinity, pcs: new Float64Array(0), frameStart: new Uint32Array(1), frames: new Int32Array(0) });
+    img.addSection({ kind: SectionKind.Nmethod, begin: 0x4000, end: 0x4000 + F.length, bytes: Uint8Array.from(F), name: 'f', validFrom: 0, validTo: Infinity, nmethod: 0, version: 0 });
+    img.addSection({ kind: SectionKind.Blob, begin: 0x5000, end: 0x5000 + STUB.length, bytes: Uint8Array.from(STUB), name: 'resolve_static_call', validFrom: 0, validTo: Infinity, nmethod: -1, version: 0 });
+    img.resolveStubs.add(0x5000);
+    img.ranges = [{ lo: 0x4000, hi: 0x6000 }];
+    return img;
+  }
+
+  test('a recursive method read ahead takes its own call site as the search assumes it: f(2) -> f(1) -> f(0) decode whole', () => {
+    const img = recursiveImage();
+    const rec = new Recorder(img);
+    // f(2): not taken, call; f(1): not taken, call; f(0): taken, ret (TIP 0x400b); f(1) ret (TIP 0x400b); f(2) ret leaves (PGD)
+    const stream = Uint8Array.from([...PSB, ...PSBEND, ...ip8(PGE, 0x4000), ...tnt([0, 0, 1]), ...ip8(TIP, 0x400b), ...ip8(TIP, 0x400b), ...PGD_NOIP]);
+    const st = new FlowDecoder(img, rec, () => [0x4000]).decode(stream, { retcomp: false, timing: TIMING });
+    const round = ['4000', '4002', '4004', '4006'];
+    expect(rec.insns.map((a) => a.toString(16))).toEqual([...round, ...round, '4000', '4002', '400c', '400b', '400c', '400b', '400c']);
+    expect(rec.events).toEqual(['enable 4000', 'disable']);
+    expect(st.gaps).toBe(0);
+  });
+});
