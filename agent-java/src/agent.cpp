@@ -44,30 +44,37 @@ std::string property(jvmtiEnv* j, const char* name) {
   return s;
 }
 
-// java.version is not a VM property; ask java.lang.System (live phase only)
-std::string javaVersion(JNIEnv* jni) {
-  std::string out;
-  jclass sys = jni->FindClass("java/lang/System");
-  jmethodID get = sys ? jni->GetStaticMethodID(sys, "getProperty", "(Ljava/lang/String;)Ljava/lang/String;") : nullptr;
-  jstring key = get ? jni->NewStringUTF("java.version") : nullptr;
-  jstring v = key ? (jstring)jni->CallStaticObjectMethod(sys, get, key) : nullptr;
-  if (jni->ExceptionCheck()) jni->ExceptionClear();
-  if (v) {
-    const char* c = jni->GetStringUTFChars(v, nullptr);
-    if (c) out = c;
-    jni->ReleaseStringUTFChars(v, c);
-    jni->DeleteLocalRef(v);
+// java.version is not a VM property. Asking java.lang.System would run Java code on the thread of the VMInit
+// callback (JNI FindClass from native code goes through the system class loader: ClassLoader.loadClass, then
+// System.getProperty), which the traced program does not do on its own: the JDK's `release` file names it, and
+// failing that java.vm.version up to its build number ("17.0.15+6-Debian-1deb12u1" -> "17.0.15") does.
+std::string javaVersion(jvmtiEnv* j) {
+  std::string home = property(j, "java.home");
+  if (!home.empty()) {
+    if (FILE* f = fopen((home + "/release").c_str(), "r")) {
+      char line[512];
+      std::string out;
+      while (fgets(line, sizeof line, f)) {
+        const char* key = "JAVA_VERSION=\"";
+        if (strncmp(line, key, strlen(key)) != 0) continue;
+        const char* v = line + strlen(key);
+        const char* end = strchr(v, '"');
+        if (end) out.assign(v, end);
+        break;
+      }
+      fclose(f);
+      if (!out.empty()) return out;
+    }
   }
-  if (key) jni->DeleteLocalRef(key);
-  if (sys) jni->DeleteLocalRef(sys);
-  return out;
+  std::string vm = property(j, "java.vm.version");
+  return vm.substr(0, vm.find('+'));
 }
 
-void recordVmInfo(Agent& a, JNIEnv* jni) {
+void recordVmInfo(Agent& a) {
   Payload p;
   p.u32((uint32_t)getpid());
-  std::string version = property(a.jvmti, "java.version");  // usually not a VM property: then ask System
-  p.str(version.empty() ? javaVersion(jni) : version);
+  std::string version = property(a.jvmti, "java.version");  // usually not a VM property: see javaVersion
+  p.str(version.empty() ? javaVersion(a.jvmti) : version);
   p.str(property(a.jvmti, "java.vm.version"));
   p.str(property(a.jvmti, "java.vm.vendor"));
   p.str(property(a.jvmti, "java.vm.name"));
@@ -152,7 +159,7 @@ void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv* jni, jthread) {
   CALLBACK_GUARD_BEGIN
   Agent& a = *gAgent;
   a.live = true;
-  recordVmInfo(a, jni);
+  recordVmInfo(a);
   a.ring.commit(VM_START, 0, Payload());
   // before the replay below: compiled methods of start-up classes must find them named
   if (a.opts.classes && !a.opts.classesEarly) recordImageClasses(a, jni);

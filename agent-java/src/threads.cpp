@@ -9,10 +9,12 @@ namespace jportal {
 
 namespace {
 
-// A long field of java.lang.Thread (`tid`, or the private `eetop` = its JavaThread*), or 0.
+// A long field of java.lang.Thread (`tid`, or the private `eetop` = its JavaThread*), or 0. The class is the
+// thread object's own (fields of java.lang.Thread are found from a subclass): JNI FindClass from a native callback
+// would load through the system class loader, running Java code the traced program does not run.
 jlong threadLongField(JNIEnv* jni, jthread t, const char* field) {
   if (!jni || !t) return 0;
-  jclass c = jni->FindClass("java/lang/Thread");
+  jclass c = jni->GetObjectClass(t);
   if (!c) {
     jni->ExceptionClear();
     return 0;
