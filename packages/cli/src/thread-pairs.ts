@@ -14,7 +14,9 @@ export interface ThreadPair {
   all: EventSeq;
   /** `all` without the events inside activations the oracle could not see (VM upcalls) */
   visible: EventSeq;
-  unseen: Omit<UnseenMask, 'decoded'>;
+  /** per event of `all`: 1 if `visible` keeps it */
+  visibleKeep: Uint8Array;
+  unseen: Omit<UnseenMask, 'decoded' | 'keep'>;
 }
 
 /** Method ids of the oracle's methods with bytecode, in `space`. */
@@ -45,7 +47,7 @@ export function* threadPairs(decoded: DecodedTrace, oracle: OracleDir, space: Me
     }
     const truth = oracleSequence(oracle, readOracleThread(oracle, ot), space);
     const all = decodedSequence(decoded.model, t, space, { fromTsc: decoded.model.vmStartTsc });
-    const { decoded: visible, ...unseen } = maskUnseen(truth, all, (m) => withCode.has(m));
-    yield { name: ot.name, decoded: t, oracle: ot, truth, all, visible, unseen };
+    const { decoded: visible, keep: visibleKeep, ...unseen } = maskUnseen(truth, all, (m) => withCode.has(m));
+    yield { name: ot.name, decoded: t, oracle: ot, truth, all, visible, visibleKeep, unseen };
   }
 }

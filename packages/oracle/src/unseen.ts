@@ -26,6 +26,8 @@ export interface UnseenMask {
   paired: number;
   /** decoded events dropped */
   droppedEvents: number;
+  /** per event of the decoded sequence given: 1 if `decoded` keeps it */
+  keep: Uint8Array;
 }
 
 /** Truth entries whose activation the oracle saw no bytecode of. `hasCode(method)`: the method has bytecode. */
@@ -111,7 +113,7 @@ export function maskUnseen(truth: EventSeq, decoded: EventSeq, hasCode: (method:
     out.bci[o] = decoded.bci[i];
     out.opcode[o++] = decoded.opcode[i];
   }
-  return { decoded: out, hiddenActivations, paired, droppedEvents: decoded.length - n };
+  return { decoded: out, hiddenActivations, paired, droppedEvents: decoded.length - n, keep };
 }
 
 /**

@@ -26,6 +26,7 @@ test('an activation the oracle saw no bytecode of is left out of the decoded sid
   expect(m.hiddenActivations).toBe(1);
   expect(m.paired).toBe(1);
   expect(m.droppedEvents).toBe(6); // everything strictly between E(2) and X(2)
+  expect(Array.from(m.keep)).toEqual([1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1]); // which of `decoded` it keeps
   const before = compareThread(truth, decoded);
   const after = compareThread(truth, m.decoded);
   expect(before.counts.relError).toBeGreaterThan(0);

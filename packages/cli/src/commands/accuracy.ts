@@ -158,9 +158,10 @@ export async function runAccuracy(o: AccuracyOptions): Promise<number> {
           thread: p.name,
           pmd,
           pdc: 1 - pmd,
-          overall: sequenceAccuracy(p.truth, p.all).accuracy,
-          // the bound of the same alignment `overall` is (all decoded events, wildcards included)
-          bound: p.truth.length ? alignmentBound(p.truth, p.all) / la.truthLength : 1,
+          // over what both sides could see, as DA and RA (and `jportal compare`)
+          overall: sequenceAccuracy(p.truth, p.visible).accuracy,
+          // the bound of the same alignment `overall` is (the decoded events it aligns, wildcards included)
+          bound: p.truth.length ? alignmentBound(p.truth, p.visible) / la.truthLength : 1,
           hotShared: hot.shared,
           hotOf: Math.max(hot.truth.length, hot.decoded.length),
         });

@@ -5,7 +5,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { decodeTrace, DecodeError } from '@jportal/decode';
-import { compareThread, formatDiff, MethodSpace, readOracle, ThreadComparison, UnseenMask } from '@jportal/oracle';
+import { callSequenceAccuracy, countError, formatDiff, hotMethodOverlap, MethodSpace, readOracle, sequenceAccuracy, ThreadComparison, UnseenMask } from '@jportal/oracle';
 import { threadPairs } from '../thread-pairs';
 import { CliError, ExitCode } from '../exit';
 import { stderrLogger } from '../log';
@@ -28,7 +28,7 @@ export interface ThreadReport {
   oracleTid: number;
   comparison: ThreadComparison;
   /** what was left out of the decoded side: activations the oracle could not see into */
-  unseen: Omit<UnseenMask, 'decoded'>;
+  unseen: Omit<UnseenMask, 'decoded' | 'keep'>;
 }
 
 export async function runCompare(o: CompareCommandOptions): Promise<number> {
@@ -47,28 +47,33 @@ export async function runCompare(o: CompareCommandOptions): Promise<number> {
   const reports: ThreadReport[] = [];
   const unmatched: string[] = [];
   for (const pair of threadPairs(decoded, oracle, space, o.thread, unmatched)) {
-    const { truth, all: dec, visible, unseen, decoded: t, oracle: ot } = pair;
-    // sequences are aligned as they are (extra decoded events cost nothing there); counts and hot methods are
-    // taken over what both sides could see
-    const all = compareThread(truth, dec, { pairs: o.diff !== undefined });
-    if (o.diff && all.sequence.pairs) {
+    const { truth, all: dec, visible, visibleKeep, unseen, decoded: t, oracle: ot } = pair;
+    // bytecodes are aligned over what both sides could see: the events inside activations the oracle could not
+    // see have no partner in the truth (it has none of their bytecodes), and a stretch of millions of them (a
+    // lambda's class spun at a call site) would only lead the windowed alignment astray. Calls are aligned as
+    // they are (the truth has the entries and exits inside those activations); counts and hot methods, like
+    // the bytecodes, over what both sides could see.
+    const sequence = sequenceAccuracy(truth, visible, { pairs: o.diff !== undefined });
+    if (o.diff && sequence.pairs) {
       fs.mkdirSync(o.diff, { recursive: true });
       const ev = t.events;
       const first = ev.length - dec.length; // decodedSequence drops the events before VMInit
+      // visible index -> index in the thread's events
+      const at = new Int32Array(visible.length);
+      for (let i = 0, v = 0; i < visibleKeep.length; i++) if (visibleKeep[i]) at[v++] = first + i;
       const SOURCES = ['interpreted', 'compiled', 'inlined', 'other'];
       const file = path.join(o.diff, `${ot.name.replace(/[^A-Za-z0-9._-]+/g, '_')}-${t.tid}.diff.txt`);
       fs.writeFileSync(
         file,
-        formatDiff(truth, dec, all.sequence.pairs, {
+        formatDiff(truth, visible, sequence.pairs, {
           names: space.names,
-          decodedTag: (i) => `[${SOURCES[ev.source[first + i]] ?? '?'}${ev.source[first + i] !== 0 && ev.aux[first + i] === 1 ? ', inferred' : ''}]`,
+          decodedTag: (i) => `[${SOURCES[ev.source[at[i]]] ?? '?'}${ev.source[at[i]] !== 0 && ev.aux[at[i]] === 1 ? ', inferred' : ''}]`,
         }),
       );
-      delete all.sequence.pairs;
+      delete sequence.pairs;
       log.info(`${ot.name}: diff written to ${file}`);
     }
-    const seen = compareThread(truth, visible);
-    reports.push({ name: ot.name, traceTid: t.tid, oracleTid: ot.tid, comparison: { sequence: all.sequence, calls: all.calls, counts: seen.counts, hot: seen.hot }, unseen });
+    reports.push({ name: ot.name, traceTid: t.tid, oracleTid: ot.tid, comparison: { sequence, calls: callSequenceAccuracy(truth, dec), counts: countError(truth, visible), hot: hotMethodOverlap(truth, visible) }, unseen });
   }
   if (reports.length === 0) throw new CliError(`compare: no thread of ${o.oracle} has a namesake in ${o.trace}${o.thread ? ` (asked for ${o.thread.join(', ')})` : ''}`, ExitCode.BadInput);
   const below = o.minAccuracy === undefined ? [] : reports.filter((r) => r.comparison.sequence.accuracy < o.minAccuracy!);
