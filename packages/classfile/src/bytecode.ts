@@ -102,19 +102,55 @@ export function successors(code: Uint8Array, bci: number): number[] {
   if (op === 0xa8) return [bci + v.getInt16(bci + 1)]; // jsr
   if (op === 0xc9) return [bci + v.getInt32(bci + 1)]; // jsr_w
   if (op === 0xaa || op === 0xab) {
-    const at = bci + 1 + ((4 - ((bci + 1) & 3)) & 3);
-    const out = new Set<number>([bci + v.getInt32(at)]);
-    if (op === 0xaa) {
-      const lo = v.getInt32(at + 4);
-      const hi = v.getInt32(at + 8);
-      for (let k = 0; k <= hi - lo; k++) out.add(bci + v.getInt32(at + 12 + 4 * k));
-    } else {
-      const pairs = v.getInt32(at + 4);
-      for (let k = 0; k < pairs; k++) out.add(bci + v.getInt32(at + 12 + 8 * k));
-    }
+    const t = switchTable(code, bci);
+    if (!t) return [];
+    const out = new Set<number>([t.defaultTarget]);
+    for (const x of t.targets) out.add(x);
     return [...out];
   }
   if ((op >= 0xac && op <= 0xb1) || op === 0xbf || op === 0xa9) return []; // *return, athrow, ret
   if (op === 0xc4 && code[bci + 1] === 0xa9) return []; // wide ret
   return [next];
+}
+
+/** The operands of a tableswitch or lookupswitch: its default target and, per case, the key and the target
+ * (absolute bcis), in the order the instruction lists them. */
+export interface SwitchTable {
+  defaultTarget: number;
+  keys: Int32Array;
+  targets: Int32Array;
+}
+
+/**
+ * The operands of the tableswitch or lookupswitch at `bci` (JVMS §6.5: padded to a 4-byte boundary from the start
+ * of the code), or undefined for another instruction or operands that run past the end of the code.
+ */
+export function switchTable(code: Uint8Array, bci: number): SwitchTable | undefined {
+  const op = code[bci];
+  if (op !== 0xaa && op !== 0xab) return undefined;
+  const at = (bci + 4) & ~3;
+  if (at + 12 > code.length) return undefined;
+  const v = new DataView(code.buffer, code.byteOffset, code.byteLength);
+  const defaultTarget = bci + v.getInt32(at);
+  if (op === 0xaa) {
+    const low = v.getInt32(at + 4);
+    const n = v.getInt32(at + 8) - low + 1;
+    if (n < 0 || at + 12 + 4 * n > code.length) return undefined;
+    const keys = new Int32Array(n);
+    const targets = new Int32Array(n);
+    for (let k = 0; k < n; k++) {
+      keys[k] = low + k;
+      targets[k] = bci + v.getInt32(at + 12 + 4 * k);
+    }
+    return { defaultTarget, keys, targets };
+  }
+  const n = v.getInt32(at + 4);
+  if (n < 0 || at + 8 + 8 * n > code.length) return undefined;
+  const keys = new Int32Array(n);
+  const targets = new Int32Array(n);
+  for (let k = 0; k < n; k++) {
+    keys[k] = v.getInt32(at + 8 + 8 * k);
+    targets[k] = bci + v.getInt32(at + 12 + 8 * k);
+  }
+  return { defaultTarget, keys, targets };
 }

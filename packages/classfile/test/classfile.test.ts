@@ -6,7 +6,7 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { ClassFormatError, forEachInstruction, lineOf, opcodeName, parseClass, successors } from '../src';
+import { ClassFormatError, forEachInstruction, lineOf, opcodeName, parseClass, successors, switchTable } from '../src';
 
 const SOURCE = `
 import java.util.*;
@@ -184,5 +184,28 @@ if (!haveJdk) console.warn('SKIP javap comparison: no javac/javap on PATH (insta
     const bad = Uint8Array.from(bytes);
     bad[10] = 99; // first constant pool tag
     expect(() => parseClass(bad, 'Sample.class')).toThrow(/Sample.class: byte 10: bad constant pool tag 99/);
+  });
+});
+
+describe('switchTable', () => {
+  const be32 = (x: number) => [(x >>> 24) & 0xff, (x >>> 16) & 0xff, (x >>> 8) & 0xff, x & 0xff];
+  test('tableswitch and lookupswitch operands, padded from the start of the code; cut-short operands are undefined', () => {
+    // bci 1: tableswitch (2 pad bytes), default +40, keys -1..1 -> +20, +24, +28
+    const table = Uint8Array.from([0x00, 0xaa, 0, 0, ...be32(40), ...be32(-1), ...be32(1), ...be32(20), ...be32(24), ...be32(28)]);
+    const t = switchTable(table, 1)!;
+    expect(t.defaultTarget).toBe(41);
+    expect(Array.from(t.keys)).toEqual([-1, 0, 1]);
+    expect(Array.from(t.targets)).toEqual([21, 25, 29]);
+    // bci 0: lookupswitch (3 pad bytes), default +12, keys 7 -> +30, 1000 -> +36
+    const lookup = Uint8Array.from([0xab, 0, 0, 0, ...be32(12), ...be32(2), ...be32(7), ...be32(30), ...be32(1000), ...be32(36)]);
+    const l = switchTable(lookup, 0)!;
+    expect(l.defaultTarget).toBe(12);
+    expect(Array.from(l.keys)).toEqual([7, 1000]);
+    expect(Array.from(l.targets)).toEqual([30, 36]);
+    expect(successors(lookup, 0).sort((a, b) => a - b)).toEqual([12, 30, 36]);
+    expect(switchTable(table.subarray(0, table.length - 1), 1)).toBeUndefined();
+    expect(switchTable(lookup.subarray(0, 20), 0)).toBeUndefined();
+    expect(successors(lookup.subarray(0, 20), 0)).toEqual([]);
+    expect(switchTable(table, 0)).toBeUndefined(); // a nop
   });
 });

@@ -13,6 +13,7 @@
  * and code other branches also reach, get nothing: a PcDesc there would claim more than the jump shows. A direct
  * branch of the dispatch to a block no table entry names is the switch's range check: the default arm.
  */
+import { switchTable } from '@jportal/classfile';
 import { Decoder, DecoderOptions, FlowControl, Instruction, Mnemonic, OpKind, Register } from 'iced-x86';
 
 /** A PcDesc to add: its pc, and its frames as (method, bci) pairs, innermost first. */
@@ -33,8 +34,6 @@ export interface JumpTableInput {
   frames: Int32Array;
 }
 
-const TABLESWITCH = 0xaa;
-const LOOKUPSWITCH = 0xab;
 /** how far before the indirect jump its table's address and range check are looked for (instructions) */
 const DISPATCH_WINDOW = 12;
 
@@ -48,26 +47,13 @@ export interface SwitchCases {
   keysOf(target: number): number[];
 }
 
-const s32 = (code: Uint8Array, at: number) => (code[at] << 24) | (code[at + 1] << 16) | (code[at + 2] << 8) | code[at + 3];
-
 /** The cases of the tableswitch or lookupswitch at `bci`, or undefined (another instruction, or cut short). */
 export function switchCases(code: Uint8Array, bci: number): SwitchCases | undefined {
-  const op = code[bci];
-  if (op !== TABLESWITCH && op !== LOOKUPSWITCH) return undefined;
-  let at = (bci + 4) & ~3;
-  if (at + 12 > code.length) return undefined;
-  const defaultTarget = bci + s32(code, at);
+  const table = switchTable(code, bci);
+  if (!table || table.keys.length > 0x10000) return undefined;
+  const defaultTarget = table.defaultTarget;
   const byKey = new Map<number, number>();
-  if (op === TABLESWITCH) {
-    const low = s32(code, at + 4);
-    const high = s32(code, at + 8);
-    if (high < low || high - low > 0xffff || at + 12 + (high - low + 1) * 4 > code.length) return undefined;
-    for (let k = low; k <= high; k++) byKey.set(k, bci + s32(code, at + 12 + (k - low) * 4));
-  } else {
-    const n = s32(code, at + 4);
-    if (n < 0 || n > 0xffff || at + 8 + n * 8 > code.length) return undefined;
-    for (let i = 0; i < n; i++) byKey.set(s32(code, at + 8 + i * 8), bci + s32(code, at + 12 + i * 8));
-  }
+  for (let k = 0; k < table.keys.length; k++) if (!byKey.has(table.keys[k])) byKey.set(table.keys[k], table.targets[k]);
   const keys = new Map<number, number[]>();
   for (const [k, t] of byKey) {
     let l = keys.get(t);

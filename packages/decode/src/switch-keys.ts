@@ -6,7 +6,8 @@
  * finds such switches in a method and searches paths that carry the local's value, so that completion draws the
  * arm the constant selects and not just any shortest one.
  */
-import { instructionLength, successors } from '@jportal/classfile';
+import { instructionLength, successors, switchTable } from '@jportal/classfile';
+import type { SwitchTable } from '@jportal/classfile';
 
 /** The local's value is not a known constant. */
 export const UNKNOWN = 0x100000000;
@@ -18,6 +19,8 @@ const AVOID_SLACK = 4;
 /** What one method's code says about its keyed switches; `of()` gives null for methods with none. */
 export class SwitchKeys {
   private readonly memo = new Map<string, Int32Array | null>();
+  /** the operands of the keyed switches asked about (null: malformed) */
+  private readonly tables = new Map<number, SwitchTable | null>();
 
   private constructor(
     readonly code: Uint8Array,
@@ -71,18 +74,11 @@ export class SwitchKeys {
   /** The successor a keyed switch at `bci` takes for `value` (UNKNOWN: -1). */
   target(bci: number, value: number): number {
     if (value === UNKNOWN) return -1;
-    const code = this.code;
-    const v = new DataView(code.buffer, code.byteOffset, code.byteLength);
-    const at = bci + 1 + ((4 - ((bci + 1) & 3)) & 3);
-    const dflt = bci + v.getInt32(at);
-    if (code[bci] === 0xaa) {
-      const lo = v.getInt32(at + 4);
-      const hi = v.getInt32(at + 8);
-      return value >= lo && value <= hi ? bci + v.getInt32(at + 12 + 4 * (value - lo)) : dflt;
-    }
-    const pairs = v.getInt32(at + 4);
-    for (let k = 0; k < pairs; k++) if (v.getInt32(at + 8 + 8 * k) === value) return bci + v.getInt32(at + 12 + 8 * k);
-    return dflt;
+    let table = this.tables.get(bci);
+    if (table === undefined) this.tables.set(bci, (table = switchTable(this.code, bci) ?? null));
+    if (!table) return -1;
+    for (let k = 0; k < table.keys.length; k++) if (table.keys[k] === value) return table.targets[k];
+    return table.defaultTarget;
   }
 
   /** The keyed switch that `bci` is (or loads the key of), or -1. */

@@ -1,4 +1,4 @@
-import { instructionLength } from '@jportal/classfile';
+import { instructionLength, switchTable } from '@jportal/classfile';
 import { CfgError } from './errors';
 import { InsnKind, insnKind } from './kinds';
 
@@ -49,24 +49,10 @@ export function jumpTargets(code: Uint8Array, bci: number, keys?: number[]): num
   const v = new DataView(code.buffer, code.byteOffset, code.byteLength);
   if ((op >= 0x99 && op <= 0xa8) || op === 0xc6 || op === 0xc7) return [bci + v.getInt16(bci + 1)];
   if (op === 0xc8 || op === 0xc9) return [bci + v.getInt32(bci + 1)];
-  if (op !== 0xaa && op !== 0xab) return [];
-  const at = bci + 1 + ((4 - ((bci + 1) & 3)) & 3);
-  const out = [bci + v.getInt32(at)];
-  if (op === 0xaa) {
-    const lo = v.getInt32(at + 4);
-    const hi = v.getInt32(at + 8);
-    for (let k = 0; k <= hi - lo; k++) {
-      out.push(bci + v.getInt32(at + 12 + 4 * k));
-      keys?.push(lo + k);
-    }
-  } else {
-    const pairs = v.getInt32(at + 4);
-    for (let k = 0; k < pairs; k++) {
-      keys?.push(v.getInt32(at + 8 + 8 * k));
-      out.push(bci + v.getInt32(at + 12 + 8 * k));
-    }
-  }
-  return out;
+  const table = switchTable(code, bci);
+  if (!table) return [];
+  if (keys) for (const k of table.keys) keys.push(k);
+  return [table.defaultTarget, ...table.targets];
 }
 
 /** True when control never continues at the next instruction (goto, jsr, ret, switch, return, athrow). */
