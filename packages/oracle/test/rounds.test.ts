@@ -51,3 +51,55 @@ describe('rounds of a loop', () => {
     120_000,
   );
 });
+
+describe('recovered events', () => {
+  test('a recovered copy of a stretch unique in the truth anchors nothing: it would split a lossy loop far off its diagonal', () => {
+    const r = rng(21);
+    const prog = program(r, 10);
+    const out = new Builder();
+    const run = (b: number) => {
+      for (const e of prog[b]) out.push(0, e.method, e.bci, e.opcode);
+    };
+    // start-up (blocks 0-1, once), the way into the loop (block 2, once), 300 alike rounds (blocks 3-6), the end (7-9)
+    run(0);
+    run(1);
+    const into = out.length;
+    run(2);
+    const rounds = out.length;
+    for (let i = 0; i < 300; i++) for (let b = 3; b <= 6; b++) run(b);
+    const ending = out.length;
+    for (let b = 7; b <= 9; b++) run(b);
+    const truth = out.seq();
+    // the decoded side: the way into the loop lost, the end lost, and recovery's copy of the way into the loop put
+    // into a gap late in the loop (its events are marked recovered)
+    const late = rounds + Math.floor(0.9 * (ending - rounds));
+    const d = new Builder();
+    const origin: number[] = [];
+    const copy = (i: number, o: number) => {
+      d.push(0, truth.method[i], truth.bci[i], truth.opcode[i]);
+      origin.push(o);
+    };
+    for (let i = 0; i < into; i++) copy(i, 0);
+    // a fill that went wrong where the way into the loop was lost (the windowed extension stops in it)
+    for (let k = 0; k < 2_000; k++) {
+      d.push(0, 2_000_000 + (k % 499), 0, 251);
+      origin.push(2);
+    }
+    for (let i = rounds; i < ending; i++) {
+      if (i === late) for (let k = into; k < rounds; k++) copy(k, 2);
+      copy(i, 0);
+    }
+    // and it ends in what the truth does not have (the truth's last activations hidden from the oracle, say)
+    for (let k = 0; k < 10_000; k++) {
+      d.push(0, 1_000_000 + (k % 977), 0, 250);
+      origin.push(0);
+    }
+    const decoded = { ...d.seq(), origin: Uint8Array.from(origin) };
+    const kept = into + (ending - rounds); // the truth events the decoded side has, in order
+    const res = sequenceAccuracy(truth, decoded, { exactMaxEdits: 0 });
+    const asObserved = sequenceAccuracy(truth, { ...decoded, origin: new Uint8Array(decoded.length) }, { exactMaxEdits: 0 });
+    console.log(`recovered copy: ${res.matched} of ${kept} kept matched; the same events taken as observed: ${asObserved.matched}`);
+    expect(res.matched).toBeGreaterThanOrEqual(kept - 0.001 * truth.length);
+    expect(asObserved.matched).toBeLessThan(0.5 * kept); // the copy, anchoring, splits the loop far off its diagonal
+  });
+});
