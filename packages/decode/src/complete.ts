@@ -56,6 +56,8 @@ export interface CompletionStats {
   sharedTails: number;
   /** frames started again at their entry: their first events ran ahead of the guard that decided them */
   restarts: number;
+  /** observed events at a `goto` dropped as labels of the code where two ways join (the frame passed its target) */
+  joinLabels: number;
 }
 
 /** At most this many output events of a frame since its entry are taken back by restartAtEntry. */
@@ -179,7 +181,7 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
   const out = new EventStream(capacity);
   /** events handed on by flush(): positions in the output are `flushed + out.length` */
   let flushed = 0;
-  const stats: CompletionStats = { compiledIn: 0, merged: 0, inserted: 0, unfilled: 0, echoes: 0, callSites: 0, silentCallees: 0, unrolled: 0, hoisted: 0, sharedTails: 0, restarts: 0 };
+  const stats: CompletionStats = { compiledIn: 0, merged: 0, inserted: 0, unfilled: 0, echoes: 0, callSites: 0, silentCallees: 0, unrolled: 0, hoisted: 0, sharedTails: 0, restarts: 0, joinLabels: 0 };
   /** the stack: frames[0..depth); frames beyond are kept for reuse */
   const frames: CFrame[] = [];
   let depth = 0;
@@ -358,6 +360,25 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
     return true;
   };
   /**
+   * An event at a `goto` that the frame cannot reach shortly, whose target it can: C2 gives the code where two
+   * ways join the PcDesc of the goto that ends one of them, so the other way passes it too. String.hashCode
+   * inlined: `ifne 58` taken (the hash is cached) runs the code at 58, labelled `goto 58` at bci 50 (the end of
+   * the way that stored hashIsZero): the frame passed 58, not the goto.
+   */
+  const isJoinLabel = (f: CFrame, bci: number): boolean => {
+    if (f.last < 0) return false;
+    const m = methodOf(f.method);
+    const code = m?.code;
+    if (!code) return false;
+    const op = code[bci];
+    if ((op !== 0xa7 || bci + 3 > code.length) && (op !== 0xc8 || bci + 5 > code.length)) return false;
+    const target = bci + (op === 0xa7 ? ((code[bci + 1] << 24) >> 16) | code[bci + 2] : (code[bci + 1] << 24) | (code[bci + 2] << 16) | (code[bci + 3] << 8) | code[bci + 4]);
+    const d = distance(m, f.last, bci);
+    if (d >= 0 && d <= MAX_FILL + 1) return false;
+    const dt = distance(m, f.last, target);
+    return dt >= 0 && dt <= MAX_FILL + 1;
+  };
+  /**
    * The frame's events so far (its own bytecodes only since its entry, at most RESTART_REACH of them) cannot be
    * followed by one at `bci`, which its entry can reach: they ran ahead of their place, and the frame starts
    * again at its entry. C2 computes an inlined fib's `n - 2` and `(n - 1) - 1` (bcis 17, 11) before its `n < 2`
@@ -510,6 +531,10 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
         if (restartAtEntry(f, bci)) stats.restarts++;
         if (isEcho(f, bci) || isLateEcho(f, bci, input, i)) {
           stats.echoes++;
+          continue;
+        }
+        if (isJoinLabel(f, bci)) {
+          stats.joinLabels++;
           continue;
         }
         takeBackHoisted(f, bci);

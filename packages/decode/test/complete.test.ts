@@ -37,6 +37,17 @@ public class Loop {
     if (n == null) return 0;
     return n.value + sum(n.left) + sum(n.right);
   }
+  int hash;
+  boolean hashIsZero;
+  byte[] value;
+  int hashOf() {
+    int h = hash;
+    if (h == 0 && !hashIsZero) {
+      h = value.length * 31 + value[0];
+      if (h == 0) hashIsZero = true; else hash = h;
+    }
+    return h;
+  }
   static int word(String s) {
     switch (s) {
       case "alpha": return 1; case "beta": return 2; case "gamma": return 3; case "delta": return 4;
@@ -184,6 +195,22 @@ maybe('completion of compiled frames', () => {
     const out = complete('work', [lmul, ladd, step, ladd, lmul]);
     const after = out.slice(out.indexOf(step) + 1);
     expect(after.map((b) => c[b])).toEqual([0xa7 /* goto */, 0x15 /* iload */, 0x1b /* iload_1 */, 0xa2 /* if_icmpge */, 0x20 /* lload_2 */, 0x14 /* ldc2_w */, 0x69 /* lmul */]);
+  });
+
+  test("a `goto` the frame cannot reach shortly, whose target it can, labels the code where two ways join: dropped", () => {
+    const { code: c } = code('hashOf');
+    // hashOf (String.hashCode's shape): ... iload_1; ifne JOIN; ...; putfield hashIsZero; goto JOIN; ...; JOIN: iload_1; ireturn
+    const cached = [...c.keys()].find((b) => c[b] === 0x9a)!; // the first ifne (h != 0)
+    const join = cached + ((c[cached + 1] << 24) >> 16 | c[cached + 2]);
+    const label = [...c.keys()].find((b) => c[b] === 0xa7)!; // goto JOIN
+    expect(label + ((c[label + 1] << 24) >> 16 | c[label + 2])).toBe(join);
+    // C2 ran the cached way (ifne taken) into the join's code, which carries the goto's PcDesc
+    const out = activation('hashOf', [1, cached, label]);
+    expect(out).not.toContain(label);
+    expect(out.slice(out.indexOf(cached) + 1)).toEqual([join, join + 1]);
+    // where the frame can reach the goto shortly (it stored hashIsZero), the goto stays
+    const store = [...c.keys()].find((b) => c[b] === 0xb5)!; // putfield hashIsZero
+    expect(activation('hashOf', [store, label])).toContain(label);
   });
 
   test('no long fill where two ways lead on (the arms of an if, each longer than a short path): nothing is guessed', () => {
