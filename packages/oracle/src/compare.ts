@@ -125,7 +125,11 @@ class BytecodeMatcher implements Matcher {
     this.keyA = Int32Array.from(a.opcode);
     // a decoded bytecode without opcode but with method and bci takes the truth's opcode there, if any
     const at = new PairTable();
-    for (let i = 0; i < a.length; i++) if (a.method[i] >= 0 && a.bci[i] >= 0 && a.opcode[i] >= 0) at.v0[at.slot(a.method[i], a.bci[i])] = a.opcode[i] + 1;
+    for (let i = 0; i < a.length; i++) {
+      if (a.method[i] < 0 || a.bci[i] < 0 || a.opcode[i] < 0) continue;
+      const s = at.slot(a.method[i], a.bci[i]); // (before reading at.v0: adding a key may grow the table)
+      at.v0[s] = a.opcode[i] + 1;
+    }
     this.keyB = new Int32Array(b.length);
     for (let j = 0; j < b.length; j++) {
       let key = b.opcode[j];
@@ -246,15 +250,21 @@ export function callSequenceAccuracy(truth: EventSeq, decoded: EventSeq, opts: S
  * Bytecode events counted per (method, bci): v0 the truth's, v1 the decoded side's (events with both known);
  * the truth's total, and the decoded events with and without method and bci.
  */
-function bytecodeCounts(truth: EventSeq, decoded: EventSeq): { t: PairTable; truthTotal: number; attributed: number; unattributed: number } {
+function bytecodeCounts(truth: EventSeq, decoded: EventSeq): { t: PairTable; truthTotal: number; truthUnattributed: number; attributed: number; unattributed: number } {
   const t = new PairTable();
   let truthTotal = 0;
+  let truthUnattributed = 0;
   let attributed = 0;
   let unattributed = 0;
   for (let i = 0; i < truth.length; i++) {
     if (truth.kind[i] !== EventKind.Bytecode) continue;
     truthTotal++;
-    if (truth.method[i] >= 0 && truth.bci[i] >= 0) t.v0[t.slot(truth.method[i], truth.bci[i])]++;
+    if (truth.method[i] < 0 || truth.bci[i] < 0) {
+      truthUnattributed++;
+      continue;
+    }
+    const s = t.slot(truth.method[i], truth.bci[i]); // (before reading t.v0: adding a key may grow the table)
+    t.v0[s]++;
   }
   for (let i = 0; i < decoded.length; i++) {
     if (decoded.kind[i] !== EventKind.Bytecode) continue;
@@ -263,9 +273,10 @@ function bytecodeCounts(truth: EventSeq, decoded: EventSeq): { t: PairTable; tru
       continue;
     }
     attributed++;
-    t.v1[t.slot(decoded.method[i], decoded.bci[i])]++;
+    const s = t.slot(decoded.method[i], decoded.bci[i]);
+    t.v1[s]++;
   }
-  return { t, truthTotal, attributed, unattributed };
+  return { t, truthTotal, truthUnattributed, attributed, unattributed };
 }
 
 /** Execution counts per (method, bci) of bytecode events, truth against decoded (decoded events with both known). */
@@ -290,7 +301,11 @@ export function countError(truth: EventSeq, decoded: EventSeq): CountError {
 
 function topMethods(s: EventSeq, k: number): MethodCount[] {
   const t = new PairTable();
-  for (let i = 0; i < s.length; i++) if (s.kind[i] === EventKind.Bytecode && s.method[i] >= 0) t.v0[t.slot(s.method[i], 0)]++;
+  for (let i = 0; i < s.length; i++) {
+    if (s.kind[i] !== EventKind.Bytecode || s.method[i] < 0) continue;
+    const slot = t.slot(s.method[i], 0); // (before reading t.v0: adding a key may grow the table)
+    t.v0[slot]++;
+  }
   const all: MethodCount[] = [];
   for (let slot = 0; slot < t.capacity; slot++) if (t.used[slot]) all.push({ method: t.ka[slot], count: t.v0[slot] });
   all.sort((x, y) => y.count - x.count || x.method - y.method);
@@ -377,8 +392,9 @@ export function lossAccuracy(truth: EventSeq, decoded: EventSeq, opts: SequenceO
  * most the truth's length.
  */
 export function alignmentBound(truth: EventSeq, decoded: EventSeq): number {
-  const { t, truthTotal, unattributed } = bytecodeCounts(truth, decoded);
+  const { t, truthTotal, truthUnattributed, unattributed } = bytecodeCounts(truth, decoded);
   let sum = 0;
   for (let s = 0; s < t.capacity; s++) if (t.used[s]) sum += Math.min(t.v0[s], t.v1[s]);
-  return Math.min(truthTotal, sum + unattributed);
+  // a bytecode without method or bci, on either side, may match any of the other side's
+  return Math.min(truthTotal, sum + unattributed + truthUnattributed);
 }

@@ -1,4 +1,4 @@
-import { compareThread, countError, hotMethodOverlap, lossAccuracy, Origin } from '../src';
+import { alignmentBound, compareThread, countError, hotMethodOverlap, lossAccuracy, Origin } from '../src';
 import { Ev, seqOf } from './gen';
 
 const at = (method: number, bci: number, times: number, opcode = 1): Ev[] => Array.from({ length: times }, () => ({ method, bci, opcode }));
@@ -105,5 +105,16 @@ describe('lossAccuracy', () => {
     // nothing recovered: RA is undefined (NaN), not 0 or 1
     decoded.origin = undefined;
     expect(Number.isNaN(lossAccuracy(truth, decoded).ra)).toBe(true);
+  });
+});
+
+describe('counts over many keys', () => {
+  test('the per-(method, bci) table keeps every count while it grows: the bound of a sequence against itself is its length', () => {
+    const evs: Ev[] = [];
+    for (let m = 0; m < 300; m++) for (let b = 0; b < 20; b++) evs.push({ method: m, bci: b, opcode: (m + b) % 200 });
+    const s = seqOf(evs);
+    expect(alignmentBound(s, s)).toBe(s.length);
+    expect(countError(s, s).absError).toBe(0);
+    expect(countError(s, s).attributedDecoded).toBe(s.length);
   });
 });
