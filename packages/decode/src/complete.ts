@@ -370,9 +370,11 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
     const m = methodOf(f.method);
     const code = m?.code;
     if (!code) return false;
-    const op = code[bci];
-    if ((op !== 0xa7 || bci + 3 > code.length) && (op !== 0xc8 || bci + 5 > code.length)) return false;
-    const target = bci + (op === 0xa7 ? ((code[bci + 1] << 24) >> 16) | code[bci + 2] : (code[bci + 1] << 24) | (code[bci + 2] << 16) | (code[bci + 3] << 8) | code[bci + 4]);
+    if (code[bci] !== 0xa7 && code[bci] !== 0xc8) return false; // goto, goto_w
+    const table = universe.successors(m);
+    const o = table.of(bci);
+    if (table.list[o] !== 1) return false;
+    const target = table.list[o + 1];
     const d = distance(m, f.last, bci);
     if (d >= 0 && d <= MAX_FILL + 1) return false;
     const dt = distance(m, f.last, target);

@@ -218,10 +218,8 @@ class Aligner {
       if (fi === bi || fj === bj || this.exact(fi, bi, fj, bj)) continue;
       // anchors split long stretches; a short one (two windows or less) takes forced steps directly
       const short = bi - fi + (bj - fj) <= 2 * this.window;
-      let { a, b } = short ? NONE : countAnchors(this.p.keyA, fi, bi, this.p.keyB, fj, bj, this.gram, 1);
-      // no unique gram: grams occurring equally often on both sides (a loop's rounds); unique ones first, since
-      // equal counts can pair occurrences that are not the same ones
-      if (!short && a.length === 0 && this.anchorCount > 1) ({ a, b } = countAnchors(this.p.keyA, fi, bi, this.p.keyB, fj, bj, this.gram, this.anchorCount));
+      // (unique grams; where there is none, grams occurring equally often on both sides: a loop's rounds)
+      const { a, b } = short ? NONE : countAnchors(this.p.keyA, fi, bi, this.p.keyB, fj, bj, this.gram, this.anchorCount);
       let ci = fi;
       let cj = fj;
       for (let t = 0; t < a.length; t++) {

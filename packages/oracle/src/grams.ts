@@ -72,9 +72,9 @@ class HashIndex {
  * Anchors in A[a0, a1) x B[b0, b1): grams occurring equally often on each side, at most `maxCount` times (among
  * the sampled ones: for long regions only grams whose hash has some bits zero, about 2^18 per region, so tables
  * stay small), the t-th occurrence in A paired with the t-th in B, chained into the longest sequence increasing
- * on both sides. maxCount 1 is patience diff's unique grams; more lets the rounds of a loop anchor (a gram of
- * a loop's body runs once per round on both sides when the rounds decode whole). Returns absolute positions
- * (a[t], b[t]) of each gram's start.
+ * on both sides; only unique grams when there are any. maxCount 1 is patience diff's unique grams; more lets
+ * the rounds of a loop anchor (a gram of a loop's body runs once per round on both sides when the rounds decode
+ * whole). Returns absolute positions (a[t], b[t]) of each gram's start.
  */
 export function countAnchors(keyA: Int32Array, a0: number, a1: number, keyB: Int32Array, b0: number, b1: number, k: number, maxCount = 1): { a: Int32Array; b: Int32Array } {
   const ga = gramHashes(keyA, a0, a1, k);
@@ -117,22 +117,28 @@ export function countAnchors(keyA: Int32Array, a0: number, a1: number, keyB: Int
     const s = slotOfB[p];
     if (s >= 0 && start[s + 1] > start[s]) posB[fill[s]++] = p;
   }
-  // candidate pairs in A order: the t-th occurrence on each side
-  const seen = new Int32Array(slots);
-  const pa: number[] = [];
-  const pb: number[] = [];
-  for (let p = 0; p < na; p++) {
-    const h = ga.hash[p];
-    if (!ga.ok[p] || !sampled(h)) continue;
-    const s = index.slot(h);
-    if (start[s + 1] === start[s]) continue;
-    const q = posB[start[s] + seen[s]++];
-    if (sameGram(keyA, a0 + p, keyB, b0 + q, k)) {
-      pa.push(a0 + p);
-      pb.push(b0 + q);
+  // candidate pairs in A order, of grams occurring at most `limit` times: the t-th occurrence on each side
+  const chain = (limit: number) => {
+    const seen = new Int32Array(slots);
+    const pa: number[] = [];
+    const pb: number[] = [];
+    for (let p = 0; p < na; p++) {
+      const h = ga.hash[p];
+      if (!ga.ok[p] || !sampled(h)) continue;
+      const s = index.slot(h);
+      const n = start[s + 1] - start[s];
+      if (n === 0 || n > limit) continue;
+      const q = posB[start[s] + seen[s]++];
+      if (sameGram(keyA, a0 + p, keyB, b0 + q, k)) {
+        pa.push(a0 + p);
+        pb.push(b0 + q);
+      }
     }
-  }
-  return longestIncreasing(pa, pb);
+    return longestIncreasing(pa, pb);
+  };
+  // unique grams first (equal counts can pair occurrences that are not the same ones); the others where none is
+  const unique = chain(1);
+  return unique.a.length > 0 || maxCount <= 1 ? unique : chain(maxCount);
 }
 
 /** The longest chain of pairs (given in increasing a) that also increases strictly in b (patience sorting). */
