@@ -74,9 +74,10 @@ class HashIndex {
  * stay small), the t-th occurrence in A paired with the t-th in B, chained into the longest sequence increasing
  * on both sides; only unique grams when there are any. maxCount 1 is patience diff's unique grams; more lets
  * the rounds of a loop anchor (a gram of a loop's body runs once per round on both sides when the rounds decode
- * whole). Returns absolute positions (a[t], b[t]) of each gram's start.
+ * whole). Anchors farther than `band` events (on B) from the region's diagonal are left out. Returns absolute
+ * positions (a[t], b[t]) of each gram's start.
  */
-export function countAnchors(keyA: Int32Array, a0: number, a1: number, keyB: Int32Array, b0: number, b1: number, k: number, maxCount = 1): { a: Int32Array; b: Int32Array } {
+export function countAnchors(keyA: Int32Array, a0: number, a1: number, keyB: Int32Array, b0: number, b1: number, k: number, maxCount = 1, band = Infinity): { a: Int32Array; b: Int32Array } {
   const ga = gramHashes(keyA, a0, a1, k);
   const gb = gramHashes(keyB, b0, b1, k);
   const na = ga.hash.length;
@@ -117,6 +118,8 @@ export function countAnchors(keyA: Int32Array, a0: number, a1: number, keyB: Int
     const s = slotOfB[p];
     if (s >= 0 && start[s + 1] > start[s]) posB[fill[s]++] = p;
   }
+  // (the region's diagonal: an anchor farther from it than `band` is not taken)
+  const slope = na > 0 ? nb / na : 1;
   // candidate pairs in A order, of grams occurring at most `limit` times: the t-th occurrence on each side
   const chain = (limit: number) => {
     const seen = new Int32Array(slots);
@@ -129,7 +132,7 @@ export function countAnchors(keyA: Int32Array, a0: number, a1: number, keyB: Int
       const n = start[s + 1] - start[s];
       if (n === 0 || n > limit) continue;
       const q = posB[start[s] + seen[s]++];
-      if (sameGram(keyA, a0 + p, keyB, b0 + q, k)) {
+      if (Math.abs(q - p * slope) <= band && sameGram(keyA, a0 + p, keyB, b0 + q, k)) {
         pa.push(a0 + p);
         pb.push(b0 + q);
       }

@@ -71,8 +71,8 @@ describe('recovered events', () => {
     for (let b = 7; b <= 9; b++) run(b);
     const truth = out.seq();
     // the decoded side: the way into the loop lost, the end lost, and recovery's copy of the way into the loop put
-    // into a gap late in the loop (its events are marked recovered)
-    const late = rounds + Math.floor(0.9 * (ending - rounds));
+    // into a gap a quarter of the way through the loop (its events are marked recovered)
+    const late = rounds + Math.floor(0.25 * (ending - rounds));
     const d = new Builder();
     const origin: number[] = [];
     const copy = (i: number, o: number) => {
@@ -100,6 +100,46 @@ describe('recovered events', () => {
     const asObserved = sequenceAccuracy(truth, { ...decoded, origin: new Uint8Array(decoded.length) }, { exactMaxEdits: 0 });
     console.log(`recovered copy: ${res.matched} of ${kept} kept matched; the same events taken as observed: ${asObserved.matched}`);
     expect(res.matched).toBeGreaterThanOrEqual(kept - 0.001 * truth.length);
-    expect(asObserved.matched).toBeLessThan(0.5 * kept); // the copy, anchoring, splits the loop far off its diagonal
+    // the copy, anchoring, splits the loop off its diagonal (a quarter of the way in: within the band anchors may
+    // lie in, see the next test for one farther off)
+    expect(asObserved.matched).toBeLessThan(0.8 * kept);
+  });
+});
+
+describe('anchors off the diagonal', () => {
+  test('a stretch the two sides share only far apart (early in one, at the end of the other) anchors nothing', () => {
+    const r = rng(31);
+    const prog = program(r, 48);
+    const t = new Builder();
+    const d = new Builder();
+    const run = (out: Builder, b: number) => {
+      for (const e of prog[b]) out.push(0, e.method, e.bci, e.opcode);
+    };
+    // truth: start-up (0), a stretch run once (1, 2, 8-47: longer than the extension's edits allow), 400 alike
+    // rounds (3-6), the end (7)
+    // decoded: start-up, a stretch that went wrong (junk: the extension stops in it), the rounds with every
+    // fifth lost (no gram occurs equally often on both sides), then the once-run stretch (misplaced), the end
+    const once = [1, 2, ...Array.from({ length: 40 }, (_, k) => 8 + k)];
+    run(t, 0);
+    for (const b of once) run(t, b);
+    for (let i = 0; i < 400; i++) for (let b = 3; b <= 6; b++) run(t, b);
+    run(t, 7);
+    run(d, 0);
+    for (let k = 0; k < 3_000; k++) d.push(0, 3_000_000 + (k % 701), 0, 249);
+    let kept = prog[0].length + prog[7].length;
+    for (let i = 0; i < 400; i++)
+      if (i % 5 !== 2)
+        for (let b = 3; b <= 6; b++) {
+          run(d, b);
+          kept += prog[b].length;
+        }
+    for (const b of once) run(d, b);
+    run(d, 7);
+    const truth = t.seq();
+    const decoded = d.seq();
+    const res = sequenceAccuracy(truth, decoded, { exactMaxEdits: 0 });
+    console.log(`misplaced stretch: ${res.matched} matched of ${kept} the rounds and ends give (truth ${truth.length})`);
+    // the rounds align (less the misplaced stretch, which no monotone alignment can have with them)
+    expect(res.matched).toBeGreaterThanOrEqual(0.99 * kept);
   });
 });
