@@ -8,7 +8,7 @@ import { decodeTrace, decodeTraceParallel, DecodedThread, DecodedTrace, EVENT_BY
 import { loadClasspath } from '@jportal/icfg';
 import { OracleKind, readOracle, readOracleThread } from '@jportal/oracle';
 import { recoverGaps, RecoveryStats } from '@jportal/recover';
-import { attributeOrphans, cfgFromModel, checkAndRepair, OrphanContext, OrphanReport, ReconstructReport } from '@jportal/reconstruct';
+import { attributeOrphans, cfgFromModel, checkAndRepair, OrphanContext, shortestPathBetween, OrphanReport, ReconstructReport } from '@jportal/reconstruct';
 import { Analysis, AnalysisMethod, Kind, Origin, ThreadEvents, Tier, WindowedAnalysis } from './model';
 import { EventSpill } from './spill';
 
@@ -135,6 +135,7 @@ export function refineDecoded(decoded: DecodedTrace, opts: RefineOptions = {}): 
 class ThreadRefiner {
   private readonly cfgOf: ReturnType<typeof cfgFromModel> | undefined;
   private orphanContext: OrphanContext | undefined;
+  private fallback: ReturnType<typeof shortestPathBetween> | undefined;
   constructor(
     private readonly model: JvmModel,
     private readonly opts: RefineOptions,
@@ -166,7 +167,9 @@ class ThreadRefiner {
       out.reconstruction = r.report;
     }
     if (opts.recover !== false) {
-      const r = recoverGaps(out.events, { inPlace: true });
+      // (a gap no context fills gets a shortest path of its method's CFG, where one method's frame spans it)
+      this.fallback ??= cfgOf ? shortestPathBetween(cfgOf) : undefined;
+      const r = recoverGaps(out.events, { inPlace: true, fallback: this.fallback });
       out.events = r.events;
       out.recovery = r.stats;
     }

@@ -484,3 +484,48 @@ function withInsertions(events: EventStream, ins: Insertions, inPlace: boolean):
   });
   return out;
 }
+
+/** Bytecodes strictly between two bytecodes of a method on a shortest path over normal edges. */
+export interface PathBetween {
+  bcis: Int32Array;
+  opcodes: Uint8Array;
+  /** how many shortest paths there are (1: unique; saturates at 2^31) */
+  paths: number;
+}
+
+/**
+ * A function giving, for (method, from bci, to bci), the bytecodes strictly between the two on a shortest path
+ * over normal edges of the method's CFG (from = to asks for a round of a loop through it), or undefined when
+ * there is no CFG, a bci is no instruction start, or no such path exists within `bound` edges. Searches and
+ * their results are cached per method and pair. What @jportal/recover falls back to for a gap no context fills.
+ */
+export function shortestPathBetween(cfgOf: (method: number) => MethodCfg | undefined, bound = 4096): (method: number, from: number, to: number) => PathBetween | undefined {
+  const searches = new Map<number, PathSearch | null>();
+  const cache = new Map<number, PathBetween | null>();
+  return (method, from, to) => {
+    const k = (method * 65536 + from) * 65536 + to;
+    const hit = cache.get(k);
+    if (hit !== undefined) return hit ?? undefined;
+    let s = searches.get(method);
+    if (s === undefined) {
+      const c = cfgOf(method);
+      s = c ? new PathSearch(c) : null;
+      searches.set(method, s);
+    }
+    let r: PathBetween | null = null;
+    const ia = s ? s.cfg.insnAt(from) : -1;
+    const ib = s ? s.cfg.insnAt(to) : -1;
+    if (s && ia >= 0 && ib >= 0 && s.run(ia, ib, false, bound) > 0) {
+      const between = s.between(ib);
+      const bcis = new Int32Array(between.length);
+      const opcodes = new Uint8Array(between.length);
+      for (let q = 0; q < between.length; q++) {
+        bcis[q] = s.cfg.insns.bci[between[q]];
+        opcodes[q] = s.cfg.insns.opcode[between[q]];
+      }
+      r = { bcis, opcodes, paths: s.paths(ib) };
+    }
+    cache.set(k, r);
+    return r ?? undefined;
+  };
+}

@@ -10,7 +10,7 @@ import * as path from 'path';
 import { forEachInstruction, parseClass } from '@jportal/classfile';
 import { EventStream } from '@jportal/decode';
 import { EdgeKind, MethodCfg } from '@jportal/icfg';
-import { cfgFromModel, checkAndRepair, RECONSTRUCTED_SOURCE } from '../src';
+import { cfgFromModel, checkAndRepair, RECONSTRUCTED_SOURCE, shortestPathBetween } from '../src';
 
 const SOURCE = `public class Fix {
   static int lin(int a, int b) { int c = a * b + 3; int d = c - a; return d * 2 + b; }
@@ -278,5 +278,22 @@ type Ev = { kind: number; method: number; bci: number; source?: number };
     expect(report.repair.tooLong).toBe(1);
     expect(events.length).toBe(2);
     expect(report.examples[0].missing).toBe(lin.length - 2);
+  });
+
+  it('shortestPathBetween: what recovery falls back to across a gap', () => {
+    const between = shortestPathBetween(cfgOf);
+    const lin = bcis(LIN);
+    const straight = between(LIN, lin[1], lin[5])!;
+    expect(Array.from(straight.bcis)).toEqual(lin.slice(2, 5));
+    expect(Array.from(straight.opcodes)).toEqual(lin.slice(2, 5).map((b) => code.get(LIN)![b]));
+    expect(straight.paths).toBe(1);
+    expect(between(LIN, lin[5], lin[1])).toBeUndefined(); // backwards in straight-line code
+    expect(between(UNKNOWN, 0, 3)).toBeUndefined();
+    const invoke = bcis(CALLER).find((b) => code.get(CALLER)![b] === 0xb8)!;
+    expect(between(CALLER, 0, invoke + 1)).toBeUndefined(); // an operand byte of invokestatic
+    // the spin loop's one instruction to itself: a round of the loop, nothing between
+    expect(Array.from(between(SPIN, 0, 0)!.bcis)).toEqual([]);
+    // cached: the same object for the same question
+    expect(between(LIN, lin[1], lin[5])).toBe(straight);
   });
 });

@@ -52,6 +52,12 @@ export interface RecoveryOptions {
    */
   reasons?: number[];
   /**
+   * For a gap no context fills whose bytecodes on both sides are of one method under the same callers: the
+   * bytecodes strictly between two bcis of a method on a shortest feasible path of its CFG (@jportal/reconstruct's
+   * shortestPathBetween), or undefined. Such a fill is the least that ran; its score is 0.
+   */
+  fallback?: (method: number, from: number, to: number) => { bcis: Int32Array; opcodes: Uint8Array; paths: number } | undefined;
+  /**
    * fill the given stream itself (default false): its columns are widened one at a time, so at most one column's
    * worth of memory is added at a time; the stream returned is then the one given
    */
@@ -75,7 +81,9 @@ export interface RecoveryStats {
   /** filled gaps whose fill was copied from where the same callers were on the stack: 4 frames, or only 2 */
   callersFar: number;
   callersNear: number;
-  /** bytecode events copied into gaps */
+  /** gaps no context filled that were filled with a shortest path of their method's CFG (the fallback option) */
+  shortestPath: number;
+  /** bytecode events copied into gaps (or put there by the fallback) */
   bytecodes: number;
   /** all events copied into gaps */
   events: number;
@@ -95,6 +103,17 @@ export interface GapFill {
   /** candidates that agreed with the chosen fill, and candidates that fit at all */
   agreeing: number;
   fitting: number;
+  /**
+   * bytecodes of context the chosen fill matched: before its source against before the gap, after its end against
+   * after the gap (up to 256 each; the candidates are ranked by it, then by agreement, then by length against time)
+   */
+  context: number;
+  /** the fill's score in [0, 1]: context over the most that is compared (512); every event of the fill has it */
+  score: number;
+  /** the next best fills (up to 2), ranked as the chosen one */
+  alternatives: { bytecodes: number; agreeing: number; context: number; score: number }[];
+  /** 'context': copied from matching context; 'shortestPath': the fallback's shortest CFG path (score 0) */
+  how: 'context' | 'shortestPath';
 }
 
 const UNKNOWN = -1;
@@ -105,11 +124,47 @@ const SCAN_PER_CANDIDATE = 64;
 /** Bytecodes a composed walk may drop from the end of a piece to find a place to go on from. */
 const MAX_BACKOFF = 64;
 
-/** A walk's result: pieces [from, to] of bytecode indexes, in order. */
+/**
+ * Most bytecodes of context compared on each side of a gap when ranking candidates: what ran before the
+ * candidate against what ran before the gap, what follows its end against what follows the gap. Measured on
+ * switches -Xint at 25% loss (a loop whose rounds take one of 80 combinations of switch arms by the counter):
+ * the 6 bytecodes of the lookup context alone chose a round at random.
+ */
+const CONTEXT_MATCH = 256;
+/** Fills listed per gap: the chosen one and the next best (GapFill.alternatives). */
+const TOP_N = 3;
+
+/** A walk's result: pieces [from, to] of bytecode indexes, in order; how many bytecodes after its end are alike those after the gap. */
 interface Walk {
   from: number[];
   to: number[];
   bytecodes: number;
+  after: number;
+}
+
+/** A fill's score in [0, 1]: the share of the context compared (CONTEXT_MATCH on each side) it matched. */
+const fillScore = (context: number): number => Math.min(1, context / (2 * CONTEXT_MATCH));
+
+/**
+ * Up to `max` occurrences (a sorted list of bytecode indexes) nearest to x, nearest first (alternating after and
+ * before x), written to out; returns how many.
+ */
+function nearest(occ: Int32Array, x: number, max: number, out: Int32Array): number {
+  let lo = 0;
+  let hi = occ.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (occ[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  let after = lo;
+  let before = lo - 1;
+  let count = 0;
+  while (count < max && (after < occ.length || before >= 0)) {
+    if (before < 0 || (after < occ.length && occ[after] - x <= x - occ[before])) out[count++] = occ[after++];
+    else out[count++] = occ[before--];
+  }
+  return count;
 }
 
 /**
@@ -123,7 +178,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
   const factor = Math.max(1, opts.timeFactor ?? 4);
   const maxPieces = opts.maxPieces ?? 4096;
   const reasons = new Set(opts.reasons ?? [0]);
-  const stats: RecoveryStats = { gaps: 0, recovered: 0, noContext: 0, noCandidate: 0, composed: 0, ambiguous: 0, shortPost: 0, callersFar: 0, callersNear: 0, bytecodes: 0, events: 0, expected: 0 };
+  const stats: RecoveryStats = { gaps: 0, recovered: 0, noContext: 0, noCandidate: 0, composed: 0, ambiguous: 0, shortPost: 0, callersFar: 0, callersNear: 0, shortestPath: 0, bytecodes: 0, events: 0, expected: 0 };
   const fills: GapFill[] = [];
 
   // nothing to fill: the input itself (no copy: a loss-free thread of 100 M events is gigabytes)
@@ -172,6 +227,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     let best = -1;
     let bestPieces = 0;
     let bestErr = Infinity;
+    let bestPost = -1;
     for (;;) {
       if (cur >= n || seg[cur] !== seg[from[from.length - 1]]) {
         // the piece ran into a gap: go on after another occurrence of the K bytecodes copied last. The last few
@@ -193,9 +249,13 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
         continue;
       }
       if (cur + postK - 1 < n && seg[cur + postK - 1] === seg[cur] && copied >= lo && (!ctx || key[post] === UNKNOWN || ctx[cur] === ctx[post]) && startsPost(cur, post, postK)) {
+        // the end where the most of what follows the gap follows too (a loop's rounds differ: the round that
+        // goes on as the trace does is the one that ran), then the length closest to the time's
         const err = Math.abs(copied - expected);
-        if (err < bestErr) {
+        const after = matchForward(cur, post, CONTEXT_MATCH);
+        if (after > bestPost || (after === bestPost && err < bestErr)) {
           bestErr = err;
+          bestPost = after;
           best = copied;
           bestPieces = from.length;
         }
@@ -212,7 +272,31 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     let before = 0;
     for (let p = 0; p < outTo.length; p++) before += outTo[p] - outFrom[p] + 1;
     outTo.push(outFrom[bestPieces - 1] + (best - before) - 1);
-    return { from: outFrom, to: outTo, bytecodes: best };
+    return { from: outFrom, to: outTo, bytecodes: best, after: bestPost };
+  };
+  /**
+   * How many bytecodes from x and from y on are alike: where they first differ, or cap when they do not differ
+   * within cap bytecodes or before either one's segment ends (what a gap hid is no evidence against x: scored by
+   * the stretch seen, a candidate nearer its segment's end would lose to one that is not, by noise).
+   */
+  const matchForward = (x: number, y: number, cap: number): number => {
+    const ex = segEnd[seg[x]];
+    const ey = segEnd[seg[y]];
+    for (let t = 0; t < cap; t++) {
+      if (x + t > ex || y + t > ey) return cap;
+      if (!compatible(key, op, x + t, y + t)) return t;
+    }
+    return cap;
+  };
+  /** As matchForward, going back from x and y (the bytecodes ending at them). */
+  const matchBackward = (x: number, y: number, cap: number): number => {
+    const sx = segStart[seg[x]];
+    const sy = segStart[seg[y]];
+    for (let t = 0; t < cap; t++) {
+      if (x - t < sx || y - t < sy) return cap;
+      if (!compatible(key, op, x - t, y - t)) return t;
+    }
+    return cap;
   };
   /** Does the post context (postK bytecodes from `post`) start at bytecode c? */
   const startsPost = (c: number, post: number, postK: number): boolean => {
@@ -227,35 +311,65 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     const occ = occurrencesOf(last);
     if (!occ) return -1;
     let best = -1;
-    let bestRoom = K; // a continuation must at least get past one context's length
+    let bestRoom = 0;
+    let bestPast = -1;
     let checked = 0;
-    for (let o = 0; o < occ.length && checked < maxCand; o++) {
-      const x = occ[o];
+    const count = nearest(occ, last, maxCand * SCAN_PER_CANDIDATE, near);
+    for (let o = 0; o < count && checked < maxCand; o++) {
+      const x = near[o];
       if (x === last || !sameGram(x, last)) continue;
       checked++;
       const room = segEnd[seg[x]] - x;
-      if (room > bestRoom) {
+      if (room <= K) continue; // a continuation must at least get past one context's length
+      // the occurrence whose past is most like the piece's (the same round of a loop with varying rounds),
+      // then the one with the most room, enough for what is still wanted
+      const past = matchBackward(x, last, CONTEXT_MATCH);
+      const enough = room >= want;
+      const bestEnough = bestRoom >= want;
+      if (past > bestPast || (past === bestPast && (enough ? !bestEnough : !bestEnough && room > bestRoom))) {
+        bestPast = past;
         bestRoom = room;
         best = x;
-        if (room >= want) break;
       }
     }
     return best;
   };
 
+  // the fallback's fills, by gap event: method, and bcis and opcodes
+  const shortest = new Map<number, { method: number; bcis: Int32Array; opcodes: Uint8Array }>();
+  /** Gap g (bytecodes a before it, b after it) filled with a shortest path of their method, where that applies. */
+  const shortestFill = (g: number, a: number, b: number): void => {
+    if (!opts.fallback || a < 0 || b >= n || key[a] === UNKNOWN || key[b] === UNKNOWN) return;
+    const m = Math.floor(key[a] / 65536);
+    // the same method under the same callers: one activation, as far as the stack tells
+    if (Math.floor(key[b] / 65536) !== m || bc.ctxFar[a] !== bc.ctxFar[b]) return;
+    const path = opts.fallback(m, key[a] % 65536, key[b] % 65536);
+    if (!path || path.bcis.length === 0) return;
+    shortest.set(bc.gapAt[g], { method: m, bcis: path.bcis, opcodes: path.opcodes });
+    stats.shortestPath++;
+    const span = input.tsc[pos[b]] - input.tsc[pos[a]];
+    const expected = span > 0 ? Math.round(span * pace(a, b)) : 0;
+    stats.expected += expected;
+    fills.push({ gap: bc.gapAt[g], bytecodes: path.bcis.length, expected, pieces: 1, agreeing: 0, fitting: 0, context: 0, score: 0, alternatives: [], how: 'shortestPath' });
+  };
   // choose a fill per gap
   const chosen = new Map<number, Walk>();
+  const near = new Int32Array(maxCand * SCAN_PER_CANDIDATE);
+  const rankPast = new Int32Array(maxCand);
+  const rankAt = new Int32Array(maxCand);
   for (let g = 0; g < bc.gapAt.length; g++) {
     const a = bc.gapBefore[g] - 1; // last bytecode before the gap
     const b = bc.gapBefore[g]; // first after
     const post = b;
     if (a < K - 1 || b + K - 1 >= n || segStart[seg[a]] > a - K + 1 || seg[b + K - 1] !== seg[b] || seg[a] === seg[b]) {
       stats.noContext++;
+      shortestFill(g, a, b);
       continue;
     }
     const occ = occurrencesOf(a);
     if (!occ) {
       stats.noContext++;
+      shortestFill(g, a, b);
       continue;
     }
     // the time from the last event before the gap to the first after it, at the thread's pace
@@ -263,8 +377,10 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     const expected = span > 0 ? Math.round(span * pace(a, b)) : 0;
     const lo = expected > 0 ? Math.floor(expected / factor) : 0;
     const hi = Math.min(maxFill, expected > 0 ? Math.ceil(expected * factor) + K : maxFill);
-    const byFill = new Map<string, { count: number; walk: Walk }>();
+    const byFill = new Map<string, { count: number; walk: Walk; context: number }>();
     let fitting = 0;
+    // the occurrences nearest the gap first (the same phase of the program)
+    const scan = nearest(occ, a, maxCand * SCAN_PER_CANDIDATE, near);
     // calling context first: candidates where the same callers (4 frames, then 2) were on the stack before the
     // gap's context, whose walk ends where the same callers are on the stack as after the gap (the paper's call
     // structure: a gap in a method called from here is filled from calls made from here); then bytecodes alone
@@ -273,26 +389,43 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     // (a bytecode the decoder could not name has no known frame: no calling context)
     for (const ctx of key[a] === UNKNOWN ? [null] : [bc.ctxFar, bc.ctxNear, null]) {
       level++;
+      // the candidates: the occurrences whose past is most like the gap's (longest first, up to CONTEXT_MATCH:
+      // in a loop whose rounds differ, the rounds before the gap tell which round it was)
+      let taken = 0;
+      for (let o = 0; o < scan; o++) {
+        const j = near[o];
+        if (j === a || (ctx && ctx[j] !== ctx[a]) || !sameGram(j, a)) continue;
+        const past = matchBackward(j, a, CONTEXT_MATCH);
+        // insertion into the ranked list (ties keep the nearer occurrence first)
+        let at = Math.min(taken, maxCand - 1);
+        if (taken === maxCand && past <= rankPast[at]) continue;
+        while (at > 0 && rankPast[at - 1] < past) {
+          rankPast[at] = rankPast[at - 1];
+          rankAt[at] = rankAt[at - 1];
+          at--;
+        }
+        rankPast[at] = past;
+        rankAt[at] = j;
+        if (taken < maxCand) taken++;
+        if (taken === maxCand && rankPast[maxCand - 1] === CONTEXT_MATCH) break; // none can rank higher
+      }
       // the whole post context first; where no walk meets it at a length the gap's time allows (it may be rare:
       // the first bytecodes after a resync are often a transition), a shorter one: the bytecode after the gap
       // must still follow the fill
       postK = K + 1;
       while (!fitting && postK > 1) {
         postK = postK > 3 ? (postK === K + 1 ? K : 2) : postK - 1;
-        let tried = 0;
-        for (let o = 0, scanned = 0; o < occ.length && tried < maxCand && scanned < maxCand * SCAN_PER_CANDIDATE; o++) {
-          const j = occ[o];
-          if (j === a) continue;
-          scanned++;
-          if ((ctx && ctx[j] !== ctx[a]) || !sameGram(j, a)) continue;
-          tried++;
-          const w = walk(j, post, postK, expected, lo, hi, ctx);
+        for (let c = 0; c < taken; c++) {
+          const w = walk(rankAt[c], post, postK, expected, lo, hi, ctx);
           if (!w) continue;
           fitting++;
+          const context = rankPast[c] + w.after;
           const sig = fillSignature(key, op, w);
           const e = byFill.get(sig);
-          if (e) e.count++;
-          else byFill.set(sig, { count: 1, walk: w });
+          if (e) {
+            e.count++;
+            if (context > e.context) e.context = context;
+          } else byFill.set(sig, { count: 1, walk: w, context });
         }
       }
       if (fitting) break;
@@ -302,16 +435,31 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     if (fitting && postK < K) stats.shortPost++;
     if (!fitting) {
       stats.noCandidate++;
+      shortestFill(g, a, b);
       continue;
     }
-    let best: { count: number; walk: Walk } | undefined;
-    for (const e of byFill.values())
-      if (!best || e.count > best.count || (e.count === best.count && Math.abs(e.walk.bytecodes - expected) < Math.abs(best.walk.bytecodes - expected))) best = e;
+    // ranked: the most context matched on both sides, then the most candidates agreeing, then the length closest
+    // to the time's
+    const ranked = [...byFill.values()].sort(
+      (x, y) => y.context - x.context || y.count - x.count || Math.abs(x.walk.bytecodes - expected) - Math.abs(y.walk.bytecodes - expected),
+    );
+    const best = ranked[0];
     if (byFill.size > 1) stats.ambiguous++;
-    if (best!.walk.from.length > 1) stats.composed++;
+    if (best.walk.from.length > 1) stats.composed++;
     stats.expected += expected;
-    chosen.set(bc.gapAt[g], best!.walk);
-    fills.push({ gap: bc.gapAt[g], bytecodes: best!.walk.bytecodes, expected, pieces: best!.walk.from.length, agreeing: best!.count, fitting });
+    chosen.set(bc.gapAt[g], best.walk);
+    fills.push({
+      gap: bc.gapAt[g],
+      bytecodes: best.walk.bytecodes,
+      expected,
+      pieces: best.walk.from.length,
+      agreeing: best.count,
+      fitting,
+      context: best.context,
+      score: fillScore(best.context),
+      alternatives: ranked.slice(1, TOP_N).map((e) => ({ bytecodes: e.walk.bytecodes, agreeing: e.count, context: e.context, score: fillScore(e.context) })),
+      how: 'context',
+    });
   }
 
   // the spans of events each chosen walk copies (event indexes, inclusive pairs), by gap event: after this only
@@ -336,25 +484,46 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
   op = seg = new Int32Array(0);
 
   // the output: the input with each chosen walk's events copied after its gap event (only events of these kinds,
-  // spread evenly over the gap's PT time)
-  const gapsFilled = [...spansOf.keys()].sort((a, b) => a - b);
+  // spread evenly over the gap's PT time), or the fallback's bytecodes
+  const gapsFilled = [...spansOf.keys(), ...shortest.keys()].sort((a, b) => a - b);
   let total = 0;
+  let synthetic = 0;
   for (const i of gapsFilled) {
-    const spans = spansOf.get(i)!;
-    for (let s = 0; s < spans.length; s += 2) for (let e = spans[s]; e <= spans[s + 1]; e++) if (copied(input.kind[e])) total++;
+    const spans = spansOf.get(i);
+    if (!spans) synthetic += shortest.get(i)!.bcis.length;
+    else for (let s = 0; s < spans.length; s += 2) for (let e = spans[s]; e <= spans[s + 1]; e++) if (copied(input.kind[e])) total++;
   }
+  total += synthetic;
   const at = new Float64Array(gapsFilled.length);
   const first = new Int32Array(gapsFilled.length + 1);
+  // per event: the input event it copies, or -1 - k for the fallback's k-th bytecode
   const from = new Int32Array(total);
   const time = new Float64Array(total);
+  const synMethod = new Int32Array(synthetic);
+  const synBci = new Int32Array(synthetic);
+  const synOp = new Int32Array(synthetic);
   let q = 0;
+  let k0 = 0;
   gapsFilled.forEach((i, g) => {
-    const spans = spansOf.get(i)!;
     at[g] = i + 1;
     first[g] = q;
     stats.recovered++;
     const t0 = input.tsc[i];
     const t1 = input.aux[i] > t0 ? input.aux[i] : t0;
+    const spans = spansOf.get(i);
+    if (!spans) {
+      const path = shortest.get(i)!;
+      for (let k = 0; k < path.bcis.length; k++, k0++) {
+        synMethod[k0] = path.method;
+        synBci[k0] = path.bcis[k];
+        synOp[k0] = path.opcodes[k];
+        from[q] = -1 - k0;
+        time[q++] = t0 + ((t1 - t0) * (k + 1)) / (path.bcis.length + 1);
+        stats.events++;
+        stats.bytecodes++;
+      }
+      return;
+    }
     let count = 0;
     for (let s = 0; s < spans.length; s += 2) count += spans[s + 1] - spans[s] + 1;
     let k = 0;
@@ -370,15 +539,20 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
   });
   first[gapsFilled.length] = q;
   spansOf.clear();
+  shortest.clear();
   const out = opts.inPlace ? input : input.clone();
+  const pick = (synth: Int32Array | number) => (_g: number, q: number, old: ArrayLike<number>) => {
+    const f = from[q];
+    return f >= 0 ? old[f] : typeof synth === 'number' ? synth : synth[-1 - f];
+  };
   out.splice(at, first, gapsFilled.length, {
-    kind: (_g, q, old) => old[from[q]],
+    kind: pick(BYTECODE),
     source: () => RECOVERED_SOURCE,
-    method: (_g, q, old) => old[from[q]],
-    bci: (_g, q, old) => old[from[q]],
-    opcode: (_g, q, old) => old[from[q]],
+    method: pick(synMethod),
+    bci: pick(synBci),
+    opcode: pick(synOp),
     tsc: (_g, q) => time[q],
-    aux: (_g, q, old) => old[from[q]],
+    aux: pick(0),
   });
   return { events: out, stats, fills };
 }

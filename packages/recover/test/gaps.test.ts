@@ -171,6 +171,51 @@ describe('recovery of gaps from matching context', () => {
     expect(r.fills[0].bytecodes).toBe(30);
   });
 
+  test('rounds that differ by the counter: the round whose past matches the gap\'s longest is the one taken', () => {
+    // a switch on i % 5 in each round (arm bcis 10, 12, ..., 18): the 4 bytecodes of context before the gap are
+    // the same in every round, the rounds before it tell which arm comes; every arm is equally frequent
+    const body = (i: number) => [[1, 0], [1, 2], [1, 10 + 2 * (i % 5)], [1, 20], [1, 21], [1, 22]];
+    const steps = run(100, body);
+    const whole = stream(steps);
+    const holed = stream(steps, [[6 * 47 + 1, 6 * 47 + 3]]); // round 47: 1@2 and its arm (1@14)
+    const r = recoverGaps(holed, { context: 1 });
+    expect(r.stats.recovered).toBe(1);
+    expect(bytecodes(r.events)).toEqual(bytecodes(whole));
+    const f = r.fills[0];
+    expect(f.how).toBe('context');
+    expect(f.context).toBeGreaterThan(100); // the rounds before and after matched far beyond the 1-bytecode lookup
+    expect(f.score).toBeGreaterThan(0);
+    expect(f.alternatives.length).toBeGreaterThan(0); // the other arms, ranked lower
+    for (const alt of f.alternatives) expect(alt.context).toBeLessThan(f.context);
+  });
+
+  test('a gap no context fills within one frame falls back to a shortest path of its CFG, scored 0', () => {
+    // straight code run once: nothing before the gap occurs elsewhere
+    const steps = Array.from({ length: 40 }, (_, k) => [7, 3 * k]);
+    const holed = stream(steps, [[20, 25]]);
+    const asked: number[][] = [];
+    const fallback = (m: number, from: number, to: number) => {
+      asked.push([m, from, to]);
+      // the method's code: bcis 0, 3, 6, ... in a line; the shortest path from `from` to `to` is every bci between
+      const bcis = Int32Array.from({ length: (to - from) / 3 - 1 }, (_, k) => from + 3 * (k + 1));
+      return { bcis, opcodes: new Uint8Array(bcis.length).fill(0x60), paths: 1 };
+    };
+    expect(recoverGaps(holed, { context: 2 }).stats).toMatchObject({ recovered: 0, shortestPath: 0 });
+    const r = recoverGaps(holed, { context: 2, fallback });
+    expect(asked).toEqual([[7, 57, 75]]);
+    expect(r.stats).toMatchObject({ recovered: 1, shortestPath: 1, bytecodes: 5 });
+    expect(bytecodes(r.events)).toEqual(bytecodes(stream(steps)));
+    expect(r.fills[0]).toMatchObject({ how: 'shortestPath', score: 0, bytecodes: 5 });
+    for (let i = 0; i < r.events.length; i++)
+      if (r.events.source[i] === RECOVERED_SOURCE) {
+        expect(r.events.method[i]).toBe(7);
+        expect(r.events.opcode[i]).toBe(0x60);
+      }
+    // another method after the gap (a call or a return was lost): no fallback
+    const other = stream(steps.map(([m, b], k) => (k >= 25 ? [8, b] : [m, b])), [[20, 25]]);
+    expect(recoverGaps(other, { context: 2, fallback }).stats.shortestPath).toBe(0);
+  });
+
   test('linear in the trace: 40x the events take far less than 40x squared the time', () => {
     const small = stream(run(500), [[1000, 1040], [3000, 3020]]);
     const big = stream(run(20000), Array.from({ length: 80 }, (_, k) => [1000 + k * 2000, 1040 + k * 2000] as [number, number]));
