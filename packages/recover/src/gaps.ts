@@ -252,7 +252,8 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
         // the end where the most of what follows the gap follows too (a loop's rounds differ: the round that
         // goes on as the trace does is the one that ran), then the length closest to the time's
         const err = Math.abs(copied - expected);
-        const after = matchForward(cur, post, CONTEXT_MATCH);
+        // (once an end matched all that is compared, only a closer one can be better)
+        const after = bestPost < CONTEXT_MATCH || err < bestErr ? matchForward(cur, post, CONTEXT_MATCH) : -1;
         if (after > bestPost || (after === bestPost && err < bestErr)) {
           bestErr = err;
           bestPost = after;
@@ -261,6 +262,8 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
         }
         if (expected === 0) break;
       }
+      // an end that matched all that is compared, and every later end farther from the expected length: done
+      if (bestPost === CONTEXT_MATCH && copied - expected >= bestErr) break;
       if (copied >= hi) break;
       copied++;
       cur++;
@@ -330,6 +333,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
         bestPast = past;
         bestRoom = room;
         best = x;
+        if (past === CONTEXT_MATCH && enough) break; // none can be better
       }
     }
     return best;
