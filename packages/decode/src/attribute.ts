@@ -35,6 +35,8 @@ const ACC_INTERFACE = 0x0200;
 const ACC_ABSTRACT = 0x0400;
 /** more live states than this in one frame: the frame is given up (pathological ambiguity) */
 const MAX_STATES = 50_000;
+/** deepest inlining chain of compiled code kept (deeper inlined frames are not resumed as callers at a deopt) */
+const MAX_CHAIN = 64;
 /** a frame started from a call site's candidates is read again by search only within its first opcodes */
 const REPLAY_MAX = 32;
 /** a search frame keeps to the shared trie (search-trie.ts) while it has more states than this */
@@ -554,6 +556,18 @@ export class Attribution {
   private exceptionPending = false;
   /** the compiled method that was deoptimized: its frame continues in the interpreter without an entry */
   private deoptHint = -1;
+  /**
+   * The inlining chain of the compiled code that ran last (outermost first): each frame's method and the bci it
+   * is at (for a caller, its call site into the next; -1: not known). A deoptimization resumes each of these
+   * frames in the interpreter, the innermost first: its callers go on from their call sites when it returns.
+   */
+  private readonly chainMethod = new Int32Array(MAX_CHAIN);
+  private readonly chainBci = new Int32Array(MAX_CHAIN);
+  private chainLen = 0;
+  /** the callers of the innermost frame at the last deoptimization (chainMethod/chainBci's first deoptOuter) */
+  private readonly deoptMethod = new Int32Array(MAX_CHAIN);
+  private readonly deoptBci = new Int32Array(MAX_CHAIN);
+  private deoptOuter = 0;
   /** output index of the last gap */
   private lastGapEv = -1;
   /** native/intrinsic entries whose method depends on the caller's invoke: [invoke event, entry event, exit event] */
@@ -590,6 +604,7 @@ export class Attribution {
           top.called = true;
           top.ownLen = -1;
         }
+        if (compiled) this.followChain(kind, source, input.method[i], input.bci[i], input.aux[i]);
         if (kind === EventKind.Bytecode && compiled) {
           lastCompiledMethod = input.method[i];
           lastCompiledBci = input.bci[i];
@@ -598,6 +613,7 @@ export class Attribution {
           // the stack is kept: what comes next either continues a frame (checked opcode by opcode) or not
           lastWasCompiled = false;
           lastGapEv = ev;
+          this.chainLen = 0;
         } else if (kind === EventKind.OsrEntry) {
           // the interpreted activation moves into compiled code: the frame ends here, the method goes on
           if (this.depth) this.endFrame(this.pop(), tsc, false);
@@ -605,6 +621,7 @@ export class Attribution {
           exceptionPending = true;
         } else if (kind === EventKind.Deopt) {
           deoptHint = lastCompiledMethod;
+          this.noteDeopt(deoptHint);
           lastWasCompiled = false;
         }
         continue;
@@ -615,6 +632,7 @@ export class Attribution {
       }
       if (kind === EventKind.Deopt) {
         deoptHint = lastCompiledMethod;
+        this.noteDeopt(deoptHint);
         continue;
       }
 
@@ -623,8 +641,7 @@ export class Attribution {
         if (afterDeopt) {
           // the deoptimized activation is below what is called now (the VM's upcall as the interpreter resumes it:
           // the exception its bytecode raises, a class it loads)
-          const m = universe.byId.get(deoptHint);
-          this.pushFrame(-1, !m?.code, m?.code ? m.index : -1);
+          this.pushDeoptimized(deoptHint);
           deoptHint = -1;
         }
         // who called: the invoke of the interpreted frame on top (unless that invoke already made its call: what
@@ -681,8 +698,7 @@ export class Attribution {
       let f: Frame | undefined = this.depth ? this.frames[this.depth - 1] : undefined;
       if (deoptHint >= 0) {
         // a deoptimized activation resumes here, at some bci of the method that was compiled
-        const m = universe.byId.get(deoptHint);
-        f = this.pushFrame(-1, !m?.code, m?.code ? m.index : -1);
+        f = this.pushDeoptimized(deoptHint);
         deoptHint = -1;
       }
       // bytecodes with no frame we saw begin (after a gap or at the stream's start)
@@ -851,6 +867,66 @@ export class Attribution {
     for (let k = 0; k < this.unwound.length; k += 2) out.moveAfter(this.unwound[k], this.unwound[k + 1]);
     this.unwound.length = 0;
     return { events: out, stats: this.stats };
+  }
+
+  /**
+   * Follows the inlining chain of compiled code through one compiled event: a root entry starts it, an inlined
+   * entry adds a frame (its aux, the caller's call-site bci + 1, puts the caller at its call site), an exit ends
+   * the top frame, a bytecode puts its frame at its bci (a frame below the top has the control again; a method not
+   * in the chain starts it anew: its entry was not seen).
+   */
+  private followChain(kind: number, source: number, method: number, bci: number, aux: number): void {
+    const { chainMethod, chainBci } = this;
+    if (kind === EventKind.Entry) {
+      if (source === EventSource.Compiled) this.chainLen = 0;
+      else if (this.chainLen > 0 && aux > 0) chainBci[this.chainLen - 1] = aux - 1;
+      if (this.chainLen < MAX_CHAIN) {
+        chainMethod[this.chainLen] = method;
+        chainBci[this.chainLen++] = -1;
+      }
+    } else if (kind === EventKind.Exit) {
+      if (this.chainLen > 0 && chainMethod[this.chainLen - 1] === method) this.chainLen--;
+    } else if (kind === EventKind.Bytecode) {
+      let k = this.chainLen - 1;
+      while (k >= 0 && chainMethod[k] !== method) k--;
+      if (k < 0) {
+        k = 0;
+        chainMethod[0] = method;
+      }
+      chainBci[k] = bci;
+      this.chainLen = k + 1;
+    }
+  }
+
+  /** A deoptimization of the compiled code whose innermost frame is `method`: its callers in the chain are kept. */
+  private noteDeopt(method: number): void {
+    const n = this.chainLen;
+    this.deoptOuter = 0;
+    if (n < 2 || this.chainMethod[n - 1] !== method) return;
+    this.deoptMethod.set(this.chainMethod.subarray(0, n - 1));
+    this.deoptBci.set(this.chainBci.subarray(0, n - 1));
+    this.deoptOuter = n - 1;
+  }
+
+  /**
+   * The interpreted frames a deoptimization of `method`'s compiled code resumes: its callers in the inlining chain
+   * first, each at its call site into the next (it goes on from there when the frame above returns; a caller whose
+   * call site is not known is read from any bci), then the innermost, at some bci of `method`. Returns the innermost.
+   */
+  private pushDeoptimized(method: number): Frame {
+    const { universe } = this;
+    for (let k = 0; k < this.deoptOuter; k++) {
+      const c = universe.byId.get(this.deoptMethod[k]);
+      const bci = this.deoptBci[k];
+      if (c?.code && bci >= 0 && bci < c.code.length) {
+        const f = this.pushFrame(-1, false, -1);
+        f.addState(this.pool.add(c.index, bci, -1, -1));
+        f.called = true;
+      } else this.pushFrame(-1, !c?.code, c?.code ? c.index : -1);
+    }
+    this.deoptOuter = 0;
+    const m = universe.byId.get(method);
+    return this.pushFrame(-1, !m?.code, m?.code ? m.index : -1);
   }
 
   private pushFrame(entryEv: number, lost: boolean, anyBci: number): Frame {
