@@ -53,6 +53,8 @@ class Runs {
 }
 
 const MIN_WINDOW = 64;
+/** The approximate path's window (AlignOptions.window) unless told. */
+export const DEFAULT_WINDOW = 4096;
 /**
  * Most occurrences of an anchor gram (on each side, equal counts): the rounds of a loop anchor. Measured on
  * recursion 200 (5.96 M truth bytecodes, its 200 rounds alike in their bytecodes): unique grams only, 97.54%;
@@ -246,7 +248,7 @@ class Aligner {
 
 /** Maximum (or, past exactMaxEdits, near-maximum) monotone alignment of p's two sequences. */
 export function align(p: Matcher, opts: AlignOptions = {}): Alignment {
-  const al = new Aligner(p, opts.exactMaxEdits ?? 4096, Math.max(8, opts.window ?? 4096), Math.max(1, opts.gram ?? 32), Math.max(1, opts.anchorCount ?? ANCHOR_COUNT));
+  const al = new Aligner(p, opts.exactMaxEdits ?? 4096, Math.max(8, opts.window ?? DEFAULT_WINDOW), Math.max(1, opts.gram ?? 32), Math.max(1, opts.anchorCount ?? ANCHOR_COUNT));
   const exact = al.exact(0, p.n, 0, p.m);
   if (!exact) al.region(0, p.n, 0, p.m);
   return { matched: al.runs.matched, exact, snakes: al.runs.data.slice(0, 3 * al.runs.length) };

@@ -3,7 +3,7 @@
  * sequence accuracy (alignment of bytecode events), per-(method, bci) count error, hot-method overlap, and
  * call-sequence accuracy (entries and exits). See README.md.
  */
-import { align, AlignOptions, alignmentPairs } from './align';
+import { align, DEFAULT_WINDOW, AlignOptions, alignmentPairs } from './align';
 import type { Matcher } from './myers';
 import { PairTable } from './table';
 
@@ -41,6 +41,8 @@ export interface SequenceAccuracy {
   exact: boolean;
   /** with opts.pairs: matched pairs as event indices into the two input sequences, increasing */
   pairs?: { truth: Int32Array; decoded: Int32Array };
+  /** true when the default window's alignment fell far below the bound and a 4x window's was better (kept) */
+  widened?: boolean;
 }
 
 export interface CountError {
@@ -238,8 +240,22 @@ function accuracyOf(p: BytecodeMatcher | CallMatcher, opts: SequenceOptions): Se
  * (kind 0) in which paired events agree on every field known on both sides, over the truth's length.
  */
 export function sequenceAccuracy(truth: EventSeq, decoded: EventSeq, opts: SequenceOptions = {}): SequenceAccuracy {
-  return accuracyOf(new BytecodeMatcher(select(truth, EventKind.Bytecode), select(decoded, EventKind.Bytecode), decoded.origin), opts);
+  const p = new BytecodeMatcher(select(truth, EventKind.Bytecode), select(decoded, EventKind.Bytecode), decoded.origin);
+  const r = accuracyOf(p, opts);
+  // an approximate alignment far below what the counts allow may have lost its way in a long stretch without
+  // anchors (forced steps through a loop whose decoded rounds are longer: recovered fills): tried again with
+  // a 4x window, the better one kept (both are alignments, so either is a lower bound of the best)
+  if (r.exact || opts.window !== undefined || r.matched >= RETRY_BELOW * alignmentBound(truth, decoded)) return r;
+  const wide = accuracyOf(p, { ...opts, window: 4 * DEFAULT_WINDOW });
+  return wide.matched > r.matched ? { ...wide, widened: true } : r;
 }
+
+/**
+ * An approximate alignment matching less than this share of the bound is tried again with a wider window.
+ * Measured on switches JIT at 50% loss (a kept recording): the 4096 window matched 49.4% of the truth against a
+ * bound of 98.96%, in 11.1 s; 16384 matched 94.1% in 5.1 s.
+ */
+const RETRY_BELOW = 0.8;
 
 /** The same over entries and exits as (kind, method) symbols; an unknown method (-1) matches any of its kind. */
 export function callSequenceAccuracy(truth: EventSeq, decoded: EventSeq, opts: SequenceOptions = {}): SequenceAccuracy {
