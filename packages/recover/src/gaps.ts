@@ -214,6 +214,12 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     return ticks > 0 ? count / ticks : 0;
   };
 
+  /** Bytecodes a gap between bytecodes a and b held: the time from a to b at the thread's pace (0: no time). */
+  const expectedBetween = (a: number, b: number): number => {
+    const span = input.tsc[pos[b]] - input.tsc[pos[a]];
+    return span > 0 ? Math.round(span * pace(a, b)) : 0;
+  };
+
   /**
    * Walks forward from just after bytecode j (an occurrence of the pre context), composing across segment ends,
    * and returns the walk to the end (a place where the post context `post..post+K-1` follows) whose length is
@@ -351,8 +357,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     if (!path || path.bcis.length === 0) return;
     shortest.set(bc.gapAt[g], { method: m, bcis: path.bcis, opcodes: path.opcodes });
     stats.shortestPath++;
-    const span = input.tsc[pos[b]] - input.tsc[pos[a]];
-    const expected = span > 0 ? Math.round(span * pace(a, b)) : 0;
+    const expected = expectedBetween(a, b);
     stats.expected += expected;
     fills.push({ gap: bc.gapAt[g], bytecodes: path.bcis.length, expected, pieces: 1, agreeing: 0, fitting: 0, context: 0, score: 0, alternatives: [], how: 'shortestPath' });
   };
@@ -376,9 +381,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
       shortestFill(g, a, b);
       continue;
     }
-    // the time from the last event before the gap to the first after it, at the thread's pace
-    const span = input.tsc[pos[b]] - input.tsc[pos[a]];
-    const expected = span > 0 ? Math.round(span * pace(a, b)) : 0;
+    const expected = expectedBetween(a, b);
     const lo = expected > 0 ? Math.floor(expected / factor) : 0;
     const hi = Math.min(maxFill, expected > 0 ? Math.ceil(expected * factor) + K : maxFill);
     const byFill = new Map<string, { count: number; walk: Walk; context: number }>();
