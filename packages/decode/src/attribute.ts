@@ -28,6 +28,7 @@ import { JvmModel } from './load';
 import { SuccessorTable } from './successor-table';
 import { KeySet, StatePool, StateRoots } from './state-pool';
 import { edgeKey, SearchNode } from './search-trie';
+import { collectOpcodes, FitWalk, LOOKAHEAD_MAX } from './lookahead';
 
 const ACC_STATIC = 0x0008;
 const ACC_NATIVE = 0x0100;
@@ -39,6 +40,12 @@ const MAX_STATES = 50_000;
 const MAX_CHAIN = 64;
 /** a frame started from a call site's candidates is read again by search only within its first opcodes */
 const REPLAY_MAX = 32;
+/** after lost data, frames at most this far below the top may be the one that goes on (resumeChoice) */
+const RESUME_DEPTH = 8;
+/** of a frame with several states, the first this many are tried as going on after lost data */
+const RESUME_STATES = 64;
+/** a reading of how the trace goes on after lost data is taken on at least this many opcodes to come (resumeChoice) */
+const RESUME_MIN = 4;
 /** a search frame keeps to the shared trie (search-trie.ts) while it has more states than this */
 const OWN_STATES_AT = 32;
 /** at most this many states are kept in a thread's search trie (beyond, new nodes serve one frame only) */
@@ -107,6 +114,7 @@ export class MethodUniverse {
   private readonly classes = new Map<string, { cf: ClassFile; loader: number }[]>();
   private readonly byFirstOpcode: Method[][] = Array.from({ length: 256 }, () => []);
   private readonly targetCache = new Map<number, Method[] | undefined>();
+  private readonly calleeCache = new Map<Method, readonly Method[]>();
   private readonly siteCache = new Map<number, CallSite | undefined>();
   private readonly specificCache = new Map<number, Method | null>();
   private readonly superCache = new Map<string, Set<string>>();
@@ -187,6 +195,25 @@ export class MethodUniverse {
     const t = this.resolveInvoke(m, bci);
     this.targetCache.set(key, t);
     return t;
+  }
+
+  /** Every method with bytecode an invoke of `m` can call (by invokeTargets), each once. */
+  calleesOf(m: Method): readonly Method[] {
+    let out = this.calleeCache.get(m);
+    if (out) return out;
+    const seen = new Set<Method>();
+    const code = m.code;
+    if (code) {
+      const bcis = this.successors(m).instructions();
+      for (let k = 0; k < bcis.length; k++) {
+        const op = code[bcis[k]];
+        if (op < 0xb6 || op > 0xba) continue;
+        for (const t of this.invokeTargets(m, bcis[k]) ?? []) if (t.code && t.code.length > 0) seen.add(t);
+      }
+    }
+    out = [...seen];
+    this.calleeCache.set(m, out);
+    return out;
   }
 
   /** What an entry after the invoke at `bci` of `m` may start; undefined when invokeTargets knows no target. */
@@ -358,6 +385,13 @@ export class MethodUniverse {
 }
 
 const isReturn = (op: number) => op >= 0xac && op <= 0xb1;
+
+/** How the trace goes on after lost data (resumeChoice). */
+const enum Resume {
+  Next = 0,
+  Anywhere = 1,
+  InCallee = 2,
+}
 const isIfOpcode = (op: number) => (op >= 153 && op <= 166) || op === 198 || op === 199;
 
 /**
@@ -527,6 +561,12 @@ export class Attribution {
   /** (Method.index, bci) of the states of a caller with several (callersSite) */
   private siteMethod = new Int32Array(16);
   private siteBci = new Int32Array(16);
+  /** resuming after lost data (resumeChoice): the opcodes that come next, their aux, a walk's starts */
+  private readonly lookOps = new Int32Array(LOOKAHEAD_MAX);
+  private readonly lookAux = new Int32Array(LOOKAHEAD_MAX);
+  private startBcis: Int32Array = new Int32Array(16);
+  private readonly walk = new FitWalk();
+  private readonly resumeCallees: Method[] = [];
 
   constructor(
     private readonly universe: MethodUniverse,
@@ -706,7 +746,7 @@ export class Attribution {
       let handled = false;
       if (exceptionPending && op >= 0) {
         // the next bytecode after a throw is a handler's, in this frame or a caller
-        const d = this.handlerFor(op, ev);
+        const d = this.handlerFor(op, ev, lastGapEv);
         if (d >= 0) {
           stats.handlers++;
           this.unwindTo(d, ev, tsc);
@@ -723,16 +763,17 @@ export class Attribution {
         let d = young && f.ownLen === 0 ? this.callerStep(op, ev, 1) : -1;
         if (d < 0 && young && this.replay(f, op, ev)) f.ownLen = -1;
         else {
-          // events went missing (a gap, code we could not follow): a caller may have the control again, or the
-          // same method goes on at another bci; else the frame is lost
-          if (d < 0) d = this.callerStep(op, ev, 8);
+          // events went missing (a gap, code we could not follow): a caller may have the control again, a frame
+          // may go on at another bci, or be in a call it made; the reading that runs most of the opcodes that come
+          // next is taken (resumeChoice), else the frame is lost
+          const g = d >= 0 ? undefined : this.resume(op, ev, tsc, input, i);
           if (d >= 0) {
             this.unwindTo(d, ev, tsc);
             f = this.frames[d];
             stats.resynced++;
-          } else if (this.reanchor(f, op, ev)) {
+          } else if (g) {
+            f = g;
             stats.resynced++;
-            f.ownLen = -1;
           } else {
             f.lost = true;
             f.n = f.pathLen = 0;
@@ -1361,8 +1402,11 @@ export class Attribution {
     return prev;
   }
 
-  /** An opcode no state allowed: the handler of this frame or a caller that starts with it (an exception). */
-  private handlerFor(op: number, ev: number): number {
+  /**
+   * The first opcode after an exception: the handler of this frame or a caller that starts with it, whose range
+   * holds the frame's bci (any of the method's handlers for a state from before the last gap, `lastGapEv`).
+   */
+  private handlerFor(op: number, ev: number, lastGapEv: number): number {
     const pool = this.pool;
     for (let d = this.depth - 1; d >= 0; d--) {
       const f = this.frames[d];
@@ -1375,7 +1419,9 @@ export class Attribution {
         const m = this.methods[mi];
         const code = m.code!;
         const bci = pool.bci[s];
-        for (const h of m.handlers) if (bci >= h.startPc && bci < h.endPc && code[h.handlerPc] === op && !this.scratchHas(mi, h.handlerPc)) this.pushScratch(pool.add(mi, h.handlerPc, s, ev));
+        // (a state from before a gap is stale: the frame went on in the gap, any of its method's handlers may catch)
+        const stale = pool.ev[s] < lastGapEv;
+        for (const h of m.handlers) if ((stale || (bci >= h.startPc && bci < h.endPc)) && code[h.handlerPc] === op && !this.scratchHas(mi, h.handlerPc)) this.pushScratch(pool.add(mi, h.handlerPc, s, ev));
       }
       if (this.scratchN) {
         this.giveScratch(f);
@@ -1403,6 +1449,184 @@ export class Attribution {
       if (this.step(c, op, ev)) return d; // (a step that fails leaves the frame as it was)
     }
     return -1;
+  }
+
+  /**
+   * After lost data, the frame that goes on (resumeChoice), made so and stepped by `op` (event `ev`); undefined
+   * (nothing changed) when no reading has enough evidence.
+   */
+  private resume(op: number, ev: number, tsc: number, input: EventStream, i: number): Frame | undefined {
+    const choice = this.resumeChoice(input, i);
+    if (choice < 0) return undefined;
+    const d = choice >> 2;
+    switch ((choice & 3) as Resume) {
+      case Resume.Next: {
+        if (!this.step(this.frames[d], op, ev)) return undefined;
+        this.unwindTo(d, ev, tsc);
+        return this.frames[d];
+      }
+      case Resume.Anywhere: {
+        if (!this.reanchor(this.frames[d], op, ev)) return undefined;
+        this.unwindTo(d, ev, tsc);
+        const f = this.frames[d];
+        f.ownLen = -1;
+        return f;
+      }
+      case Resume.InCallee:
+        return this.resumeInCallee(d, this.resumeCallees, op, ev, tsc) ? this.frames[this.depth - 1] : undefined;
+    }
+  }
+
+  /**
+   * After lost data, how the trace goes on, judged by the opcodes that come next (input from event `i`;
+   * collectOpcodes). The readings, for each frame d at most RESUME_DEPTH below the top (the frames above d returned
+   * unseen):
+   * - Next: a caller d at an instruction after its state's;
+   * - Anywhere: d's method (its states agree on it) at any instruction holding the first opcode (d went on in the gap);
+   * - InCallee: d made a call in the gap, and a method d's method can call runs at any of its instructions (the
+   *   callees that run most are kept in `resumeCallees`).
+   * The reading that runs most of the opcodes wins; ties go in that order, then to the frame nearest the top. It is
+   * taken on enough evidence: RESUME_MIN opcodes, or all there are up to a call or a gap (one that ends at a return
+   * would end a frame on the strength of a few opcodes other frames hold too). Returns d * 4 + the reading, or -1.
+   */
+  private resumeChoice(input: EventStream, i: number): number {
+    const n = collectOpcodes(input, i, this.lookOps, this.lookAux);
+    if (n === 0) return -1;
+    const top = this.depth - 1;
+    const low = Math.max(0, top - RESUME_DEPTH);
+    let best = -1;
+    let bestLen = 0;
+    for (let d = top - 1; d >= low; d--) {
+      const c = this.frames[d];
+      if (c.lost || c.search || c.anyBci >= 0 || c.n === 0) continue;
+      const len = this.continuationFit(c, n);
+      if (len > bestLen) {
+        best = d * 4 + Resume.Next;
+        bestLen = len;
+      }
+    }
+    for (let d = top; d >= low && bestLen < n; d--) {
+      const m = this.resumableMethod(d);
+      if (!m) continue;
+      const len = this.anywhereFit(m, n);
+      if (len > bestLen) {
+        best = d * 4 + Resume.Anywhere;
+        bestLen = len;
+      }
+    }
+    const callees = this.resumeCallees;
+    callees.length = 0;
+    for (let d = top; d >= low && bestLen < n; d--) {
+      const m = this.resumableMethod(d);
+      if (!m) continue;
+      let dBest = 0;
+      const first = callees.length;
+      for (const c of this.universe.calleesOf(m)) {
+        const len = this.anywhereFit(c, n);
+        if (len === 0 || len < dBest || len <= bestLen) continue;
+        if (len > dBest) {
+          callees.length = first;
+          dBest = len;
+        }
+        callees.push(c);
+      }
+      if (dBest > bestLen) {
+        callees.copyWithin(0, first);
+        callees.length -= first;
+        best = d * 4 + Resume.InCallee;
+        bestLen = dBest;
+      } else callees.length = first;
+    }
+    return bestLen >= RESUME_MIN || (bestLen === n && !isReturn(this.lookOps[n - 1])) ? best : -1;
+  }
+
+  /** The method frame d's states agree on, when the frame has states and code: what it may resume in. */
+  private resumableMethod(d: number): Method | undefined {
+    const c = this.frames[d];
+    if (c.lost || c.search || c.n === 0) return undefined;
+    const m = this.agreedMethod(c);
+    return m?.code ? m : undefined;
+  }
+
+  /** How many of the looked-ahead opcodes (the first n) method m runs from any of its instructions. */
+  private anywhereFit(m: Method, n: number): number {
+    if (!m.code || m.code.length === 0) return 0;
+    const table = this.universe.successors(m);
+    const starts = table.instructions();
+    return this.walk.fit(m.code, table, starts, starts.length, this.lookOps, this.lookAux, n);
+  }
+
+  /** Into scratch: a state at every instruction holding `op` of the methods (explained by event `ev`); false (scratch empty) when none or too many. */
+  private anywhereStates(methods: readonly Method[], op: number, ev: number): boolean {
+    const pool = this.pool;
+    this.scratchN = 0;
+    for (const m of methods) {
+      const code = m.code!;
+      const bcis = this.universe.successors(m).instructions();
+      for (let k = 0; k < bcis.length; k++) if (code[bcis[k]] === op) this.pushScratch(pool.add(m.index, bcis[k], -1, ev));
+    }
+    if (this.scratchN > 0 && this.scratchN <= MAX_STATES) return true;
+    this.scratchN = 0;
+    return false;
+  }
+
+  /**
+   * Frame d made a call in lost data and `callees` may be what runs now (Resume.InCallee): the frames above d end,
+   * d goes on at any instruction once the callee returns, and a frame on top of it begins at every instruction of
+   * the callees holding `op` (explained by event `ev`). False (nothing changed) when that makes no state or too many.
+   */
+  private resumeInCallee(d: number, callees: readonly Method[], op: number, ev: number, tsc: number): boolean {
+    if (!this.anywhereStates(callees, op, ev)) return false;
+    // (the new states wait in scratch: making d's own states and settling them does not use it)
+    const taken = this.scratch;
+    const takenN = this.scratchN;
+    this.scratch = new Int32Array(64);
+    this.scratchN = 0;
+    const caller = this.frames[d];
+    const m = this.agreedMethod(caller)!;
+    this.ownStates(caller);
+    if (caller.n > 1) this.stats.ambiguousEnds++;
+    this.settle(caller.states[0]);
+    caller.anyBci = m.index;
+    caller.called = true;
+    this.unwindTo(d, ev, tsc);
+    const f = this.pushFrame(-1, false, -1);
+    f.setStates(taken, takenN);
+    this.scratch = taken; // (its states were copied: the larger buffer is reused)
+    return true;
+  }
+
+  /** How many of the looked-ahead opcodes (the first n) frame c runs from the instructions after its states'. */
+  private continuationFit(c: Frame, n: number): number {
+    const { pool, methods, out } = this;
+    const onTrie = c.pathLen > 0;
+    const count = onTrie ? c.node.count : c.n;
+    let best = 0;
+    for (let k = 0; k < count && k < RESUME_STATES && best < n; k++) {
+      const mi = onTrie ? c.node.method[k] : pool.method[c.states[k]];
+      const bci = onTrie ? c.node.bci[k] : pool.bci[c.states[k]];
+      const sev = onTrie ? c.pathEvs[c.pathLen - 1] : pool.ev[c.states[k]];
+      const m = methods[mi];
+      const code = m.code!;
+      const table = this.universe.successors(m);
+      let starts = 0;
+      if (bci < 0) this.startBcis[starts++] = 0;
+      else {
+        const outcome = isIfOpcode(code[bci]) && sev >= 0 ? out.aux[sev] : 0;
+        const taken = outcome > 0 ? bci + (((code[bci + 1] << 24) >> 16) | code[bci + 2]) : -1;
+        const o = table.of(bci);
+        const list = table.list;
+        for (let x = o + 1, end = o + 1 + list[o]; x < end; x++) {
+          const t = list[x];
+          if ((outcome > 0 && t !== taken) || (outcome < 0 && t !== bci + 3)) continue;
+          if (starts === this.startBcis.length) this.startBcis = grownInt32(this.startBcis, starts + 1);
+          this.startBcis[starts++] = t;
+        }
+      }
+      const len = this.walk.fit(code, table, this.startBcis, starts, this.lookOps, this.lookAux, n);
+      if (len > best) best = len;
+    }
+    return best;
   }
 
   /**

@@ -1,0 +1,129 @@
+/**
+ * Attribution after lost data in interpreted code: which frame goes on is judged by the opcodes that come next
+ * (a lookahead, calls stepped over), not by the first opcode alone. Before, a gap inside a callee whose caller went
+ * on past its next instruction re-anchored the callee's method wherever the first opcode fitted (exceptions -Xint:
+ * main's bytecodes counted to a three-bytecode constructor), and a callee entered in the gap lost its caller's frame.
+ */
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { forEachInstruction } from '@jportal/classfile';
+import { attributeInterpreted, EventStream, JvmModel, MethodUniverse } from '../src';
+
+const SOURCE = `class R {
+  static int work(int x) { int y = x * 3; y ^= 5; return y + 1; }
+  static int loop(int n) { int s = 0; for (int i = 0; i < n; i++) { s += work(i); if (s > 100) s -= 7; } return s; }
+  static int outer(int n) { int r = loop(n); r = r * 11 + 3; return r; }
+}
+`;
+const haveJavac = spawnSync('sh', ['-c', 'command -v javac'], { encoding: 'utf8' }).status === 0;
+if (!haveJavac) console.warn('SKIP attribute-resume test: no javac on PATH (install openjdk-17-jdk-headless)');
+
+const BYTECODE = 0;
+const ENTRY = 1;
+const GAP = 3;
+const INTERPRETER = 0;
+const OTHER = 3;
+const INVOKESTATIC = 0xb8;
+const BIPUSH = 0x10;
+const GOTO = 0xa7;
+
+function load() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jportal-resume-'));
+  fs.writeFileSync(path.join(dir, 'R.java'), SOURCE);
+  const r = spawnSync('javac', ['--release', '17', '-d', dir, path.join(dir, 'R.java')], { encoding: 'utf8' });
+  expect(r.status).toBe(0);
+  const bytes = fs.readFileSync(path.join(dir, 'R.class'));
+  fs.rmSync(dir, { recursive: true, force: true });
+  const model = { methods: new Map(), classes: new Map([['0:R', new Uint8Array(bytes)]]) } as unknown as JvmModel;
+  const universe = new MethodUniverse(model);
+  const idOf = (name: string) => [...model.methods].find(([, m]) => m.name === name)![0];
+  const code = (name: string) => universe.byId.get(idOf(name))!.code!;
+  const insns = (name: string) => {
+    const out: [number, number][] = [];
+    forEachInstruction(code(name), (bci) => void out.push([bci, code(name)[bci]]));
+    return out;
+  };
+  return { model, universe, idOf, code, insns };
+}
+
+/** The interpreted bytecodes of the attributed stream, as method@bci ('?' for unnamed). */
+function named(events: EventStream, model: JvmModel): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < events.length; i++)
+    if (events.kind[i] === BYTECODE && events.source[i] === INTERPRETER) out.push(`${events.method[i] >= 0 ? model.methods.get(events.method[i])!.name : '?'}@${events.bci[i]}`);
+  return out;
+}
+
+(haveJavac ? describe : describe.skip)('resuming after lost data', () => {
+  test('a gap inside a callee whose caller went on elsewhere: the caller is found by the opcodes that follow', () => {
+    const { model, universe, code, insns } = load();
+    const s = new EventStream();
+    let t = 0;
+    const interp = (op: number) => s.push(BYTECODE, INTERPRETER, -1, -1, op, ++t);
+    const outer = insns('outer');
+    const loop = insns('loop');
+    const work = insns('work');
+    // outer calls loop, which runs up to its call of work; work runs two bytecodes, then data is lost
+    s.push(ENTRY, INTERPRETER, -1, -1, -1, ++t, 0);
+    const callLoop = outer.findIndex(([, op]) => op === INVOKESTATIC);
+    for (const [, op] of outer.slice(0, callLoop + 1)) interp(op);
+    s.push(ENTRY, INTERPRETER, -1, -1, -1, ++t, 0);
+    const callWork = loop.findIndex(([, op]) => op === INVOKESTATIC);
+    for (const [, op] of loop.slice(0, callWork + 1)) interp(op);
+    s.push(ENTRY, INTERPRETER, -1, -1, -1, ++t, 0);
+    for (const [, op] of work.slice(0, 2)) interp(op);
+    s.push(GAP, OTHER, -1, 0, -1, ++t, t + 1000);
+    // data resumes in a later round of loop, at its test of s > 100 (its first opcode, an iload, work has too),
+    // then s -= 7, i++, the loop's test (it ends), the return; outer goes on after its call
+    const check = loop.findIndex(([, op]) => op === BIPUSH) - 1;
+    const back = loop.findIndex(([, op]) => op === GOTO);
+    const c = code('loop');
+    const condBci = loop[back][0] + ((c[loop[back][0] + 1] << 24) >> 16 | c[loop[back][0] + 2]);
+    const cond = loop.findIndex(([bci]) => bci === condBci);
+    const exitTest = loop.findIndex(([, op], k) => k > cond && op >= 0x99 && op <= 0xa6);
+    const resumed = [...loop.slice(check, back + 1), ...loop.slice(cond, exitTest + 1), ...loop.slice(back + 1)];
+    for (const [, op] of resumed) interp(op);
+    for (const [, op] of outer.slice(callLoop + 1)) interp(op);
+
+    const { events } = attributeInterpreted(universe, s);
+    expect(named(events, model)).toEqual([
+      ...outer.slice(0, callLoop + 1).map(([bci]) => `outer@${bci}`),
+      ...loop.slice(0, callWork + 1).map(([bci]) => `loop@${bci}`),
+      ...work.slice(0, 2).map(([bci]) => `work@${bci}`),
+      ...resumed.map(([bci]) => `loop@${bci}`),
+      ...outer.slice(callLoop + 1).map(([bci]) => `outer@${bci}`),
+    ]);
+  });
+
+  test('a callee entered in the gap: a frame of the caller\'s callee is pushed, and the caller goes on after it', () => {
+    const { model, universe, insns } = load();
+    const s = new EventStream();
+    let t = 0;
+    const interp = (op: number) => s.push(BYTECODE, INTERPRETER, -1, -1, op, ++t);
+    const outer = insns('outer');
+    const loop = insns('loop');
+    const work = insns('work');
+    s.push(ENTRY, INTERPRETER, -1, -1, -1, ++t, 0);
+    const callLoop = outer.findIndex(([, op]) => op === INVOKESTATIC);
+    for (const [, op] of outer.slice(0, callLoop + 1)) interp(op);
+    s.push(ENTRY, INTERPRETER, -1, -1, -1, ++t, 0);
+    // loop runs up to its first bytecodes; data is lost; it resumes inside work (its entry was in the gap)
+    for (const [, op] of loop.slice(0, 2)) interp(op);
+    s.push(GAP, OTHER, -1, 0, -1, ++t, t + 1000);
+    const inWork = work.slice(3); // past `x * 3`: the rest of work, to its return
+    for (const [, op] of inWork) interp(op);
+    // loop goes on after its call of work: s += ..., to the loop's end
+    const callWork = loop.findIndex(([, op]) => op === INVOKESTATIC);
+    const after = loop.slice(callWork + 1, callWork + 4);
+    for (const [, op] of after) interp(op);
+
+    const { events } = attributeInterpreted(universe, s);
+    const got = named(events, model);
+    expect(got.slice(0, callLoop + 1 + 2)).toEqual([...outer.slice(0, callLoop + 1).map(([bci]) => `outer@${bci}`), ...loop.slice(0, 2).map(([bci]) => `loop@${bci}`)]);
+    expect(got.slice(callLoop + 3, callLoop + 3 + inWork.length)).toEqual(inWork.map(([bci]) => `work@${bci}`));
+    // the caller's frame is kept: what follows work's return is loop's
+    expect(got.slice(callLoop + 3 + inWork.length).every((x) => x.startsWith('loop@'))).toBe(true);
+  });
+});
