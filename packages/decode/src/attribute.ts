@@ -44,8 +44,18 @@ const REPLAY_MAX = 32;
 const RESUME_DEPTH = 8;
 /** of a frame with several states, the first this many are tried as going on after lost data */
 const RESUME_STATES = 64;
-/** a reading of how the trace goes on after lost data is taken on at least this many opcodes to come (resumeChoice) */
+/** a frame we could not follow is taken up again only by a reading that runs at least this many opcodes to come */
 const RESUME_MIN = 4;
+/** how many methods taken for the outermost frame (and returned) are remembered */
+const OUTERMOST_KEPT = 4;
+/** a frame no stack reading takes up again may be found among all methods: by at least this many opcodes to come, */
+const GLOBAL_MIN = 8;
+/** searching at most this many methods (those holding the rarest of the opcodes), */
+const GLOBAL_SCAN = 4096;
+/** and taken when at most this many methods run them all */
+const GLOBAL_METHODS = 8;
+/** tries of that search after each resume before they thin out to one in 64 */
+const GLOBAL_EAGER = 16;
 /** a search frame keeps to the shared trie (search-trie.ts) while it has more states than this */
 const OWN_STATES_AT = 32;
 /** at most this many states are kept in a thread's search trie (beyond, new nodes serve one frame only) */
@@ -115,6 +125,7 @@ export class MethodUniverse {
   private readonly byFirstOpcode: Method[][] = Array.from({ length: 256 }, () => []);
   private readonly targetCache = new Map<number, Method[] | undefined>();
   private readonly calleeCache = new Map<Method, readonly Method[]>();
+  private byOpcode: Method[][] | null = null;
   private readonly siteCache = new Map<number, CallSite | undefined>();
   private readonly specificCache = new Map<number, Method | null>();
   private readonly superCache = new Map<string, Set<string>>();
@@ -186,6 +197,28 @@ export class MethodUniverse {
   /** Methods whose code starts with `op` (the candidates of a frame found by search). */
   startingWith(op: number): Method[] {
     return this.byFirstOpcode[op];
+  }
+
+  /** Methods whose code holds `op` somewhere (an index made on first use). */
+  holding(op: number): readonly Method[] {
+    if (!this.byOpcode) {
+      const lists: Method[][] = Array.from({ length: 256 }, () => []);
+      const seen = new Uint8Array(256);
+      for (const m of this.methods) {
+        if (!m.code || m.code.length === 0) continue;
+        seen.fill(0);
+        const bcis = this.successors(m).instructions();
+        for (let k = 0; k < bcis.length; k++) {
+          const op = m.code[bcis[k]];
+          if (!seen[op]) {
+            seen[op] = 1;
+            lists[op].push(m);
+          }
+        }
+      }
+      this.byOpcode = lists;
+    }
+    return this.byOpcode[op & 0xff];
   }
 
   /** The target(s) of the invoke at `bci` of `m`: exact for static/special, by name and descriptor otherwise. */
@@ -391,6 +424,7 @@ const enum Resume {
   Next = 0,
   Anywhere = 1,
   InCallee = 2,
+  Outermost = 3,
 }
 const isIfOpcode = (op: number) => (op >= 153 && op <= 166) || op === 198 || op === 199;
 
@@ -567,6 +601,10 @@ export class Attribution {
   private startBcis: Int32Array = new Int32Array(16);
   private readonly walk = new FitWalk();
   private readonly resumeCallees: Method[] = [];
+  /** the methods last taken for the thread's outermost frame when they returned, the latest first */
+  private readonly outermost: Method[] = [];
+  /** searches over all methods tried since the last frame was taken up again (globalTurn) */
+  private globalTries = 0;
 
   constructor(
     private readonly universe: MethodUniverse,
@@ -741,6 +779,18 @@ export class Attribution {
         f = this.pushDeoptimized(deoptHint);
         deoptHint = -1;
       }
+      let stepped = false;
+      if ((!f || f.lost) && op >= 0 && !exceptionPending && (i === 0 || input.kind[i - 1] !== EventKind.Bytecode || isReturn(input.opcode[i - 1]))) {
+        // no frame we can follow (after a gap, at the stream's start, after the frame we took for the outermost
+        // returned): the opcodes that come next may tell a frame on the stack, or one that seemed to end, goes on
+        const g = this.resume(op, ev, tsc, input, i, true);
+        if (g) {
+          f = g;
+          stepped = true;
+          stats.resynced++;
+          this.globalTries = 0;
+        }
+      }
       // bytecodes with no frame we saw begin (after a gap or at the stream's start)
       if (!f) f = this.pushFrame(-1, true, -1);
       let handled = false;
@@ -756,7 +806,7 @@ export class Attribution {
       }
       exceptionPending = false;
       if (handled) f.ownLen = -1;
-      if (!f.lost && op >= 0 && !handled && !this.step(f, op, ev)) {
+      if (!stepped && !f.lost && op >= 0 && !handled && !this.step(f, op, ev)) {
         // a young frame with no gap since its entry: an entry that ran no bytecode (an intrinsic) whose caller
         // goes on, else an upcall the VM made before the call (replay)
         const young = f.ownLen >= 0 && f.entryEv > lastGapEv;
@@ -766,7 +816,7 @@ export class Attribution {
           // events went missing (a gap, code we could not follow): a caller may have the control again, a frame
           // may go on at another bci, or be in a call it made; the reading that runs most of the opcodes that come
           // next is taken (resumeChoice), else the frame is lost
-          const g = d >= 0 ? undefined : this.resume(op, ev, tsc, input, i);
+          const g = d >= 0 ? undefined : this.resume(op, ev, tsc, input, i, false);
           if (d >= 0) {
             this.unwindTo(d, ev, tsc);
             f = this.frames[d];
@@ -775,8 +825,9 @@ export class Attribution {
             f = g;
             stats.resynced++;
           } else {
-            f.lost = true;
-            f.n = f.pathLen = 0;
+            // no frame on the stack runs them: a call made in the lost data (the VM's, say: an exception's
+            // constructors) whose method we do not know; the frames below stay as they were
+            f = this.pushFrame(-1, true, -1);
             stats.lostFrames++;
           }
         }
@@ -805,6 +856,7 @@ export class Attribution {
         // the exit goes after the return bytecode; it is the last event of the frame
         this.endFrame(f, tsc, true);
         if (m) this.narrowCaller(this.depth ? this.frames[this.depth - 1] : undefined, m);
+        if (m && this.depth === 0) this.noteOutermost(m);
       }
     }
     this.lastCompiledMethod = lastCompiledMethod;
@@ -1453,10 +1505,11 @@ export class Attribution {
 
   /**
    * After lost data, the frame that goes on (resumeChoice), made so and stepped by `op` (event `ev`); undefined
-   * (nothing changed) when no reading has enough evidence.
+   * (nothing changed) when no reading runs the first opcode or, with `whole`, when none runs all of at least
+   * RESUME_MIN opcodes looked ahead.
    */
-  private resume(op: number, ev: number, tsc: number, input: EventStream, i: number): Frame | undefined {
-    const choice = this.resumeChoice(input, i);
+  private resume(op: number, ev: number, tsc: number, input: EventStream, i: number, whole: boolean): Frame | undefined {
+    const choice = this.resumeChoice(input, i, whole);
     if (choice < 0) return undefined;
     const d = choice >> 2;
     switch ((choice & 3) as Resume) {
@@ -1474,29 +1527,40 @@ export class Attribution {
       }
       case Resume.InCallee:
         return this.resumeInCallee(d, this.resumeCallees, op, ev, tsc) ? this.frames[this.depth - 1] : undefined;
+      case Resume.Outermost: {
+        // the frames from d up are lost ones: their opcodes are of the methods in resumeCallees
+        this.unwindTo(d - 1, ev, tsc);
+        const f = this.pushFrame(-1, true, -1);
+        if (!this.beginAnywhere(f, this.resumeCallees, op, ev)) return undefined;
+        f.lost = false;
+        return f;
+      }
     }
   }
 
   /**
    * After lost data, how the trace goes on, judged by the opcodes that come next (input from event `i`;
-   * collectOpcodes). The readings, for each frame d at most RESUME_DEPTH below the top (the frames above d returned
-   * unseen):
+   * collectOpcodes). The readings, for each frame d with a method at most RESUME_DEPTH below the top (the frames
+   * above d returned unseen):
    * - Next: a caller d at an instruction after its state's;
    * - Anywhere: d's method (its states agree on it) at any instruction holding the first opcode (d went on in the gap);
    * - InCallee: d made a call in the gap, and a method d's method can call runs at any of its instructions (the
-   *   callees that run most are kept in `resumeCallees`).
-   * The reading that runs most of the opcodes wins; ties go in that order, then to the frame nearest the top. It is
-   * taken on enough evidence: RESUME_MIN opcodes, or all there are up to a call or a gap (one that ends at a return
-   * would end a frame on the strength of a few opcodes other frames hold too). Returns d * 4 + the reading, or -1.
+   *   callees that run most are kept in `resumeCallees`);
+   * - Outermost: when the frames on top are lost ones (or there are none), a method taken for the thread's outermost
+   *   that returned (noteOutermost) goes on at any instruction (in resumeCallees[0]); d is the first lost frame.
+   * The reading that runs most of the opcodes wins; ties go in that order, then to the frame nearest the top.
+   * Returns d * 4 + the reading, or -1 when none runs the first opcode or, with `whole`, when none runs all of at
+   * least RESUME_MIN.
    */
-  private resumeChoice(input: EventStream, i: number): number {
+  private resumeChoice(input: EventStream, i: number, whole: boolean): number {
     const n = collectOpcodes(input, i, this.lookOps, this.lookAux);
-    if (n === 0) return -1;
-    const top = this.depth - 1;
+    if (n === 0 || (whole && n < RESUME_MIN)) return -1;
+    let top = this.depth - 1;
+    while (top >= 0 && this.frames[top].lost) top--;
     const low = Math.max(0, top - RESUME_DEPTH);
     let best = -1;
     let bestLen = 0;
-    for (let d = top - 1; d >= low; d--) {
+    for (let d = (top === this.depth - 1 ? top - 1 : top); d >= low; d--) {
       const c = this.frames[d];
       if (c.lost || c.search || c.anyBci >= 0 || c.n === 0) continue;
       const len = this.continuationFit(c, n);
@@ -1516,7 +1580,7 @@ export class Attribution {
     }
     const callees = this.resumeCallees;
     callees.length = 0;
-    for (let d = top; d >= low && bestLen < n; d--) {
+    for (let d = top; d >= low && bestLen < n && !whole; d--) {
       const m = this.resumableMethod(d);
       if (!m) continue;
       let dBest = 0;
@@ -1537,7 +1601,53 @@ export class Attribution {
         bestLen = dBest;
       } else callees.length = first;
     }
+    if (top < this.depth - 1 || this.depth === 0) {
+      for (const m of this.outermost) {
+        if (bestLen >= n) break;
+        const len = this.anywhereFit(m, n);
+        if (len > bestLen) {
+          callees.length = 0;
+          callees.push(m);
+          best = (top + 1) * 4 + Resume.Outermost;
+          bestLen = len;
+        }
+      }
+    }
+    if ((top < this.depth - 1 || this.depth === 0) && whole && bestLen < n && n >= GLOBAL_MIN && this.globalTurn()) {
+      // any method that runs them all, from the methods holding the rarest of the opcodes
+      let rare = this.universe.holding(this.lookOps[0]);
+      for (let k = 1; k < n; k++) {
+        const l = this.universe.holding(this.lookOps[k]);
+        if (l.length < rare.length) rare = l;
+      }
+      if (rare.length <= GLOBAL_SCAN) {
+        callees.length = 0;
+        for (const m of rare) if (this.anywhereFit(m, n) === n) callees.push(m);
+        if (callees.length > 0 && callees.length <= GLOBAL_METHODS) {
+          best = (top + 1) * 4 + Resume.Outermost;
+          bestLen = n;
+        }
+      }
+    }
+    if (whole) return bestLen < n ? -1 : best;
+    // a reading is taken on enough evidence: RESUME_MIN opcodes, or all there are up to a call or a gap (one
+    // that ends at a return would end a frame on the strength of a few opcodes another frame also holds)
     return bestLen >= RESUME_MIN || (bestLen === n && !isReturn(this.lookOps[n - 1])) ? best : -1;
+  }
+
+  /** Whether a search over all methods may run now: the first GLOBAL_EAGER tries since the last resume, then one in 64. */
+  private globalTurn(): boolean {
+    this.globalTries++;
+    return this.globalTries <= GLOBAL_EAGER || (this.globalTries & 63) === 0;
+  }
+
+  /** A method taken for the thread's outermost returned: remembered (the last few) in case its opcodes go on. */
+  private noteOutermost(m: Method): void {
+    if (!m.code) return;
+    const k = this.outermost.indexOf(m);
+    if (k >= 0) this.outermost.splice(k, 1);
+    this.outermost.unshift(m);
+    if (this.outermost.length > OUTERMOST_KEPT) this.outermost.length = OUTERMOST_KEPT;
   }
 
   /** The method frame d's states agree on, when the frame has states and code: what it may resume in. */
@@ -1568,6 +1678,13 @@ export class Attribution {
     if (this.scratchN > 0 && this.scratchN <= MAX_STATES) return true;
     this.scratchN = 0;
     return false;
+  }
+
+  /** Frame f's states become every instruction holding `op` of the methods (anywhereStates); false (f as it was) when none. */
+  private beginAnywhere(f: Frame, methods: readonly Method[], op: number, ev: number): boolean {
+    if (!this.anywhereStates(methods, op, ev)) return false;
+    this.giveScratch(f);
+    return true;
   }
 
   /**

@@ -15,6 +15,7 @@ const SOURCE = `class R {
   static int work(int x) { int y = x * 3; y ^= 5; return y + 1; }
   static int loop(int n) { int s = 0; for (int i = 0; i < n; i++) { s += work(i); if (s > 100) s -= 7; } return s; }
   static int outer(int n) { int r = loop(n); r = r * 11 + 3; return r; }
+  static Object id(Object o) { return o; }
 }
 `;
 const haveJavac = spawnSync('sh', ['-c', 'command -v javac'], { encoding: 'utf8' }).status === 0;
@@ -95,6 +96,51 @@ function named(events: EventStream, model: JvmModel): string[] {
       ...resumed.map(([bci]) => `loop@${bci}`),
       ...outer.slice(callLoop + 1).map(([bci]) => `outer@${bci}`),
     ]);
+  });
+
+  test('a stream that starts inside a method (its entry before the trace began) is named by a search of all methods', () => {
+    const { model, universe, insns } = load();
+    const s = new EventStream();
+    let t = 0;
+    const loop = insns('loop');
+    // from loop's second instruction to its call of work: no frame, no entry, nothing on the stack to go by
+    const callWork = loop.findIndex(([, op]) => op === INVOKESTATIC);
+    const seen = loop.slice(1, callWork + 1);
+    for (const [, op] of seen) s.push(BYTECODE, INTERPRETER, -1, -1, op, ++t);
+    const { events } = attributeInterpreted(universe, s);
+    expect(named(events, model)).toEqual(seen.map(([bci]) => `loop@${bci}`));
+  });
+
+  test('opcodes no frame runs (a call the VM made in the gap) get a frame of their own; the frames below keep theirs', () => {
+    const { model, universe, insns } = load();
+    const s = new EventStream();
+    let t = 0;
+    const interp = (op: number) => s.push(BYTECODE, INTERPRETER, -1, -1, op, ++t);
+    const outer = insns('outer');
+    const loop = insns('loop');
+    const work = insns('work');
+    s.push(ENTRY, INTERPRETER, -1, -1, -1, ++t, 0);
+    const callLoop = outer.findIndex(([, op]) => op === INVOKESTATIC);
+    for (const [, op] of outer.slice(0, callLoop + 1)) interp(op);
+    s.push(ENTRY, INTERPRETER, -1, -1, -1, ++t, 0);
+    const callWork = loop.findIndex(([, op]) => op === INVOKESTATIC);
+    for (const [, op] of loop.slice(0, callWork + 1)) interp(op);
+    s.push(ENTRY, INTERPRETER, -1, -1, -1, ++t, 0);
+    for (const [, op] of work.slice(0, 2)) interp(op);
+    s.push(GAP, OTHER, -1, 0, -1, ++t, t + 1000);
+    // a method none of the stack's can run or call (id: aload_0, areturn), then work goes on to its return and
+    // loop after its call
+    for (const [, op] of insns('id')) interp(op);
+    const rest = work.slice(2);
+    for (const [, op] of rest) interp(op);
+    const after = loop.slice(callWork + 1, callWork + 4);
+    for (const [, op] of after) interp(op);
+
+    const { events } = attributeInterpreted(universe, s);
+    const got = named(events, model);
+    const k = callLoop + 1 + callWork + 1 + 2;
+    expect(got.slice(k, k + 2)).toEqual(['?@-1', '?@-1']); // (unnamed: no frame's method runs them)
+    expect(got.slice(k + 2)).toEqual([...rest.map(([bci]) => `work@${bci}`), ...after.map(([bci]) => `loop@${bci}`)]);
   });
 
   test('a callee entered in the gap: a frame of the caller\'s callee is pushed, and the caller goes on after it', () => {

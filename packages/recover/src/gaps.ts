@@ -81,6 +81,8 @@ export interface RecoveryStats {
   /** filled gaps whose fill was copied from where the same callers were on the stack: 4 frames, or only 2 */
   callersFar: number;
   callersNear: number;
+  /** filled gaps whose context matched on opcodes alone (its named bytecodes were nowhere else) */
+  opcodesOnly: number;
   /** gaps no context filled that were filled with a shortest path of their method's CFG (the fallback option) */
   shortestPath: number;
   /** bytecode events copied into gaps (or put there by the fallback) */
@@ -178,7 +180,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
   const factor = Math.max(1, opts.timeFactor ?? 4);
   const maxPieces = opts.maxPieces ?? 4096;
   const reasons = new Set(opts.reasons ?? [0]);
-  const stats: RecoveryStats = { gaps: 0, recovered: 0, noContext: 0, noCandidate: 0, composed: 0, ambiguous: 0, shortPost: 0, callersFar: 0, callersNear: 0, shortestPath: 0, bytecodes: 0, events: 0, expected: 0 };
+  const stats: RecoveryStats = { gaps: 0, recovered: 0, noContext: 0, noCandidate: 0, composed: 0, ambiguous: 0, shortPost: 0, callersFar: 0, callersNear: 0, opcodesOnly: 0, shortestPath: 0, bytecodes: 0, events: 0, expected: 0 };
   const fills: GapFill[] = [];
 
   // nothing to fill: the input itself (no copy: a loss-free thread of 100 M events is gigabytes)
@@ -190,12 +192,16 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
   stats.gaps = bc.gapAt.length;
 
   /** Do the K bytecodes ending at x match those ending at y (keys where both are named, else opcodes)? */
+  // the last level of the search (a gap whose named context is nowhere else: the decoder may have named a
+  // bytecode or two near the loss wrongly) compares opcodes alone, as for unnamed bytecodes
+  let loose = false;
+  const compat = (x: number, y: number): boolean => (loose ? op[x] === op[y] && op[x] >= 0 : compatible(key, op, x, y));
   const sameGram = (x: number, y: number): boolean => {
-    for (let t = 0; t < K; t++) if (!compatible(key, op, x - t, y - t)) return false;
+    for (let t = 0; t < K; t++) if (!compat(x - t, y - t)) return false;
     return true;
   };
   /** Occurrences of the context ending at x: the key index when x's context is all named, else the opcode one. */
-  const occurrencesOf = (x: number): Int32Array | undefined => (Number.isNaN(bc.keyGram[x]) ? bc.opIndex.get(bc.opGram[x]) : bc.keyIndex.get(bc.keyGram[x]));
+  const occurrencesOf = (x: number): Int32Array | undefined => (loose || Number.isNaN(bc.keyGram[x]) ? bc.opIndex.get(bc.opGram[x]) : bc.keyIndex.get(bc.keyGram[x]));
 
   /** Bytecodes per tick in the stretches of up to PACE_WINDOW bytecodes on each side of a gap. */
   const pace = (a: number, b: number): number => {
@@ -293,7 +299,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     const ey = segEnd[seg[y]];
     for (let t = 0; t < cap; t++) {
       if (x + t > ex || y + t > ey) return cap;
-      if (!compatible(key, op, x + t, y + t)) return t;
+      if (!compat(x + t, y + t)) return t;
     }
     return cap;
   };
@@ -303,13 +309,13 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     const sy = segStart[seg[y]];
     for (let t = 0; t < cap; t++) {
       if (x - t < sx || y - t < sy) return cap;
-      if (!compatible(key, op, x - t, y - t)) return t;
+      if (!compat(x - t, y - t)) return t;
     }
     return cap;
   };
   /** Does the post context (postK bytecodes from `post`) start at bytecode c? */
   const startsPost = (c: number, post: number, postK: number): boolean => {
-    for (let t = 0; t < postK; t++) if (!compatible(key, op, c + t, post + t)) return false;
+    for (let t = 0; t < postK; t++) if (!compat(c + t, post + t)) return false;
     return true;
   };
   /**
@@ -387,22 +393,30 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     const byFill = new Map<string, { count: number; walk: Walk; context: number }>();
     let fitting = 0;
     // the occurrences nearest the gap first (the same phase of the program)
-    const scan = nearest(occ, a, maxCand * SCAN_PER_CANDIDATE, near);
+    let scan = nearest(occ, a, maxCand * SCAN_PER_CANDIDATE, near);
     // calling context first: candidates where the same callers (4 frames, then 2) were on the stack before the
     // gap's context, whose walk ends where the same callers are on the stack as after the gap (the paper's call
-    // structure: a gap in a method called from here is filled from calls made from here); then bytecodes alone
+    // structure: a gap in a method called from here is filled from calls made from here); then bytecodes alone;
+    // then opcodes alone, on a longer past (LOOSE_PAST)
     let postK = K + 1;
     let level = 0;
     // (a bytecode the decoder could not name has no known frame: no calling context)
-    for (const ctx of key[a] === UNKNOWN ? [null] : [bc.ctxFar, bc.ctxNear, null]) {
+    for (const ctx of key[a] === UNKNOWN ? [null] : [bc.ctxFar, bc.ctxNear, null, LOOSE]) {
       level++;
+      if (ctx === LOOSE) {
+        const occOps = bc.opIndex.get(bc.opGram[a]);
+        if (!occOps) break;
+        loose = true;
+        scan = nearest(occOps, a, maxCand * SCAN_PER_CANDIDATE, near);
+      }
       // the candidates: the occurrences whose past is most like the gap's (longest first, up to CONTEXT_MATCH:
       // in a loop whose rounds differ, the rounds before the gap tell which round it was)
       let taken = 0;
       for (let o = 0; o < scan; o++) {
         const j = near[o];
-        if (j === a || (ctx && ctx[j] !== ctx[a]) || !sameGram(j, a)) continue;
+        if (j === a || (ctx && ctx !== LOOSE && ctx[j] !== ctx[a]) || !sameGram(j, a)) continue;
         const past = matchBackward(j, a, CONTEXT_MATCH);
+        if (loose && past < LOOSE_PAST) continue; // (opcodes alone are weaker evidence: more of them must match)
         // insertion into the ranked list (ties keep the nearer occurrence first)
         let at = Math.min(taken, maxCand - 1);
         if (taken === maxCand && past <= rankPast[at]) continue;
@@ -423,7 +437,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
       while (!fitting && postK > 1) {
         postK = postK > 3 ? (postK === K + 1 ? K : 2) : postK - 1;
         for (let c = 0; c < taken; c++) {
-          const w = walk(rankAt[c], post, postK, expected, lo, hi, ctx);
+          const w = walk(rankAt[c], post, postK, expected, lo, hi, ctx === LOOSE ? null : ctx);
           if (!w) continue;
           fitting++;
           const context = rankPast[c] + w.after;
@@ -437,8 +451,10 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
       }
       if (fitting) break;
     }
+    loose = false;
     if (fitting && level === 1) stats.callersFar++;
     else if (fitting && level === 2) stats.callersNear++;
+    else if (fitting && level === 4) stats.opcodesOnly++;
     if (fitting && postK < K) stats.shortPost++;
     if (!fitting) {
       stats.noCandidate++;
@@ -574,6 +590,11 @@ function hasGap(input: EventStream, reasons: Set<number>): boolean {
 }
 
 /** Equal keys where both bytecodes are named; equal opcodes where either is not. */
+/** The search level that compares opcodes alone (see `loose`). */
+const LOOSE = new Int32Array(0);
+/** at that level, a candidate's past must match the gap's over at least this many opcodes */
+const LOOSE_PAST = 32;
+
 function compatible(key: Float64Array, op: Int32Array, x: number, y: number): boolean {
   const kx = key[x];
   const ky = key[y];

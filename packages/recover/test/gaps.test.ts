@@ -13,6 +13,9 @@ function run(iterations: number, body = (i: number) => [[1, 0], [1, 2], [1, 5], 
   return steps;
 }
 
+/** An opcode for each (method, bci): code's opcodes vary, so opcodes alone tell steps apart about as keys do. */
+const opcodeOf = (method: number, bci: number) => 1 + ((method * 37 + bci * 11) % 200);
+
 /** Events of the steps, with the steps in [lo, hi) replaced by one gap (time bounds of the lost steps). */
 function stream(steps: (number | string)[][], holes: [number, number][] = []): EventStream {
   const s = new EventStream();
@@ -27,7 +30,7 @@ function stream(steps: (number | string)[][], holes: [number, number][] = []): E
     const [a, b] = steps[i];
     if (a === 'call') s.push(ENTRY, 1, b as number, -1, -1, t);
     else if (a === 'ret') s.push(EXIT, 1, b as number, -1, -1, t);
-    else s.push(BYTECODE, 1, a as number, b as number, 10, t);
+    else s.push(BYTECODE, 1, a as number, b as number, opcodeOf(a as number, b as number), t);
   }
   return s;
 }
@@ -68,6 +71,27 @@ describe('recovery of gaps from matching context', () => {
     for (let i = 0; i < holed.length; i++) if (holed.kind[i] === GAP) holed.bci[i] = 3;
     expect(recoverGaps(holed, { context: 4 }).stats.gaps).toBe(0);
     expect(recoverGaps(holed, { context: 4, reasons: [3] }).stats.recovered).toBe(1);
+  });
+
+  test('context the decoder named wrongly (seen nowhere else) is matched on opcodes alone, when enough of them match', () => {
+    const steps = run(50);
+    const whole = stream(steps);
+    const holed = stream(steps, [[200, 230]]);
+    // the two bytecodes before the gap got wrong bcis (a frame resumed at the wrong place after other lost data)
+    const gap = holed.kind.subarray(0, holed.length).indexOf(GAP);
+    let misnamed = 0;
+    for (let i = gap - 1; i >= 0 && misnamed < 2; i--) if (holed.kind[i] === BYTECODE) holed.bci[i] = 900 + misnamed++;
+    const r = recoverGaps(holed, { context: 4 });
+    expect(r.stats).toMatchObject({ gaps: 1, recovered: 1, opcodesOnly: 1 });
+    const want = bytecodes(whole);
+    const got = bytecodes(r.events);
+    expect(got.length).toBe(want.length);
+    // what was copied is what ran (the two misnamed bytecodes stay as the decoder named them)
+    const copied = got.filter((x, k) => x !== want[k]);
+    expect(copied).toHaveLength(2);
+    // their opcodes differ as well: nothing matches, no recovery
+    for (let i = gap - 1, k = 0; i >= 0 && k < 2; i--) if (holed.kind[i] === BYTECODE) (holed.opcode[i] = 250), k++;
+    expect(recoverGaps(holed, { context: 4 }).stats).toMatchObject({ recovered: 0, opcodesOnly: 0 });
   });
 
   test('two continuations seen: the more frequent one is taken and the gap counted as ambiguous', () => {
