@@ -81,6 +81,8 @@ export interface RecoveryStats {
   /** filled gaps whose fill was copied from where the same callers were on the stack: 4 frames, or only 2 */
   callersFar: number;
   callersNear: number;
+  /** gaps whose best fill matched fewer than MIN_FILL_CONTEXT bytecodes around it: not filled */
+  weakContext: number;
   /** filled gaps whose context matched on opcodes alone (its named bytecodes were nowhere else) */
   opcodesOnly: number;
   /** gaps no context filled that were filled with a shortest path of their method's CFG (the fallback option) */
@@ -180,7 +182,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
   const factor = Math.max(1, opts.timeFactor ?? 4);
   const maxPieces = opts.maxPieces ?? 4096;
   const reasons = new Set(opts.reasons ?? [0]);
-  const stats: RecoveryStats = { gaps: 0, recovered: 0, noContext: 0, noCandidate: 0, composed: 0, ambiguous: 0, shortPost: 0, callersFar: 0, callersNear: 0, opcodesOnly: 0, shortestPath: 0, bytecodes: 0, events: 0, expected: 0 };
+  const stats: RecoveryStats = { gaps: 0, recovered: 0, noContext: 0, noCandidate: 0, composed: 0, ambiguous: 0, shortPost: 0, callersFar: 0, callersNear: 0, weakContext: 0, opcodesOnly: 0, shortestPath: 0, bytecodes: 0, events: 0, expected: 0 };
   const fills: GapFill[] = [];
 
   // nothing to fill: the input itself (no copy: a loss-free thread of 100 M events is gigabytes)
@@ -467,6 +469,13 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
       (x, y) => y.context - x.context || y.count - x.count || Math.abs(x.walk.bytecodes - expected) - Math.abs(y.walk.bytecodes - expected),
     );
     const best = ranked[0];
+    if (best.context < MIN_FILL_CONTEXT) {
+      // a guess: the best fill matched too little around it to be copied (in once-run start-up code, a weak match
+      // sized by a long gap's time made 200 k bytecodes of HashMap)
+      stats.weakContext++;
+      shortestFill(g, a, b);
+      continue;
+    }
     if (byFill.size > 1) stats.ambiguous++;
     if (best.walk.from.length > 1) stats.composed++;
     stats.expected += expected;
@@ -590,6 +599,8 @@ function hasGap(input: EventStream, reasons: Set<number>): boolean {
 }
 
 /** Equal keys where both bytecodes are named; equal opcodes where either is not. */
+/** A fill whose context (before and after it, against the gap's) matched fewer bytecodes than this is not taken. */
+const MIN_FILL_CONTEXT = 32;
 /** The search level that compares opcodes alone (see `loose`). */
 const LOOSE = new Int32Array(0);
 /** at that level, a candidate's past must match the gap's over at least this many opcodes */

@@ -94,6 +94,24 @@ describe('recovery of gaps from matching context', () => {
     expect(recoverGaps(holed, { context: 4 }).stats).toMatchObject({ recovered: 0, opcodesOnly: 0 });
   });
 
+  test('a fill whose context matched little around it (a short motif amid code seen once) is a guess, not taken', () => {
+    // 30 rounds of 6 bytecodes seen once each, then a 4-bytecode motif that recurs; the gap hides round 15's motif
+    // from its third bytecode to round 16's second: other rounds match 2 bytecodes before and 2 after, no more
+    const steps: (number | string)[][] = [];
+    for (let r = 0; r < 30; r++) {
+      for (let k = 0; k < 6; k++) steps.push([6, 1000 + r * 20 + k]);
+      for (let k = 0; k < 4; k++) steps.push([5, k]);
+    }
+    // (and a tail seen once: an end near the trace's end would match up to it, which is no evidence either way)
+    for (let k = 0; k < 300; k++) steps.push([7, k]);
+    const at = 15 * 10 + 6 + 2;
+    const r = recoverGaps(stream(steps, [[at, at + 10]]), { context: 2 });
+    expect(r.stats).toMatchObject({ gaps: 1, recovered: 0, weakContext: 1 });
+    // the same gap in a loop (every round alike) matches far more and is filled
+    const loop = run(50);
+    expect(recoverGaps(stream(loop, [[200, 208]]), { context: 2 }).stats).toMatchObject({ recovered: 1, weakContext: 0 });
+  });
+
   test('two continuations seen: the more frequent one is taken and the gap counted as ambiguous', () => {
     // every third iteration takes another branch at the end of the body
     const body = (i: number) => (i % 3 === 0 ? [[1, 0], [1, 2], [1, 20], [1, 21]] : [[1, 0], [1, 2], [1, 5], [1, 6]]);
