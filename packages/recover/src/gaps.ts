@@ -81,7 +81,8 @@ export interface RecoveryStats {
   /** filled gaps whose fill was copied from where the same callers were on the stack: 4 frames, or only 2 */
   callersFar: number;
   callersNear: number;
-  /** gaps whose best fill matched fewer than MIN_FILL_CONTEXT bytecodes around it: not filled */
+  /** gaps whose best fill matched fewer than MIN_FILL_CONTEXT bytecodes around it, or is long and matched fewer than
+   * LONG_FILL_SIDE on one side: not filled */
   weakContext: number;
   /** filled gaps whose context matched on opcodes alone (its named bytecodes were nowhere else) */
   opcodesOnly: number;
@@ -392,7 +393,8 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     const expected = expectedBetween(a, b);
     const lo = expected > 0 ? Math.floor(expected / factor) : 0;
     const hi = Math.min(maxFill, expected > 0 ? Math.ceil(expected * factor) + K : maxFill);
-    const byFill = new Map<string, { count: number; walk: Walk; context: number }>();
+    // per fill: how many candidates made it, its walk, the most context one matched, and that one's weaker side
+    const byFill = new Map<string, { count: number; walk: Walk; context: number; side: number }>();
     let fitting = 0;
     // the occurrences nearest the gap first (the same phase of the program)
     let scan = nearest(occ, a, maxCand * SCAN_PER_CANDIDATE, near);
@@ -443,12 +445,16 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
           if (!w) continue;
           fitting++;
           const context = rankPast[c] + w.after;
+          const side = Math.min(rankPast[c], w.after);
           const sig = fillSignature(key, op, w);
           const e = byFill.get(sig);
           if (e) {
             e.count++;
-            if (context > e.context) e.context = context;
-          } else byFill.set(sig, { count: 1, walk: w, context });
+            if (context > e.context) {
+              e.context = context;
+              e.side = side;
+            }
+          } else byFill.set(sig, { count: 1, walk: w, context, side });
         }
       }
       if (fitting) break;
@@ -469,9 +475,11 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
       (x, y) => y.context - x.context || y.count - x.count || Math.abs(x.walk.bytecodes - expected) - Math.abs(y.walk.bytecodes - expected),
     );
     const best = ranked[0];
-    if (best.context < MIN_FILL_CONTEXT) {
+    if (best.context < MIN_FILL_CONTEXT || (best.walk.bytecodes > LONG_FILL && best.side < LONG_FILL_SIDE)) {
       // a guess: the best fill matched too little around it to be copied (in once-run start-up code, a weak match
-      // sized by a long gap's time made 200 k bytecodes of HashMap)
+      // sized by a long gap's time made 200 k bytecodes of HashMap); a long fill needs both sides to match well (a
+      // gap's time may hold time the thread spent off the CPU or outside Java: 165 M ticks of start-up, sized as
+      // 225 k bytecodes, matched 7 bytecodes on one side)
       stats.weakContext++;
       shortestFill(g, a, b);
       continue;
@@ -601,6 +609,9 @@ function hasGap(input: EventStream, reasons: Set<number>): boolean {
 /** Equal keys where both bytecodes are named; equal opcodes where either is not. */
 /** A fill whose context (before and after it, against the gap's) matched fewer bytecodes than this is not taken. */
 const MIN_FILL_CONTEXT = 32;
+/** A fill longer than this many bytecodes is copied only when both its sides matched at least LONG_FILL_SIDE. */
+const LONG_FILL = 16_384;
+const LONG_FILL_SIDE = 128;
 /** The search level that compares opcodes alone (see `loose`). */
 const LOOSE = new Int32Array(0);
 /** at that level, a candidate's past must match the gap's over at least this many opcodes */

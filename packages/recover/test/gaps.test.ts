@@ -112,6 +112,17 @@ describe('recovery of gaps from matching context', () => {
     expect(recoverGaps(stream(loop, [[200, 208]]), { context: 2 }).stats).toMatchObject({ recovered: 1, weakContext: 0 });
   });
 
+  test('a long fill is copied only when both its sides match well', () => {
+    // 5000 rounds of a loop (7 bytecodes each); a gap hides 24,000 steps (about 18,700 bytecodes, 187,000 ticks)
+    const steps = run(5000);
+    const lo = 9 * 1000 + 3;
+    const hi = lo + 24_000;
+    expect(recoverGaps(stream(steps, [[lo, hi]]), { context: 4 }).stats).toMatchObject({ recovered: 1, weakContext: 0 });
+    // the same gap, but 3 rounds after it the loop is left for code seen once: the far side matches ~20 bytecodes
+    const left = [...steps.slice(0, hi + 27), ...Array.from({ length: 400 }, (_, k) => [9, k])];
+    expect(recoverGaps(stream(left, [[lo, hi]]), { context: 4 }).stats).toMatchObject({ recovered: 0, weakContext: 1 });
+  });
+
   test('two continuations seen: the more frequent one is taken and the gap counted as ambiguous', () => {
     // every third iteration takes another branch at the end of the body
     const body = (i: number) => (i % 3 === 0 ? [[1, 0], [1, 2], [1, 20], [1, 21]] : [[1, 0], [1, 2], [1, 5], [1, 6]]);
