@@ -28,7 +28,7 @@ import { JvmModel } from './load';
 import { SuccessorTable } from './successor-table';
 import { KeySet, StatePool, StateRoots } from './state-pool';
 import { edgeKey, SearchNode } from './search-trie';
-import { collectOpcodes, FitWalk, LOOKAHEAD_MAX } from './lookahead';
+import { collectOpcodes, FitWalk, isIfOpcode, isReturn, LOOKAHEAD_MAX, outcomeAllows } from './lookahead';
 
 const ACC_STATIC = 0x0008;
 const ACC_NATIVE = 0x0100;
@@ -417,8 +417,6 @@ export class MethodUniverse {
   }
 }
 
-const isReturn = (op: number) => op >= 0xac && op <= 0xb1;
-
 /** How the trace goes on after lost data (resumeChoice). */
 const enum Resume {
   Next = 0,
@@ -426,7 +424,6 @@ const enum Resume {
   InCallee = 2,
   Outermost = 3,
 }
-const isIfOpcode = (op: number) => (op >= 153 && op <= 166) || op === 198 || op === 199;
 
 /**
  * An interpreted frame on the attribution stack. Frames are reused by depth (no object per entry).
@@ -1242,8 +1239,6 @@ export class Attribution {
   private nextBcis(mi: number, bci: number, op: number, aux: number): number {
     const m = this.methods[mi];
     const code = m.code!;
-    const outcome = isIfOpcode(code[bci]) ? aux : 0;
-    const taken = outcome > 0 ? bci + (((code[bci + 1] << 24) >> 16) | code[bci + 2]) : -1;
     const table = this.universe.successors(m);
     const o = table.of(bci);
     const list = table.list;
@@ -1251,8 +1246,7 @@ export class Attribution {
     let n = 0;
     for (let k = o + 1, end = o + 1 + list[o]; k < end; k++) {
       const t = list[k];
-      if (code[t] !== op) continue;
-      if ((outcome > 0 && t !== taken) || (outcome < 0 && t !== bci + 3)) continue;
+      if (code[t] !== op || !outcomeAllows(code, bci, t, aux)) continue;
       if (!this.seen.add(keyBase + t)) continue;
       if (n === this.next.length) this.next = grownInt32(this.next, n + 1);
       this.next[n++] = t;
@@ -1529,11 +1523,10 @@ export class Attribution {
         return this.resumeInCallee(d, this.resumeCallees, op, ev, tsc) ? this.frames[this.depth - 1] : undefined;
       case Resume.Outermost: {
         // the frames from d up are lost ones: their opcodes are of the methods in resumeCallees
+        if (!this.anywhereStates(this.resumeCallees, op, ev)) return undefined;
+        const [states, n] = this.takeScratch();
         this.unwindTo(d - 1, ev, tsc);
-        const f = this.pushFrame(-1, true, -1);
-        if (!this.beginAnywhere(f, this.resumeCallees, op, ev)) return undefined;
-        f.lost = false;
-        return f;
+        return this.pushWithStates(states, n);
       }
     }
   }
@@ -1680,11 +1673,20 @@ export class Attribution {
     return false;
   }
 
-  /** Frame f's states become every instruction holding `op` of the methods (anywhereStates); false (f as it was) when none. */
-  private beginAnywhere(f: Frame, methods: readonly Method[], op: number, ev: number): boolean {
-    if (!this.anywhereStates(methods, op, ev)) return false;
-    this.giveScratch(f);
-    return true;
+  /** The states in scratch, handed over (scratch starts anew): they wait while the stack changes. */
+  private takeScratch(): [Int32Array, number] {
+    const taken: [Int32Array, number] = [this.scratch, this.scratchN];
+    this.scratch = new Int32Array(64);
+    this.scratchN = 0;
+    return taken;
+  }
+
+  /** A frame pushed with the states taken from scratch (takeScratch), whose buffer scratch gets back. */
+  private pushWithStates(states: Int32Array, n: number): Frame {
+    const f = this.pushFrame(-1, false, -1);
+    f.setStates(states, n);
+    this.scratch = states; // (its states were copied: the larger buffer is reused)
+    return f;
   }
 
   /**
@@ -1694,11 +1696,7 @@ export class Attribution {
    */
   private resumeInCallee(d: number, callees: readonly Method[], op: number, ev: number, tsc: number): boolean {
     if (!this.anywhereStates(callees, op, ev)) return false;
-    // (the new states wait in scratch: making d's own states and settling them does not use it)
-    const taken = this.scratch;
-    const takenN = this.scratchN;
-    this.scratch = new Int32Array(64);
-    this.scratchN = 0;
+    const [states, n] = this.takeScratch();
     const caller = this.frames[d];
     const m = this.agreedMethod(caller)!;
     this.ownStates(caller);
@@ -1707,9 +1705,7 @@ export class Attribution {
     caller.anyBci = m.index;
     caller.called = true;
     this.unwindTo(d, ev, tsc);
-    const f = this.pushFrame(-1, false, -1);
-    f.setStates(taken, takenN);
-    this.scratch = taken; // (its states were copied: the larger buffer is reused)
+    this.pushWithStates(states, n);
     return true;
   }
 
@@ -1729,13 +1725,12 @@ export class Attribution {
       let starts = 0;
       if (bci < 0) this.startBcis[starts++] = 0;
       else {
-        const outcome = isIfOpcode(code[bci]) && sev >= 0 ? out.aux[sev] : 0;
-        const taken = outcome > 0 ? bci + (((code[bci + 1] << 24) >> 16) | code[bci + 2]) : -1;
+        const aux = sev >= 0 ? out.aux[sev] : 0;
         const o = table.of(bci);
         const list = table.list;
         for (let x = o + 1, end = o + 1 + list[o]; x < end; x++) {
           const t = list[x];
-          if ((outcome > 0 && t !== taken) || (outcome < 0 && t !== bci + 3)) continue;
+          if (!outcomeAllows(code, bci, t, aux)) continue;
           if (starts === this.startBcis.length) this.startBcis = grownInt32(this.startBcis, starts + 1);
           this.startBcis[starts++] = t;
         }

@@ -14,9 +14,20 @@ const LOOKAHEAD_SPAN = 4096;
 /** A walk holding more states than this at once stops (it tells nothing any more). */
 const WALK_STATES_MAX = 4096;
 
-const isReturn = (op: number) => op >= 0xac && op <= 0xb1;
+/** Whether `op` returns from its method (ireturn .. return). */
+export const isReturn = (op: number) => op >= 0xac && op <= 0xb1;
 const entryClass = (aux: number): EntryClass => (aux >= ENTRY_FROM_VM ? aux - ENTRY_FROM_VM : aux);
-const isIfOpcode = (op: number) => (op >= 153 && op <= 166) || op === 198 || op === 199;
+/** Whether `op` is a conditional branch (if*, if_*cmp*, ifnull, ifnonnull). */
+export const isIfOpcode = (op: number) => (op >= 153 && op <= 166) || op === 198 || op === 199;
+
+/**
+ * Whether the instruction at `bci` may go on to successor `t` given `aux`, the outcome the trace told of it
+ * (an if*: 1 taken, -1 not taken; 0 or any other instruction: any successor).
+ */
+export function outcomeAllows(code: Uint8Array, bci: number, t: number, aux: number): boolean {
+  if (aux === 0 || !isIfOpcode(code[bci])) return true;
+  return aux > 0 ? t === bci + (((code[bci + 1] << 24) >> 16) | code[bci + 2]) : t === bci + 3;
+}
 
 /**
  * The frame's interpreted opcodes in `input` from event `from` on, with their aux (an if*'s outcome), into `ops`
@@ -80,14 +91,11 @@ export class FitWalk {
       this.gen++;
       for (let j = 0; j < curN; j++) {
         const bci = this.cur[j];
-        const outcome = isIfOpcode(code[bci]) ? aux[k - 1] : 0;
-        const taken = outcome > 0 ? bci + (((code[bci + 1] << 24) >> 16) | code[bci + 2]) : -1;
         const o = table.of(bci);
         const list = table.list;
         for (let x = o + 1, end = o + 1 + list[o]; x < end; x++) {
           const t = list[x];
-          if (code[t] !== op || this.mark[t] === this.gen) continue;
-          if ((outcome > 0 && t !== taken) || (outcome < 0 && t !== bci + 3)) continue;
+          if (code[t] !== op || this.mark[t] === this.gen || !outcomeAllows(code, bci, t, aux[k - 1])) continue;
           this.mark[t] = this.gen;
           this.nxt = pushed(this.nxt, nxtN);
           this.nxt[nxtN++] = t;

@@ -57,25 +57,45 @@ function named(events: EventStream, model: JvmModel): string[] {
   return out;
 }
 
+/** A stream under construction: interpreted bytecodes, entries and gaps, one tick apart. */
+function builder() {
+  const s = new EventStream();
+  let t = 0;
+  return {
+    s,
+    run: (insns: [number, number][]) => {
+      for (const [, op] of insns) s.push(BYTECODE, INTERPRETER, -1, -1, op, ++t);
+    },
+    entry: () => s.push(ENTRY, INTERPRETER, -1, -1, -1, ++t, 0),
+    gap: () => {
+      t++;
+      s.push(GAP, OTHER, -1, 0, -1, t, t + 1000);
+    },
+  };
+}
+
+/** outer runs to its call of loop, loop to its call of work, work two bytecodes; then data is lost. */
+function lostInWork(b: ReturnType<typeof builder>, outer: [number, number][], loop: [number, number][], work: [number, number][]) {
+  const callLoop = outer.findIndex(([, op]) => op === INVOKESTATIC);
+  const callWork = loop.findIndex(([, op]) => op === INVOKESTATIC);
+  b.entry();
+  b.run(outer.slice(0, callLoop + 1));
+  b.entry();
+  b.run(loop.slice(0, callWork + 1));
+  b.entry();
+  b.run(work.slice(0, 2));
+  b.gap();
+  return { callLoop, callWork };
+}
+
 (haveJavac ? describe : describe.skip)('resuming after lost data', () => {
   test('a gap inside a callee whose caller went on elsewhere: the caller is found by the opcodes that follow', () => {
     const { model, universe, code, insns } = load();
-    const s = new EventStream();
-    let t = 0;
-    const interp = (op: number) => s.push(BYTECODE, INTERPRETER, -1, -1, op, ++t);
+    const b = builder();
     const outer = insns('outer');
     const loop = insns('loop');
     const work = insns('work');
-    // outer calls loop, which runs up to its call of work; work runs two bytecodes, then data is lost
-    s.push(ENTRY, INTERPRETER, -1, -1, -1, ++t, 0);
-    const callLoop = outer.findIndex(([, op]) => op === INVOKESTATIC);
-    for (const [, op] of outer.slice(0, callLoop + 1)) interp(op);
-    s.push(ENTRY, INTERPRETER, -1, -1, -1, ++t, 0);
-    const callWork = loop.findIndex(([, op]) => op === INVOKESTATIC);
-    for (const [, op] of loop.slice(0, callWork + 1)) interp(op);
-    s.push(ENTRY, INTERPRETER, -1, -1, -1, ++t, 0);
-    for (const [, op] of work.slice(0, 2)) interp(op);
-    s.push(GAP, OTHER, -1, 0, -1, ++t, t + 1000);
+    const { callLoop, callWork } = lostInWork(b, outer, loop, work);
     // data resumes in a later round of loop, at its test of s > 100 (its first opcode, an iload, work has too),
     // then s -= 7, i++, the loop's test (it ends), the return; outer goes on after its call
     const check = loop.findIndex(([, op]) => op === BIPUSH) - 1;
@@ -85,10 +105,10 @@ function named(events: EventStream, model: JvmModel): string[] {
     const cond = loop.findIndex(([bci]) => bci === condBci);
     const exitTest = loop.findIndex(([, op], k) => k > cond && op >= 0x99 && op <= 0xa6);
     const resumed = [...loop.slice(check, back + 1), ...loop.slice(cond, exitTest + 1), ...loop.slice(back + 1)];
-    for (const [, op] of resumed) interp(op);
-    for (const [, op] of outer.slice(callLoop + 1)) interp(op);
+    b.run(resumed);
+    b.run(outer.slice(callLoop + 1));
 
-    const { events } = attributeInterpreted(universe, s);
+    const { events } = attributeInterpreted(universe, b.s);
     expect(named(events, model)).toEqual([
       ...outer.slice(0, callLoop + 1).map(([bci]) => `outer@${bci}`),
       ...loop.slice(0, callWork + 1).map(([bci]) => `loop@${bci}`),
@@ -100,43 +120,32 @@ function named(events: EventStream, model: JvmModel): string[] {
 
   test('a stream that starts inside a method (its entry before the trace began) is named by a search of all methods', () => {
     const { model, universe, insns } = load();
-    const s = new EventStream();
-    let t = 0;
+    const b = builder();
     const loop = insns('loop');
     // from loop's second instruction to its call of work: no frame, no entry, nothing on the stack to go by
     const callWork = loop.findIndex(([, op]) => op === INVOKESTATIC);
     const seen = loop.slice(1, callWork + 1);
-    for (const [, op] of seen) s.push(BYTECODE, INTERPRETER, -1, -1, op, ++t);
-    const { events } = attributeInterpreted(universe, s);
+    b.run(seen);
+    const { events } = attributeInterpreted(universe, b.s);
     expect(named(events, model)).toEqual(seen.map(([bci]) => `loop@${bci}`));
   });
 
   test('opcodes no frame runs (a call the VM made in the gap) get a frame of their own; the frames below keep theirs', () => {
     const { model, universe, insns } = load();
-    const s = new EventStream();
-    let t = 0;
-    const interp = (op: number) => s.push(BYTECODE, INTERPRETER, -1, -1, op, ++t);
+    const b = builder();
     const outer = insns('outer');
     const loop = insns('loop');
     const work = insns('work');
-    s.push(ENTRY, INTERPRETER, -1, -1, -1, ++t, 0);
-    const callLoop = outer.findIndex(([, op]) => op === INVOKESTATIC);
-    for (const [, op] of outer.slice(0, callLoop + 1)) interp(op);
-    s.push(ENTRY, INTERPRETER, -1, -1, -1, ++t, 0);
-    const callWork = loop.findIndex(([, op]) => op === INVOKESTATIC);
-    for (const [, op] of loop.slice(0, callWork + 1)) interp(op);
-    s.push(ENTRY, INTERPRETER, -1, -1, -1, ++t, 0);
-    for (const [, op] of work.slice(0, 2)) interp(op);
-    s.push(GAP, OTHER, -1, 0, -1, ++t, t + 1000);
+    const { callLoop, callWork } = lostInWork(b, outer, loop, work);
     // a method none of the stack's can run or call (id: aload_0, areturn), then work goes on to its return and
     // loop after its call
-    for (const [, op] of insns('id')) interp(op);
+    b.run(insns('id'));
     const rest = work.slice(2);
-    for (const [, op] of rest) interp(op);
+    b.run(rest);
     const after = loop.slice(callWork + 1, callWork + 4);
-    for (const [, op] of after) interp(op);
+    b.run(after);
 
-    const { events } = attributeInterpreted(universe, s);
+    const { events } = attributeInterpreted(universe, b.s);
     const got = named(events, model);
     const k = callLoop + 1 + callWork + 1 + 2;
     expect(got.slice(k, k + 2)).toEqual(['?@-1', '?@-1']); // (unnamed: no frame's method runs them)
@@ -145,27 +154,25 @@ function named(events: EventStream, model: JvmModel): string[] {
 
   test('a callee entered in the gap: a frame of the caller\'s callee is pushed, and the caller goes on after it', () => {
     const { model, universe, insns } = load();
-    const s = new EventStream();
-    let t = 0;
-    const interp = (op: number) => s.push(BYTECODE, INTERPRETER, -1, -1, op, ++t);
+    const b = builder();
     const outer = insns('outer');
     const loop = insns('loop');
     const work = insns('work');
-    s.push(ENTRY, INTERPRETER, -1, -1, -1, ++t, 0);
+    b.entry();
     const callLoop = outer.findIndex(([, op]) => op === INVOKESTATIC);
-    for (const [, op] of outer.slice(0, callLoop + 1)) interp(op);
-    s.push(ENTRY, INTERPRETER, -1, -1, -1, ++t, 0);
+    b.run(outer.slice(0, callLoop + 1));
+    b.entry();
     // loop runs up to its first bytecodes; data is lost; it resumes inside work (its entry was in the gap)
-    for (const [, op] of loop.slice(0, 2)) interp(op);
-    s.push(GAP, OTHER, -1, 0, -1, ++t, t + 1000);
+    b.run(loop.slice(0, 2));
+    b.gap();
     const inWork = work.slice(3); // past `x * 3`: the rest of work, to its return
-    for (const [, op] of inWork) interp(op);
+    b.run(inWork);
     // loop goes on after its call of work: s += ..., to the loop's end
     const callWork = loop.findIndex(([, op]) => op === INVOKESTATIC);
     const after = loop.slice(callWork + 1, callWork + 4);
-    for (const [, op] of after) interp(op);
+    b.run(after);
 
-    const { events } = attributeInterpreted(universe, s);
+    const { events } = attributeInterpreted(universe, b.s);
     const got = named(events, model);
     expect(got.slice(0, callLoop + 1 + 2)).toEqual([...outer.slice(0, callLoop + 1).map(([bci]) => `outer@${bci}`), ...loop.slice(0, 2).map(([bci]) => `loop@${bci}`)]);
     expect(got.slice(callLoop + 3, callLoop + 3 + inWork.length)).toEqual(inWork.map(([bci]) => `work@${bci}`));
