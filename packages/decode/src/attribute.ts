@@ -22,13 +22,14 @@
  * frame's first opcodes are computed once per opcode sequence (search-trie.ts).
  */
 import { ClassFile, ExceptionHandler, parseClass } from '@jportal/classfile';
-import { EventKind, EventSource, EventStream } from './events';
+import { BytecodeForm, EventKind, EventSource, EventStream } from './events';
 import { ENTRY_FROM_VM, EntryClass } from './java';
 import { JvmModel } from './load';
 import { SuccessorTable } from './successor-table';
 import { KeySet, StatePool, StateRoots } from './state-pool';
 import { edgeKey, SearchNode } from './search-trie';
 import { collectOpcodes, FitWalk, isIfOpcode, isReturn, LOOKAHEAD_MAX, outcomeAllows } from './lookahead';
+import { RanBytecodes, STRONG } from './rewrites';
 
 const ACC_STATIC = 0x0008;
 const ACC_NATIVE = 0x0100;
@@ -36,6 +37,11 @@ const ACC_INTERFACE = 0x0200;
 const ACC_ABSTRACT = 0x0400;
 /** more live states than this in one frame: the frame is given up (pathological ambiguity) */
 const MAX_STATES = 50_000;
+/** How many events of a candidate's chain chainEvidence reads back. */
+const CHAIN_EVIDENCE_MAX = 4096;
+
+/** Past this many candidates, a frame's ambiguous end is chosen without chainEvidence. */
+const CHAIN_EVIDENCE_CANDIDATES = 64;
 /** deepest inlining chain of compiled code kept (deeper inlined frames are not resumed as callers at a deopt) */
 const MAX_CHAIN = 64;
 /** a frame started from a call site's candidates is read again by search only within its first opcodes */
@@ -564,6 +570,8 @@ export class Attribution {
   private readonly ranClinit: Uint8Array;
   /** per class: when this thread last finished one of its constructors (an object of it exists) */
   private readonly constructedAt = new Map<ClassFile, number>();
+  /** the interpreted bytecodes this thread has been attributed (what the interpreter's rewriting is read against) */
+  private readonly ran: RanBytecodes;
   private readonly pool = new StatePool();
   /** the stack: frames[0..depth); frames beyond are kept for reuse */
   private readonly frames: Frame[] = [];
@@ -611,6 +619,7 @@ export class Attribution {
     this.methods = universe.methods;
     this.ids = Int32Array.from(this.methods, (m) => m.id);
     this.ranClinit = new Uint8Array(this.methods.length);
+    this.ran = new RanBytecodes(this.methods.length, (mi) => this.methods[mi].code?.length ?? 0);
   }
 
   /** The whole input, part after part (each let go once read). */
@@ -1137,6 +1146,7 @@ export class Attribution {
       if (out.bci[e] < 0) stats.withBci++;
       out.method[e] = ids[pool.method[x]];
       out.bci[e] = pool.bci[x];
+      this.ran.mark(pool.method[x], pool.bci[x]);
       const p = pool.prev[x];
       if (p < 0 || pool.ev[p] < 0) break;
     }
@@ -1212,9 +1222,44 @@ export class Attribution {
       for (let k = 0; k < f.n; k++) this.successorStates(f.states[k], op, ev);
     }
     if (this.scratchN === 0 || this.scratchN > MAX_STATES) return false;
+    if (this.scratchN > 1 && this.out.aux[ev] !== BytecodeForm.Unknown && !isIfOpcode(op)) this.orderByForm(ev, op);
     this.giveScratch(f);
     return true;
   }
+
+  /**
+   * The states in scratch (explaining interpreted bytecode `op`, output event `ev`) as the interpreter's rewriting
+   * tells (rewrites.ts): those at a bci that cannot have run in the form the event tells are dropped, unless none
+   * is left; of the rest, those it fits come first (when two states meet later, the first one's chain is kept).
+   */
+  private orderByForm(ev: number, op: number): void {
+    const { pool, methods, ran } = this;
+    const form = this.out.aux[ev];
+    const n = this.scratchN;
+    let fits = 0;
+    let weak = 0;
+    const score = this.formScore.length < n ? (this.formScore = new Int32Array(n * 2)) : this.formScore;
+    for (let k = 0; k < n; k++) {
+      const s = this.scratch[k];
+      const mi = pool.method[s];
+      score[k] = ran.against(form, mi, pool.bci[s], methods[mi].code!, op);
+      if (score[k] === 0) fits++;
+      else if (score[k] < STRONG) weak++;
+    }
+    if (fits === n || fits + weak === 0) return;
+    const keep = fits + weak;
+    const order = this.formOrder.length < n ? (this.formOrder = new Int32Array(n * 2)) : this.formOrder;
+    let a = 0;
+    let b = fits;
+    for (let k = 0; k < n; k++) {
+      if (score[k] === 0) order[a++] = this.scratch[k];
+      else if (score[k] < STRONG) order[b++] = this.scratch[k];
+    }
+    this.scratch.set(order.subarray(0, keep));
+    this.scratchN = keep;
+  }
+  private formScore = new Int32Array(16);
+  private formOrder = new Int32Array(16);
 
   /** The states after state `s` that hold opcode `op` (explained by output event `ev`), into scratch. */
   private successorStates(s: number, op: number, ev: number): void {
@@ -1390,17 +1435,64 @@ export class Attribution {
   /** Of frame f's `n` candidate methods (`methodAt`), the index of the first of best rank (rankOf); of equal
    * ranks, the method whose primitive parameters a linker passes exactly (linkerFit). */
   private choose(f: Frame, tsc: number, n: number, methodAt: (k: number) => number): number {
+    // what the interpreter's rewriting says first (a bytecode run in its class-file form had not run), then the VM's
+    // own rules (rankOf's -Infinity and impossible ranks), then a rewritten bytecode that had not run here, then
+    // the rank, then the linker's fit
+    const evidence = n > 1 && n <= CHAIN_EVIDENCE_CANDIDATES;
     let best = 0;
-    let bestRank = Infinity;
-    let bestFit = -1;
+    let bStrong = Infinity;
+    let bTier = Infinity;
+    let bWeak = Infinity;
+    let bRank = Infinity;
+    let bFit = -1;
     for (let k = 0; k < n; k++) {
       const mi = methodAt(k);
       const r = this.rankOf(mi, tsc, f.initializing, f.constructing, f.preferred);
-      if (r > bestRank) continue;
+      const against = evidence ? this.chainEvidence(f, k) : 0;
+      const strong = Math.floor(against / STRONG);
+      const tier = r === -Infinity ? 0 : r >= 1e300 ? 2 : 1;
+      const weak = against - strong * STRONG;
+      if (strong > bStrong || (strong === bStrong && (tier > bTier || (tier === bTier && (weak > bWeak || (weak === bWeak && r > bRank)))))) continue;
       const fit = f.linkerArgs ? linkerFit(this.methods[mi].descriptor, f.linkerArgs) : -1;
-      if (r < bestRank || fit > bestFit) [best, bestRank, bestFit] = [k, r, fit];
+      if (strong === bStrong && tier === bTier && weak === bWeak && r === bRank && fit <= bFit) continue;
+      [best, bStrong, bTier, bWeak, bRank, bFit] = [k, strong, tier, weak, r, fit];
     }
     return best;
+  }
+
+  /**
+   * How much the interpreter's rewriting speaks against candidate k of frame f (as choose numbers them: an entry of
+   * the trie node it is at, or one of its states): RanBytecodes.against summed over the events of the candidate's
+   * chain, back to the last settled event (at most CHAIN_EVIDENCE_MAX).
+   */
+  private chainEvidence(f: Frame, k: number): number {
+    const { out, methods, ran } = this;
+    let sum = 0;
+    if (f.pathLen) {
+      let j = k;
+      for (let l = f.pathLen - 1; l >= 0 && j >= 0 && f.pathLen - l <= CHAIN_EVIDENCE_MAX; l--) {
+        const node = f.path[l];
+        const form = out.aux[f.pathEvs[l]];
+        if ((form === BytecodeForm.Original || form === BytecodeForm.Rewritten) && !isIfOpcode(node.op)) {
+          const mi = node.method[j];
+          sum += ran.against(form, mi, node.bci[j], methods[mi].code!, node.op);
+        }
+        j = node.parent[j];
+      }
+      return sum;
+    }
+    const pool = this.pool;
+    let steps = 0;
+    for (let x = f.states[k]; x >= 0 && pool.ev[x] >= 0 && steps < CHAIN_EVIDENCE_MAX; x = pool.prev[x], steps++) {
+      const ev = pool.ev[x];
+      const form = out.aux[ev];
+      const op = out.opcode[ev];
+      if ((form === BytecodeForm.Original || form === BytecodeForm.Rewritten) && out.kind[ev] === EventKind.Bytecode && pool.bci[x] >= 0 && !isIfOpcode(op)) {
+        const mi = pool.method[x];
+        sum += ran.against(form, mi, pool.bci[x], methods[mi].code!, op);
+      }
+    }
+    return sum;
   }
 
   /** Starts making the states of frame f's trie path: none is made yet. */

@@ -71,6 +71,22 @@ export const enum EventKind {
 
 export const EVENT_NAMES = ['bytecode', 'entry', 'exit', 'gap', 'deopt', 'exception', 'osr-entry'];
 
+/**
+ * The `aux` of an interpreted bytecode event that is no if*: which of HotSpot's forms of it the interpreter ran. The
+ * interpreter rewrites some bytecodes of a method in place the first time they run (getfield to fast_agetfield,
+ * aload_0 to fast_aload_0, iload to fast_iload, ...; classes from the CDS archive hold nofast_ forms, never
+ * rewritten), so the form tells whether that bytecode of its method had run before: what tells methods with the
+ * same bytecode apart (attribute.ts).
+ */
+export const enum BytecodeForm {
+  /** not told (a bytecode with one form, a nofast_ form, or one rewritten when its class was linked) */
+  Unknown = 0,
+  /** the form the class file holds of a bytecode the interpreter rewrites when it runs: getfield, aload_0, iload */
+  Original = 2,
+  /** a form the interpreter rewrote to: that bytecode of its method ran before (in some thread) */
+  Rewritten = 3,
+}
+
 /** Where a bytecode event came from. */
 export const enum EventSource {
   Interpreter = 0,

@@ -12,7 +12,7 @@
  */
 import { FlowSink, GapReason } from './flow';
 import { CodeImage, NmethodInfo, SectionKind } from './image';
-import { COMPILED_CONTEXT, EventKind, EventSource, EventStream } from './events';
+import { BytecodeForm, COMPILED_CONTEXT, EventKind, EventSource, EventStream } from './events';
 import { JvmModel } from './load';
 import { BlockEnd } from './x86';
 
@@ -30,6 +30,17 @@ const FAST_BYTECODES: Record<string, number[]> = {
   fast_aldc: [18], fast_aldc_w: [19],
   return_register_finalizer: [177],
 };
+
+/**
+ * The Java bytecodes whose class-file form the interpreter rewrites the first time it runs them at a bci (HotSpot's
+ * templates patch_bytecode): getfield, aload_0 (unless a getfield follows: it waits for that one), iload (unless an
+ * iload follows). putfield is not among them: a putfield of a final field stays as it is (its cpCache entry gets no
+ * put bytecode), so its form tells nothing.
+ */
+const REWRITTEN_WHEN_RUN = new Set([180, 42, 21]);
+
+/** The rewritten forms above, by template name (what the interpreter runs at a bci that ran before). */
+const RUNTIME_REWRITES = /^fast_([abcdfilsz](get|put)field|aload_0|[iaf]access_0|iload2?|icaload|invokevfinal)$/;
 
 const EXCEPTION_BLOB = /^(ExceptionBlob|forward exception|catch_exception|unwind_exception|handle_exception|forward_exception|throw_|.* throw_exception)/;
 const DEOPT_BLOB = /^(DeoptimizationBlob|UncommonTrapBlob|deoptimize)/;
@@ -154,8 +165,12 @@ export class JavaEventBuilder implements FlowSink {
   private readonly image: CodeImage;
   /** dispatch target -> Java opcodes it executes (one or two) */
   private readonly dispatchOps = new Map<number, number[]>();
+  /** dispatch target -> the BytecodeForm of what it executes */
+  private readonly dispatchForms = new Map<number, BytecodeForm>();
   /** the opcode lists of dispatchOps, indexed by blockTargetOf */
   private readonly opsLists: number[][] = [];
+  /** the BytecodeForm of each of opsLists */
+  private readonly opsForms: BytecodeForm[] = [];
   private readonly opsIndex = new Map<number[], number>();
   private readonly blockTargets = new BlockMemo();
   private readonly blockSpecials = new BlockMemo();
@@ -233,6 +248,7 @@ export class JavaEventBuilder implements FlowSink {
     for (const [target, bc] of model.dispatch) {
       if (bc < 202) {
         this.dispatchOps.set(target, [bc]);
+        if (REWRITTEN_WHEN_RUN.has(bc)) this.dispatchForms.set(target, BytecodeForm.Original);
         continue;
       }
       // a rewritten bytecode: the codelet holding the target names it
@@ -240,6 +256,7 @@ export class JavaEventBuilder implements FlowSink {
       if (k >= 0) {
         const ops = FAST_BYTECODES[c.description[k]];
         if (ops) this.dispatchOps.set(target, ops);
+        if (ops && RUNTIME_REWRITES.test(c.description[k])) this.dispatchForms.set(target, BytecodeForm.Rewritten);
       }
     }
   }
@@ -282,6 +299,7 @@ export class JavaEventBuilder implements FlowSink {
       if (k === undefined) {
         this.opsIndex.set(ops, (k = this.opsLists.length));
         this.opsLists.push(ops);
+        this.opsForms.push(this.dispatchForms.get(start) ?? BytecodeForm.Unknown);
       }
       target = k;
     } else if (this.methodEntries.has(start)) target = METHOD_ENTRY - (this.entryClass.get(start) ?? EntryClass.Bytecode);
@@ -322,7 +340,8 @@ export class JavaEventBuilder implements FlowSink {
         const target = this.blockTargetOf(b, start);
         if (target >= 0) {
           const ops = this.opsLists[target];
-          for (let i = 0; i < ops.length; i++) this.events.push(EventKind.Bytecode, EventSource.Interpreter, -1, -1, ops[i], tsc);
+          const form = this.opsForms[target];
+          for (let i = 0; i < ops.length; i++) this.events.push(EventKind.Bytecode, EventSource.Interpreter, -1, -1, ops[i], tsc, form);
           this.stats.bytecodes += ops.length;
           this.stats.interpreted += ops.length;
           if (ops.length === 1 && isIf(ops[0])) this.awaitBranch(sec, start, b);
