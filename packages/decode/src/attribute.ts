@@ -40,6 +40,9 @@ const MAX_STATES = 50_000;
 /** How many events of a candidate's chain chainEvidence reads back. */
 const CHAIN_EVIDENCE_MAX = 4096;
 
+/** rankOf of a static initializer the VM is running for the caller's instruction: below it, the ranks of those (the
+ * VM's own rules: an implicit exception's constructors rank -Infinity). */
+const INITIALIZING_RANK = -1e303;
 /** Past this many candidates, a frame's ambiguous end is chosen without chainEvidence. */
 const CHAIN_EVIDENCE_CANDIDATES = 64;
 /** deepest inlining chain of compiled code kept (deeper inlined frames are not resumed as callers at a deopt) */
@@ -396,6 +399,11 @@ export class MethodUniverse {
   private classOf(className: string, loader: number): { cf: ClassFile; loader: number } | undefined {
     const list = this.classes.get(className);
     return list ? (list.find((x) => x.loader === loader) ?? list[0]) : undefined;
+  }
+
+  /** How many classes and interfaces `className` is (supertypes: itself included). */
+  supertypeCount(className: string): number {
+    return this.supertypes(className).size;
   }
 
   /** The class and all its superclasses and superinterfaces, by name (classes the trace has no bytes of end it). */
@@ -1378,12 +1386,12 @@ export class Attribution {
     this.giveScratch(f);
   }
 
-  /** The state of the first entry of a frame on the trie, with its chain (for its end: the rest are not needed). */
   /**
    * Which of the methods an ambiguous frame ended in (PT cannot tell methods with the same bytecode apart) is
-   * taken: a static initializer of the class the caller's instruction made the VM initialize (or of a supertype);
-   * else one whose class was loaded by `tsc` (before: no object of it could run) and, for a static initializer,
-   * that this thread has not run yet (a class is initialized once); of those, the class used last: loaded, or an
+   * taken: not a static initializer this thread has run (a class is initialized once); a static initializer of the
+   * class the caller's instruction made the VM initialize or of a supertype, the most general first (the VM
+   * initializes a class's superclasses before it); else one whose class was loaded by `tsc` (before: no object of
+   * it could run); of those, the class used last: loaded, or an
    * object of it constructed in this thread (a service is loaded and instantiated before the next, an object is
    * mostly used right after it is made); of those, a target of the invoke the caller's chosen state is at (when
    * the caller was ambiguous: the callee follows the choice the caller's own end will make); then the first.
@@ -1394,9 +1402,10 @@ export class Attribution {
     // the VM constructs the NullPointerException of a dereference that faulted (and its constructor the
     // superclass's part of it)
     if (constructing && m.init && m.cf.name === constructing) return -Infinity;
-    // the instruction that made the VM initialize a class names it: its <clinit> (or a supertype's) runs now
-    if (initializing && m.clinit && initializing.has(m.cf.name)) return -Infinity;
     if (m.clinit && this.ranClinit[method]) return 2e300;
+    // the instruction that made the VM initialize a class names it: its <clinit> (or a supertype's) runs now, the
+    // class with the fewest supertypes first
+    if (initializing && m.clinit && initializing.has(m.cf.name)) return INITIALIZING_RANK - (1000 - Math.min(999, this.universe.supertypeCount(m.cf.name))) * 1e300;
     if (m.loadTsc > tsc) return 1e300;
     if (preferred && preferred.includes(m)) return -1e300;
     const used = Math.max(m.loadTsc, this.constructedAt.get(m.cf) ?? -Infinity);
@@ -1450,7 +1459,7 @@ export class Attribution {
       const r = this.rankOf(mi, tsc, f.initializing, f.constructing, f.preferred);
       const against = evidence ? this.chainEvidence(f, k) : 0;
       const strong = Math.floor(against / STRONG);
-      const tier = r === -Infinity ? 0 : r >= 1e300 ? 2 : 1;
+      const tier = r <= INITIALIZING_RANK ? 0 : r >= 1e300 ? 2 : 1;
       const weak = against - strong * STRONG;
       if (strong > bStrong || (strong === bStrong && (tier > bTier || (tier === bTier && (weak > bWeak || (weak === bWeak && r > bRank)))))) continue;
       const fit = f.linkerArgs ? linkerFit(this.methods[mi].descriptor, f.linkerArgs) : -1;
