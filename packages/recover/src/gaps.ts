@@ -3,14 +3,15 @@
  * repeat themselves, so what ran in a gap has usually run elsewhere in the same thread with the same context:
  * the K bytecodes before the gap and the K after it.
  *
- * How long the gap ran is known from PT time: the span from the last event before it to the first after it,
- * times the thread's pace (bytecodes per tick) in the stretches around it, gives the expected fill length L.
+ * How long the gap ran is known from PT time: the span from the last event before it to the first after it.
  * For each gap, candidates start right after an occurrence of the pre-gap context in complete data and are
  * walked forward bytecode by bytecode. Where a walk runs into the end of its segment (another gap), it is
  * composed: it goes on after another occurrence of the K bytecodes it copied last (a loop's next iteration,
- * seen elsewhere). Every place where the post-gap context follows is a possible end; the end whose length is
- * closest to L is the candidate's fill (the first end, when the gap has no time span). The fill most candidates
- * agree on is copied into the gap; ties go to the one closest to L.
+ * seen elsewhere). Every place where the post-gap context follows is a possible end; the end whose copy took,
+ * where it ran, the time closest to the gap's span is the candidate's fill. (The span times the thread's pace in
+ * the stretches around it, the expected length L, is reported, and stands in where the gap has no time span:
+ * then the end closest to L, or the first end.) The fill most candidates agree on is copied into the gap; ties go
+ * to the one closest in time.
  *
  * Contexts compare (method, bci) keys; a bytecode whose method the decoder could not name (it returned into a
  * frame lost in an earlier gap) matches on its opcode alone. Occurrences are found through indexes of K-grams
@@ -145,6 +146,8 @@ interface Walk {
   to: number[];
   bytecodes: number;
   after: number;
+  /** the ticks the copied bytecodes took where they ran (their pieces' spans; 0 when the gap has no time) */
+  ticks: number;
 }
 
 /** A fill's score in [0, 1]: the share of the context compared (CONTEXT_MATCH on each side) it matched. */
@@ -234,11 +237,17 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
    * and returns the walk to the end (a place where the post context `post..post+K-1` follows) whose length is
    * closest to `expected` within [lo, hi] (the first end when expected is 0), or undefined.
    */
-  const walk = (j: number, post: number, postK: number, expected: number, lo: number, hi: number, ctx: Int32Array | null): Walk | undefined => {
+  const walk = (j: number, post: number, postK: number, expected: number, span: number, lo: number, hi: number, ctx: Int32Array | null): Walk | undefined => {
     const from: number[] = [j + 1];
     const to: number[] = [];
     let cur = j + 1;
     let copied = 0;
+    // the time the copy took where it ran: the pieces before the current one, and the bytecode whose time the
+    // current one counts from (the occurrence's last bytecode of context, as the gap's span counts from its)
+    let done = 0;
+    let pieceBase = j;
+    const timed = span > 0;
+    let bestTicks = 0;
     let best = -1;
     let bestPieces = 0;
     let bestErr = Infinity;
@@ -258,28 +267,34 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
         }
         if (next < 0) break;
         copied -= cur - 1 - last;
+        done += input.tsc[pos[last]] - input.tsc[pos[pieceBase]];
+        pieceBase = next;
         to.push(last);
         from.push(next + 1);
         cur = next + 1;
         continue;
       }
-      if (cur + postK - 1 < n && seg[cur + postK - 1] === seg[cur] && copied >= lo && (!ctx || key[post] === UNKNOWN || ctx[cur] === ctx[post]) && startsPost(cur, post, postK)) {
+      // how long the copy up to here took where it ran
+      const ticks = timed ? done + input.tsc[pos[cur]] - input.tsc[pos[pieceBase]] : 0;
+      if (cur + postK - 1 < n && seg[cur + postK - 1] === seg[cur] && (timed ? ticks * factor >= span : copied >= lo) && (!ctx || key[post] === UNKNOWN || ctx[cur] === ctx[post]) && startsPost(cur, post, postK)) {
         // the end where the most of what follows the gap follows too (a loop's rounds differ: the round that
-        // goes on as the trace does is the one that ran), then the length closest to the time's
-        const err = Math.abs(copied - expected);
+        // goes on as the trace does is the one that ran), then the one whose copy took the time closest to the
+        // gap's (else the length closest to the expected one)
+        const err = timed ? Math.abs(ticks - span) : Math.abs(copied - expected);
         // (once an end matched all that is compared, only a closer one can be better)
         const after = bestPost < CONTEXT_MATCH || err < bestErr ? matchForward(cur, post, CONTEXT_MATCH) : -1;
         if (after > bestPost || (after === bestPost && err < bestErr)) {
           bestErr = err;
           bestPost = after;
           best = copied;
+          bestTicks = ticks;
           bestPieces = from.length;
         }
         if (expected === 0) break;
       }
       // an end that matched all that is compared, and every later end farther from the expected length: done
-      if (bestPost === CONTEXT_MATCH && copied - expected >= bestErr) break;
-      if (copied >= hi) break;
+      if (bestPost === CONTEXT_MATCH && (timed ? ticks - span : copied - expected) >= bestErr) break;
+      if (copied >= hi || ticks > span * factor) break;
       copied++;
       cur++;
     }
@@ -290,7 +305,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     let before = 0;
     for (let p = 0; p < outTo.length; p++) before += outTo[p] - outFrom[p] + 1;
     outTo.push(outFrom[bestPieces - 1] + (best - before) - 1);
-    return { from: outFrom, to: outTo, bytecodes: best, after: bestPost };
+    return { from: outFrom, to: outTo, bytecodes: best, after: bestPost, ticks: bestTicks };
   };
   /**
    * How many bytecodes from x and from y on are alike: where they first differ, or cap when they do not differ
@@ -391,6 +406,8 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
       continue;
     }
     const expected = expectedBetween(a, b);
+    // the gap's PT time: a fill is the copy whose own time (where it ran) is closest to it, within `factor` of it
+    const span = Math.max(0, input.tsc[pos[b]] - input.tsc[pos[a]]);
     const lo = expected > 0 ? Math.floor(expected / factor) : 0;
     const hi = Math.min(maxFill, expected > 0 ? Math.ceil(expected * factor) + K : maxFill);
     // per fill: how many candidates made it, its walk, the most context one matched, and that one's weaker side
@@ -441,7 +458,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
       while (!fitting && postK > 1) {
         postK = postK > 3 ? (postK === K + 1 ? K : 2) : postK - 1;
         for (let c = 0; c < taken; c++) {
-          const w = walk(rankAt[c], post, postK, expected, lo, hi, ctx === LOOSE ? null : ctx);
+          const w = walk(rankAt[c], post, postK, expected, span, lo, span > 0 ? maxFill : hi, ctx === LOOSE ? null : ctx);
           if (!w) continue;
           fitting++;
           const context = rankPast[c] + w.after;
@@ -472,7 +489,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     // ranked: the most context matched on both sides, then the most candidates agreeing, then the length closest
     // to the time's
     const ranked = [...byFill.values()].sort(
-      (x, y) => y.context - x.context || y.count - x.count || Math.abs(x.walk.bytecodes - expected) - Math.abs(y.walk.bytecodes - expected),
+      (x, y) => y.context - x.context || y.count - x.count || (span > 0 ? Math.abs(x.walk.ticks - span) - Math.abs(y.walk.ticks - span) : Math.abs(x.walk.bytecodes - expected) - Math.abs(y.walk.bytecodes - expected)),
     );
     const best = ranked[0];
     if (best.context < MIN_FILL_CONTEXT || (best.walk.bytecodes > LONG_FILL && best.side < LONG_FILL_SIDE)) {

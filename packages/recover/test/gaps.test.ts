@@ -168,6 +168,35 @@ describe('recovery of gaps from matching context', () => {
     expect(bytecodes(r.events).slice(0, 150)).toEqual(whole.slice(0, 150));
   });
 
+  test('a fill is as long as its copy took where it ran, not the thread\'s average pace: a fast loop next to slow code', () => {
+    // 1000 rounds of slow code (6 bytecodes, 100 ticks each), 200 rounds of a fast loop (10 ticks each), 1000 of
+    // the slow code again; a gap hides 10 rounds in the middle of the fast loop, so the pace measured around it is
+    // mostly the slow code's
+    const fast = [[1, 0], [1, 2], [1, 5], [1, 6], [1, 8], [1, 9]];
+    const slow = [[3, 0], [3, 3], [3, 4], [3, 7], [3, 9], [3, 12]];
+    const steps: number[][] = [];
+    for (let i = 0; i < 1000; i++) steps.push(...slow);
+    for (let i = 0; i < 200; i++) steps.push(...fast);
+    for (let i = 0; i < 1000; i++) steps.push(...slow);
+    const hole = [6 * 1100 + 2, 6 * 1110 + 2];
+    const s = new EventStream();
+    const truth = new EventStream();
+    let t = 0;
+    for (let i = 0; i < steps.length; i++) {
+      const [m, bci] = steps[i];
+      t += m === 1 ? 10 : 100;
+      truth.push(BYTECODE, 1, m, bci, opcodeOf(m, bci), t);
+      if (i === hole[0]) s.push(GAP, 3, -1, 0, -1, t, t + 10 * (hole[1] - hole[0]));
+      if (i < hole[0] || i >= hole[1]) s.push(BYTECODE, 1, m, bci, opcodeOf(m, bci), t);
+    }
+    const r = recoverGaps(s, { context: 3 });
+    expect(r.fills).toHaveLength(1);
+    // the pace around the gap would size it at a fraction of what ran
+    expect(r.fills[0].expected).toBeLessThan(0.5 * (hole[1] - hole[0]));
+    expect(r.fills[0].bytecodes).toBe(hole[1] - hole[0]);
+    expect(bytecodes(r.events)).toEqual(bytecodes(truth));
+  });
+
   test('a gap in a method called from several places is filled from calls made from the same caller', () => {
     // helper 2 is called three times from 1 for every call from 3, and each caller goes on differently for as long;
     // then both go on in 5. The gap in 2 as called from 3 takes the return and 3's two bytecodes after it: the
