@@ -144,7 +144,7 @@ class ThreadRefiner {
   }
 
   refine(t: DecodedThread, out: RefineReport): void {
-    const r = this.refineEvents(t.events);
+    const r = this.refineEvents(t.events, t);
     t.events = r.events;
     out.orphans.push(r.orphans);
     out.reconstruction.push(r.reconstruction);
@@ -152,7 +152,7 @@ class ThreadRefiner {
   }
 
   /** The steps on a stream of events (in place: they are the caller's own; a copy of 100 M events is gigabytes). */
-  refineEvents(events: EventStream): { events: EventStream; orphans?: OrphanReport; reconstruction?: ReconstructReport; recovery?: RecoveryStats } {
+  refineEvents(events: EventStream, thread?: { name: string }): { events: EventStream; orphans?: OrphanReport; reconstruction?: ReconstructReport; recovery?: RecoveryStats } {
     const { cfgOf, opts } = this;
     const out: { events: EventStream; orphans?: OrphanReport; reconstruction?: ReconstructReport; recovery?: RecoveryStats } = { events };
     if (cfgOf && hasOrphans(out.events)) {
@@ -169,7 +169,10 @@ class ThreadRefiner {
     if (opts.recover !== false) {
       // (a gap no context fills gets a shortest path of its method's CFG, where one method's frame spans it)
       this.fallback ??= cfgOf ? shortestPathBetween(cfgOf) : undefined;
-      const r = recoverGaps(out.events, { inPlace: true, fallback: this.fallback });
+      // the JVM's main thread ran the agent's VMInit work, no Java code, from VM_START to the last record it wrote
+      const { vmStartTsc, vmInitEndTsc } = this.model;
+      const pauses = thread?.name === 'main' && vmInitEndTsc > vmStartTsc ? [vmStartTsc, vmInitEndTsc] : undefined;
+      const r = recoverGaps(out.events, { inPlace: true, fallback: this.fallback, pauses });
       out.events = r.events;
       out.recovery = r.stats;
     }
@@ -374,7 +377,7 @@ export async function loadTraceWindows(dir: string, opts: WindowedLoadOptions): 
   };
   const flush = (p: Pending, who: { name: string; tid: number; javaTid: number }) => {
     if (!p.window.length) return;
-    const r = refiner!.refineEvents(p.window);
+    const r = refiner!.refineEvents(p.window, who);
     p.orphans = addReports(p.orphans, r.orphans);
     p.reconstruction = addReports(p.reconstruction, r.reconstruction);
     p.recovery = addReports(p.recovery, r.recovery);

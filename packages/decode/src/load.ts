@@ -44,6 +44,12 @@ export interface JvmModel {
   firstSyntheticMethod?: number;
   /** TSC of the VM_START record (JVMTI VMInit: the live phase begins), 0 when absent. */
   vmStartTsc: number;
+  /**
+   * TSC of the last record of the run of REPLAY records that follows VM_START: the agent's VMInit callback writes
+   * them (the classes, threads, code blobs and compiled methods that existed before it) on the thread that ran
+   * VMInit, the JVM's main thread, which runs no Java code meanwhile. vmStartTsc when there are none.
+   */
+  vmInitEndTsc: number;
   problems: string[];
 }
 
@@ -86,6 +92,9 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
   const problems: string[] = [];
   const calibrations: { tsc: number; ns: number }[] = [];
   let vmStartTsc = 0;
+  let vmInitEndTsc = 0;
+  /** in the run of REPLAY records after VM_START (vmInitEndTsc) */
+  let inVmInit = false;
   let interp: { base: number; code: Uint8Array } | undefined;
   const blobs: { address: number; code: Uint8Array; name: string; tsc: number }[] = [];
   const loads: { nm: NmethodInfo; code: Uint8Array; consts?: { begin: number; bytes: Uint8Array } }[] = [];
@@ -97,6 +106,10 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
   try {
     for (const r of meta.records() as Iterable<TraceRecord>) {
       const tsc = toNum(r.tsc);
+      if (inVmInit) {
+        if (r.flags & FLAG_REPLAY) vmInitEndTsc = tsc;
+        else inVmInit = false;
+      }
       if (isRecord(r, 'CALIBRATION')) calibrations.push({ tsc, ns: toNum(r.payload.mono_ns) });
       else if (isRecord(r, 'INTERP_CODE')) interp = { base: r.payload.base, code: r.payload.code };
       else if (isRecord(r, 'CODELET')) codeletList.push(r.payload);
@@ -155,7 +168,10 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
           pathClasses.delete(key);
         }
       }
-      else if (r.typeName === 'VM_START') vmStartTsc = tsc;
+      else if (r.typeName === 'VM_START') {
+        vmStartTsc = vmInitEndTsc = tsc;
+        inVmInit = true;
+      }
       else if (isRecord(r, 'THREAD_START')) threads.push({ osTid: r.payload.os_tid, javaTid: Number(r.payload.java_tid), name: r.payload.name, startTsc: tsc, endTsc: Infinity });
       else if (isRecord(r, 'THREAD_END')) {
         const t = threads.find((x) => x.javaTid === Number(r.payload.java_tid) && x.endTsc === Infinity);
@@ -248,7 +264,7 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
 
   const sideband = readPtSideband(dir);
   if (sideband) image.ranges = sideband.ranges;
-  return { image, methods, classes, classLoadTsc, codelets, dispatch, methodEntries, threads, sideband, tscPerNs, vmStartTsc, problems };
+  return { image, methods, classes, classLoadTsc, codelets, dispatch, methodEntries, threads, sideband, tscPerNs, vmStartTsc, vmInitEndTsc, problems };
 }
 
 /** Length of the first instruction of a C1/C2 verified entry: a stack bang `mov %eax,-N(%rsp)` or `sub $N,%rsp`. */

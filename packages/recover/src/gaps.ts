@@ -48,6 +48,12 @@ export interface RecoveryOptions {
   /** most pieces a composed fill may have (default 4096) */
   maxPieces?: number;
   /**
+   * Stretches of time in which the thread is known to have run no Java code, as [from, to) pairs of TSC ticks
+   * one after the other (analyze passes the agent's VMInit work on the JVM's main thread: JvmModel.vmInitEndTsc).
+   * A gap's time counts without them.
+   */
+  pauses?: number[];
+  /**
    * Gap reasons (GapReason values of @jportal/decode) to fill; default: overflow only (data the PT unit lost).
    * Decoder gaps (a mismatch with the code image, ...) are short and sit where the decode itself went wrong.
    */
@@ -226,9 +232,19 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     return ticks > 0 ? count / ticks : 0;
   };
 
+  /** The ticks from bytecode a to bytecode b the thread may have run Java code in (opts.pauses left out). */
+  const pauses = opts.pauses ?? [];
+  const javaTicks = (a: number, b: number): number => {
+    const t0 = input.tsc[pos[a]];
+    const t1 = input.tsc[pos[b]];
+    let span = t1 - t0;
+    for (let p = 0; p + 1 < pauses.length; p += 2) span -= Math.max(0, Math.min(t1, pauses[p + 1]) - Math.max(t0, pauses[p]));
+    return span;
+  };
+
   /** Bytecodes a gap between bytecodes a and b held: the time from a to b at the thread's pace (0: no time). */
   const expectedBetween = (a: number, b: number): number => {
-    const span = input.tsc[pos[b]] - input.tsc[pos[a]];
+    const span = javaTicks(a, b);
     return span > 0 ? Math.round(span * pace(a, b)) : 0;
   };
 
@@ -407,7 +423,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     }
     const expected = expectedBetween(a, b);
     // the gap's PT time: a fill is the copy whose own time (where it ran) is closest to it, within `factor` of it
-    const span = Math.max(0, input.tsc[pos[b]] - input.tsc[pos[a]]);
+    const span = Math.max(0, javaTicks(a, b));
     const lo = expected > 0 ? Math.floor(expected / factor) : 0;
     const hi = Math.min(maxFill, expected > 0 ? Math.ceil(expected * factor) + K : maxFill);
     // per fill: how many candidates made it, its walk, the most context one matched, and that one's weaker side

@@ -197,6 +197,32 @@ describe('recovery of gaps from matching context', () => {
     expect(bytecodes(r.events)).toEqual(bytecodes(truth));
   });
 
+  test('time the thread ran no Java code in (a pause: the agent\'s VMInit work) does not count in a gap\'s time', () => {
+    // a loop of 6 bytecodes, 10 ticks each; a gap hides 60 steps, and the thread was away 3000 ticks within it
+    const steps = run(100, () => [[1, 0], [1, 2], [1, 5], [1, 6], [1, 8], [1, 9]]);
+    const hole = [302, 362];
+    const s = new EventStream();
+    let t = 0;
+    let pause: [number, number] = [0, 0];
+    for (let i = 0; i < steps.length; i++) {
+      t += 10;
+      if (i === 330) {
+        pause = [t, t + 3000];
+        t += 3000;
+      }
+      if (i === hole[0]) s.push(GAP, 3, -1, 0, -1, t, t + 10 * (hole[1] - hole[0]) + 3000);
+      if (i >= hole[0] && i < hole[1]) continue;
+      const [m, bci] = steps[i] as number[];
+      s.push(BYTECODE, 1, m, bci, opcodeOf(m, bci), t);
+    }
+    const away = recoverGaps(s.clone(), { context: 3, pauses: pause });
+    expect(away.fills[0].bytecodes).toBe(hole[1] - hole[0]);
+    expect(bytecodes(away.events)).toEqual(bytecodes(stream(steps)));
+    // without it the time holds 360 steps
+    const counted = recoverGaps(s, { context: 3 });
+    expect(counted.fills[0].bytecodes).toBeGreaterThan(300);
+  });
+
   test('a gap in a method called from several places is filled from calls made from the same caller', () => {
     // helper 2 is called three times from 1 for every call from 3, and each caller goes on differently for as long;
     // then both go on in 5. The gap in 2 as called from 3 takes the return and 3's two bytecodes after it: the
