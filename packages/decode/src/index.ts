@@ -17,6 +17,7 @@ export type { SpliceValues } from './events';
 export { grown } from './typed';
 export { JavaEventBuilder, EntryClass } from './java';
 export { attributeInterpreted, Attribution, MethodUniverse } from './attribute';
+export { originalMeansFirst } from './rewrites';
 export type { AttributionStats } from './attribute';
 export { completeCompiled } from './complete';
 export type { CompletionStats } from './complete';

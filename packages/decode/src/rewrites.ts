@@ -16,7 +16,9 @@ const ILOAD = 21;
  * Whether an interpreted `op` at `bci` of `code`, run in its class-file form (BytecodeForm.Original), was that
  * bci's first run. getfield is rewritten by its first run. aload_0 waits while a getfield follows (its pair is
  * rewritten once that getfield is); iload waits while an iload follows (the pair becomes fast_iload2): for those
- * the class-file form may be a second run.
+ * the class-file form may be a second run. A run that throws before the template rewrites (a getfield on null)
+ * leaves the class-file form too: strictly, the form tells no earlier run at the bci completed
+ * (test/e2e/rewrites.test.ts checks both against single-stepping).
  */
 export function originalMeansFirst(code: Uint8Array, bci: number, op: number): boolean {
   if (op === GETFIELD) return true;

@@ -1,0 +1,96 @@
+/**
+ * Which form of a bytecode the interpreter ran, read from the PT trace (packages/decode/src/java.ts): HotSpot
+ * rewrites getfield, aload_0 and iload in place the first time it runs them at a bci, so the class-file form runs
+ * once per bci and the rewritten form every later time. Attribution relies on this to tell methods with the same
+ * bytecode apart (packages/decode/src/rewrites.ts). Checked against ground truth on a real JVM: per bytecode of the
+ * example's methods that rewrites itself on its first run, the class-file form must have run once and the
+ * rewritten form as often as single-stepping saw it run after that.
+ */
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { parseClass } from '@jportal/classfile';
+import { decodeTrace, originalMeansFirst } from '@jportal/decode';
+import { OracleKind, readOracle, readOracleThread } from '@jportal/oracle';
+import { findJdks } from '../lib/jdks';
+import { cleanup, EXAMPLES, REPO, runCli, tmpDir } from '../lib/run';
+
+const jdk17 = findJdks().available.find((j) => j.feature === 17);
+const qemu = spawnSync('sh', ['-c', 'command -v qemu-x86_64'], { encoding: 'utf8' }).stdout.trim();
+const PLUGIN = path.join(REPO, 'native', 'qemu-pt', 'build', 'libjportal-qemu-pt.so');
+const missing = [!jdk17 && 'JDK 17', !qemu && 'qemu-x86_64', !fs.existsSync(PLUGIN) && 'the emulator plugin (./setup.sh)'].filter(Boolean);
+if (missing.length) console.warn(`SKIP bytecode form tests: missing ${missing.join(', ')}`);
+const maybe = missing.length ? describe.skip : describe;
+
+/** BytecodeForm (docs/decoded-format.md): an interpreted bytecode's aux */
+const ORIGINAL = 2;
+const REWRITTEN = 3;
+
+maybe('the interpreter\'s bytecode rewriting, read from the trace', () => {
+  // Switches: iload of its many locals; Exceptions: getfield and aload_0 of its list nodes (static and instance code)
+  test.each([
+    ['switches', 'Switches', '300', ['Switches']],
+    ['exceptions', 'Exceptions', '2000', ['Exceptions', 'Exceptions$Node']],
+  ])('%s: per self-rewriting bytecode of the example, its class-file form ran once, its rewritten form every later run (-Xint)', (example, main, size, classNames) => {
+    const dir = tmpDir('rewrites');
+    try {
+      const classes = path.join(EXAMPLES, example, 'classes');
+      const args = ['-Xint', '-cp', classes, main, size];
+      const trace = path.join(dir, 'trace');
+      const truth = path.join(dir, 'oracle');
+      expect(runCli(['record', '--pt=emulate', '--deterministic', '--force', '--out', trace, '--', jdk17!.java, ...args], 600_000).status).toBe(0);
+      expect(runCli(['oracle', '--deterministic', '--force', '--out', truth, '--', jdk17!.java, ...args], 600_000).status).toBe(0);
+      const code = new Map<string, Uint8Array>();
+      for (const c of classNames) {
+        const cf = parseClass(new Uint8Array(fs.readFileSync(path.join(classes, `${c}.class`))));
+        for (const m of cf.methods) if (m.code) code.set(`${c}.${m.name}${m.descriptor}`, m.code);
+      }
+      const site = (cls: string, name: string, signature: string, bci: number, op: number): string | undefined => {
+        const c = code.get(`${cls}.${name}${signature}`);
+        return c && originalMeansFirst(c, bci, op) ? `${cls}.${name}${signature}@${bci} op ${op}` : undefined;
+      };
+
+      // decoded: per such site of the example's methods, [class-file form runs, rewritten form runs]
+      const { model, threads } = decodeTrace(trace);
+      const e = threads.find((t) => t.name === 'main')!.events;
+      const ours = new Map<string, [number, number]>();
+      for (let i = 0; i < e.length; i++) {
+        if (e.kind[i] !== 0 || e.source[i] !== 0) continue;
+        const m = model.methods.get(e.method[i]);
+        const k = m && site(m.className, m.name, m.signature, e.bci[i], e.opcode[i]);
+        if (!k) continue;
+        const c = ours.get(k) ?? [0, 0];
+        if (e.aux[i] === ORIGINAL) c[0]++;
+        else if (e.aux[i] === REWRITTEN) c[1]++;
+        ours.set(k, c);
+      }
+      // truth: how often each site ran: once in the class-file form, the rest rewritten
+      const o = readOracle(truth);
+      const ev = readOracleThread(o, o.threads.find((t) => t.name === 'main')!);
+      const names = new Map(o.methods.map((m) => [m.id, m]));
+      const runs = new Map<string, number>();
+      // a run that throws (a getfield on null) ends before the template rewrites the bytecode: such sites are
+      // left out (their class-file form runs again)
+      const threw = new Set<string>();
+      for (let i = 0; i < ev.length; i++) {
+        if (ev.kind[i] !== OracleKind.Bytecode) continue;
+        const m = names.get(ev.method[i]);
+        const k = m && site(m.className, m.name, m.signature, ev.bci[i], ev.opcode[i]);
+        if (!k) continue;
+        runs.set(k, (runs.get(k) ?? 0) + 1);
+        // (nothing but a bytecode of the same frame follows a getfield, aload_0 or iload that completed)
+        if (i + 1 < ev.length && (ev.kind[i + 1] !== OracleKind.Bytecode || ev.method[i + 1] !== ev.method[i])) threw.add(k);
+      }
+      for (const k of threw) {
+        runs.delete(k);
+        ours.delete(k);
+      }
+      const theirs = new Map([...runs].map(([k, n]) => [k, [1, n - 1] as [number, number]]));
+      expect(theirs.size).toBeGreaterThanOrEqual(5);
+      expect([...theirs.values()].some(([, n]) => n > 100)).toBe(true);
+      expect(Object.fromEntries(ours)).toEqual(Object.fromEntries(theirs));
+    } finally {
+      cleanup(dir);
+    }
+  });
+});
