@@ -10,13 +10,16 @@
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { Analysis, AnalysisMethod, computeCoverage, Coverage, Kind, loadOracleAnalysis, loadTraceAnalysis, methodKeyOf, Profiled, walkStacks, windowsOf, writeCoverage } from '@jportal/analyze';
+import { Analysis, AnalysisMethod, computeCoverage, Coverage, loadOracleAnalysis, loadTraceAnalysis, methodKeyOf, Profiled, walkStacks, windowsOf, writeCoverage } from '@jportal/analyze';
 import { lineOf, successors } from '@jportal/classfile';
 import { extractJacocoAgent, jacocoAgentOption, jacocoMissing as missingJacoco, jacocoReportXml, parseJacocoXml as parseJacoco } from '@jportal/cli';
 import { readZip } from '@jportal/classfile';
 import { analyzeFixture, analyzeFixtureMissing, AnalyzeExample, ANALYZE_EXAMPLES } from '../lib/analyze-fixture';
 import { tmpDir } from '../lib/run';
 import { findJdks } from '../lib/jdks';
+
+/** @jportal/analyze's Kind (a const enum: not importable where each file compiles alone) */
+const Kind = { Bytecode: 0, Entry: 1 } as const;
 
 const missing = analyzeFixtureMissing();
 if (missing) console.warn(`SKIP analyze-coverage: ${missing}`);

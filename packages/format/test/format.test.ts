@@ -172,13 +172,13 @@ describe('round trip', () => {
     const w = new MetaWriter(undefined, { types: table, minor: 2 });
     const nm = { method: 1, code_begin: 64, code_size: 2, blob_begin: 0, insts_begin: 64, stub_begin: 66, entry: 64, verified_entry: 64, osr_entry: 0, compile_id: 5, level: 4, osr_bci: -1, code: new Uint8Array([0x90, 0xc3]), pcs: [] };
     w.writeType(RecordType.NMETHOD_LOAD, nm);
-    const { records } = read(w.bytes());
-    expect(records[0].payload.consts).toBeUndefined();
-    expect(records[0].payload.compile_id).toBe(5);
+    const p2 = read(w.bytes()).records[0].payload as Record<string, unknown>;
+    expect(p2.consts).toBeUndefined();
+    expect(p2.compile_id).toBe(5);
     // and a 1.3 record carries them
     const w3 = new MetaWriter(undefined);
     w3.write('NMETHOD_LOAD', { ...nm, consts_begin: 32, consts: new Uint8Array([1, 2, 3]) });
-    const r3 = read(w3.bytes()).records[0].payload;
+    const r3 = read(w3.bytes()).records[0].payload as { consts_begin: number; consts: Uint8Array };
     expect([r3.consts_begin, Array.from(r3.consts)]).toEqual([32, [1, 2, 3]]);
   });
 
@@ -188,8 +188,9 @@ describe('round trip', () => {
     w.writeType(RecordType.CODE_PATCH, { code_begin: 16, address: 20, bytes: new Uint8Array([1, 2]) });
     const { records, header } = read(w.bytes());
     expect(header.minor).toBe(0);
-    expect(records[0].payload.since).toBeUndefined();
-    expect(records[0].payload.address).toBe(20);
+    const p0 = records[0].payload as Record<string, unknown>;
+    expect(p0.since).toBeUndefined();
+    expect(p0.address).toBe(20);
     // a layout missing a field that 1.0 already had is still refused
     const bad = canonicalTypeTable().map((t) => (t.type === RecordType.CODE_PATCH ? extraType(23, 'CODE_PATCH', 'code_begin:u64 address:u64') : t));
     const wb = new MetaWriter(undefined, { types: bad });
