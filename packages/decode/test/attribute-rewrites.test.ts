@@ -3,12 +3,8 @@
  * getfield in its class-file form only the first time at a bci (then it is fast_igetfield), so the second twin's
  * first run cannot be the twin that ran already. Without the form, both runs are named the same twin.
  */
-import { spawnSync } from 'child_process';
-import * as fs from 'fs';
-import * as os from 'os';
-import * as path from 'path';
-import { forEachInstruction } from '@jportal/classfile';
-import { attributeInterpreted, BytecodeForm, EventStream, JvmModel, MethodUniverse } from '../src';
+import { attributeInterpreted, BytecodeForm, EventStream } from '../src';
+import { compileUniverse, haveJavac } from './javac-universe';
 
 const SOURCES: Record<string, string> = {
   'I.java': 'interface I { int get(); }',
@@ -16,7 +12,6 @@ const SOURCES: Record<string, string> = {
   'Q.java': 'class Q implements I { int v; public int get() { return v + 1; } }',
   'M.java': 'class M { static int twice(I a, I b) { return a.get() + b.get(); } }',
 };
-const haveJavac = spawnSync('sh', ['-c', 'command -v javac'], { encoding: 'utf8' }).status === 0;
 if (!haveJavac) console.warn('SKIP attribute-rewrites test: no javac on PATH (install openjdk-17-jdk-headless)');
 
 const BYTECODE = 0;
@@ -25,25 +20,7 @@ const INTERPRETER = 0;
 const GETFIELD = 0xb4;
 const INVOKEINTERFACE = 0xb9;
 
-function load() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jportal-rewrites-'));
-  for (const [f, src] of Object.entries(SOURCES)) fs.writeFileSync(path.join(dir, f), src);
-  const r = spawnSync('javac', ['--release', '17', '-d', dir, ...Object.keys(SOURCES).map((f) => path.join(dir, f))], { encoding: 'utf8' });
-  expect(r.status).toBe(0);
-  const classes = new Map<string, Uint8Array>();
-  for (const c of ['I', 'P', 'Q', 'M']) classes.set(`0:${c}`, new Uint8Array(fs.readFileSync(path.join(dir, `${c}.class`))));
-  fs.rmSync(dir, { recursive: true, force: true });
-  const model = { methods: new Map(), classes } as unknown as JvmModel;
-  const universe = new MethodUniverse(model);
-  const insns = (cls: string, name: string) => {
-    const id = [...model.methods].find(([, m]) => m.className === cls && m.name === name)![0];
-    const code = universe.byId.get(id)!.code!;
-    const out: number[] = [];
-    forEachInstruction(code, (bci) => void out.push(code[bci]));
-    return out;
-  };
-  return { model, universe, insns };
-}
+const load = () => compileUniverse(SOURCES, ['I', 'P', 'Q', 'M']);
 
 /** M.twice calling get on two objects, each get run with getfield in form `forms[k]`; the classes named for the two gets. */
 function twoCalls(forms: [number, number]): string[] {
