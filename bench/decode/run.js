@@ -78,7 +78,17 @@ function libipt(mode) {
 }
 
 function oursPackets() {
-  const bufs = streams.map((f) => new Uint8Array(fs.readFileSync(f)));
+  // read before the clock starts, in pieces cut at PSBs (a stream may be larger than one buffer can hold)
+  const bufs = [];
+  for (const f of streams) {
+    const fd = fs.openSync(f, 'r');
+    for (const p of dec.splitFileAtPsb(f, 256 << 20, sb.timing)) {
+      const b = new Uint8Array(p.end - p.begin);
+      for (let done = 0, n = 1; done < b.length && n > 0; done += n) n = fs.readSync(fd, b, done, b.length - done, p.begin + done);
+      bufs.push(b);
+    }
+    fs.closeSync(fd);
+  }
   const times = [];
   let n = 0;
   for (let r = 0; r < RUNS; r++) {
@@ -132,8 +142,7 @@ async function oursFlowWalk(workers) {
   const { Worker } = require('worker_threads');
   const parts = [];
   for (const f of streams) {
-    const bytes = new Uint8Array(fs.readFileSync(f));
-    for (const p of dec.splitAtPsb(bytes, 4 << 20, sb.timing)) parts.push({ file: f, begin: p.begin, end: p.end, endIp: p.endIp });
+    for (const p of dec.splitFileAtPsb(f, 4 << 20, sb.timing)) parts.push({ file: f, begin: p.begin, end: p.end, endIp: p.endIp });
   }
   parts.sort((a, b) => b.end - b.begin - (a.end - a.begin));
   const decodeDist = path.join(REPO, 'packages', 'decode', 'dist');

@@ -6,7 +6,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { FlowDecoder, FlowOptions, FlowStats } from './flow';
 import { invokeCallees } from './callees';
-import { splitAtPsb } from './split';
+import { readRange, splitAtPsb } from './split';
 import { EventBudgetError, EventStream } from './events';
 import { JavaDecodeStats, JavaEventBuilder } from './java';
 import { JvmModel, loadTrace, LoadOptions } from './load';
@@ -91,7 +91,7 @@ export function decodeTrace(dir: string, opts: DecodeOptions = {}): DecodedTrace
   for (const t of model.threads) if (!names.has(t.osTid)) names.set(t.osTid, { name: t.name, javaTid: t.javaTid });
   const threads: DecodedThread[] = [];
   const todo = sb.threads.filter((t) => !opts.tids || opts.tids.includes(t.tid));
-  const cpuBytes = new Map<number, Uint8Array>();
+  const cpuSizes = new Map<number, number>();
   // (the call-site candidates shape the flow itself, with or without attribution: the same walk either way)
   const callees = invokeCallees(model.image, universeOf(model));
   const universe = opts.attribute === false ? undefined : universeOf(model);
@@ -113,14 +113,13 @@ export function decodeTrace(dir: string, opts: DecodeOptions = {}): DecodedTrace
       } else {
         for (const w of sb.switches) {
           if (w.tid !== t.tid) continue;
-          let bytes = cpuBytes.get(w.cpu);
-          if (!bytes) {
-            const file = path.join(dir, 'pt', `cpu${w.cpu}.pt`);
-            if (!fs.existsSync(file)) throw new DecodeError(`${file}: missing (named by pt/sideband.jsonl)`, 2);
-            cpuBytes.set(w.cpu, (bytes = new Uint8Array(fs.readFileSync(file))));
-          }
-          if (w.offset + w.bytes > bytes.length) throw new DecodeError(`pt/cpu${w.cpu}.pt: switch record of tid ${w.tid} covers bytes ${w.offset}..${w.offset + w.bytes}, past the end (${bytes.length})`, 2);
-          flow.decode(bytes, { ...flowOpts, begin: w.offset, end: w.offset + w.bytes, noSync: true, file: `pt/cpu${w.cpu}.pt` });
+          // (only the window's bytes: a per-CPU file holds every thread's and may be past what one buffer holds)
+          const file = `pt/cpu${w.cpu}.pt`;
+          const size = cpuSizes.get(w.cpu) ?? statSize(path.join(dir, file));
+          cpuSizes.set(w.cpu, size);
+          if (w.offset + w.bytes > size) throw new DecodeError(`${file}: switch record of tid ${w.tid} covers bytes ${w.offset}..${w.offset + w.bytes}, past the end (${size})`, 2);
+          const bytes = readFileRange(path.join(dir, file), w.offset, w.offset + w.bytes);
+          flow.decode(bytes, { ...flowOpts, begin: 0, end: bytes.length, noSync: true, file, streamOffset: w.offset });
           afterWindow();
         }
       }
@@ -188,6 +187,22 @@ function decodeFile(file: string, flow: FlowDecoder, flowOpts: FlowOptions, wind
       at += end;
       afterWindow();
     }
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The size of a stream file named by the sideband (a typed error when it is missing). */
+function statSize(file: string): number {
+  if (!fs.existsSync(file)) throw new DecodeError(`${file}: missing (named by pt/sideband.jsonl)`, 2);
+  return fs.statSync(file).size;
+}
+
+/** Bytes [begin, end) of a file. */
+function readFileRange(file: string, begin: number, end: number): Uint8Array {
+  const fd = fs.openSync(file, 'r');
+  try {
+    return readRange(fd, begin, end);
   } finally {
     fs.closeSync(fd);
   }

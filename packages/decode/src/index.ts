@@ -31,7 +31,7 @@ export { decodeTraceParallel } from './parallel';
 export { ThreadPipeline } from './pipeline';
 export type { EventSink } from './pipeline';
 export type { ParallelOptions } from './parallel';
-export { splitAtPsb } from './split';
+export { splitAtPsb, splitFileAtPsb } from './split';
 export type { StreamPart } from './split';
 export { loadDecodedSequences } from './sequences';
 export type { DecodedSequence, SequenceMethod } from './sequences';

@@ -14,7 +14,7 @@ import { EventStream } from './events';
 import { FlowStats, mergeGapSites } from './flow';
 import { JavaDecodeStats } from './java';
 import { JvmModel, loadTrace, LoadOptions } from './load';
-import { splitAtPsb } from './split';
+import { splitFileAtPsb } from './split';
 
 export interface ParallelOptions extends LoadOptions {
   /** Worker threads (default: available cores). */
@@ -69,8 +69,7 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
     if (t.file) {
       const file = path.join(dir, t.file);
       if (!fs.existsSync(file)) throw new DecodeError(`${file}: missing (named by pt/sideband.jsonl)`, 2);
-      const bytes = fs.readFileSync(file);
-      for (const p of splitAtPsb(bytes, partBytes, sb.timing)) tasks.push({ id: tasks.length, tid: t.tid, file: t.file, begin: p.begin, end: p.end, endIp: p.endIp, noSync: false, lookahead: 64 << 10 });
+      for (const p of splitFileAtPsb(file, partBytes, sb.timing)) tasks.push({ id: tasks.length, tid: t.tid, file: t.file, begin: p.begin, end: p.end, endIp: p.endIp, noSync: false, lookahead: 64 << 10 });
     } else {
       for (const w of sb.switches)
         if (w.tid === t.tid) tasks.push({ id: tasks.length, tid: t.tid, file: `pt/cpu${w.cpu}.pt`, begin: w.offset, end: w.offset + w.bytes, endIp: -1, noSync: true, lookahead: 0 });

@@ -9,6 +9,7 @@ import { EventBudgetError } from './events';
 import { JavaEventBuilder } from './java';
 import { loadTrace } from './load';
 import type { PartResult, PartTask } from './parallel';
+import { readRange } from './split';
 
 const { dir, patchLead } = workerData as { dir: string; patchLead?: number };
 const model = loadTrace(dir, patchLead === undefined ? {} : { patchLead });
@@ -46,14 +47,7 @@ parentPort!.on('message', (t: PartTask) => {
 function readPart(file: string, begin: number, end: number): Uint8Array {
   const fd = fs.openSync(file, 'r');
   try {
-    const len = Math.max(0, Math.min(end, fs.fstatSync(fd).size) - begin);
-    const buf = new Uint8Array(len);
-    for (let done = 0; done < len; ) {
-      const n = fs.readSync(fd, buf, done, len - done, begin + done);
-      if (n <= 0) break;
-      done += n;
-    }
-    return buf;
+    return readRange(fd, begin, end);
   } finally {
     fs.closeSync(fd);
   }
