@@ -56,6 +56,11 @@ export interface BenchAppsOptions {
    * (timing wants a quiet machine; the trace stages can run on a busy one)
    */
   noTiming?: boolean;
+  /**
+   * leave out the decode-only stages (jportal decode, the throughput beside libipt, the per-stage timing): the
+   * trace is recorded and analyzed only (a full size's trace is hours of decoding for each of them)
+   */
+  noDecodeStages?: boolean;
   json?: boolean;
   /** the command line, for the report */
   commandLine: string;
@@ -397,7 +402,8 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
     traced = true;
   });
 
-  if (traced) {
+  if (traced && o.noDecodeStages) log.info(`${app.name} ${size}: decode, throughput and decoder-stage timing left out (--no-decode-stages)`);
+  if (traced && !o.noDecodeStages) {
     await stage('jportal decode --json', () => {
       const workers = os.availableParallelism();
       // (the events are counted, not written: analyze decodes again as it goes, and a ray tracer's 32x32 image is
@@ -438,6 +444,8 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
       if (r.status !== 0) throw new Error(`bench-stages exited ${r.status ?? r.signal}: ${oneLine(r.stderr)}`);
       res.stages = JSON.parse(r.stdout) as StageTimes;
     });
+  }
+  if (traced) {
     await stage('jportal analyze --json', () => {
       const a = analyze(trace, []);
       res.analyze = {
