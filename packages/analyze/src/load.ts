@@ -136,6 +136,8 @@ class ThreadRefiner {
   private readonly cfgOf: ReturnType<typeof cfgFromModel> | undefined;
   private orphanContext: OrphanContext | undefined;
   private fallback: ReturnType<typeof shortestPathBetween> | undefined;
+  /** when the VM loaded classes and installed compiled methods, ascending: recover's vmWork */
+  private vmWork: Float64Array | undefined;
   constructor(
     private readonly model: JvmModel,
     private readonly opts: RefineOptions,
@@ -172,12 +174,23 @@ class ThreadRefiner {
       // the JVM's main thread ran the agent's VMInit work, no Java code, from VM_START to the last record it wrote
       const { vmStartTsc, vmInitEndTsc } = this.model;
       const pauses = thread?.name === 'main' && vmInitEndTsc > vmStartTsc ? [vmStartTsc, vmInitEndTsc] : undefined;
-      const r = recoverGaps(out.events, { inPlace: true, fallback: this.fallback, pauses });
+      this.vmWork ??= vmWorkOf(this.model);
+      const r = recoverGaps(out.events, { inPlace: true, fallback: this.fallback, pauses, vmWork: this.vmWork });
       out.events = r.events;
       out.recovery = r.stats;
     }
     return out;
   }
+}
+
+/**
+ * The VM's work the trace records, which a thread may have waited on (recover's vmWork): classes loaded and compiled
+ * methods installed, their TSCs ascending.
+ */
+function vmWorkOf(model: JvmModel): Float64Array {
+  const at: number[] = [...model.classLoadTsc.values()];
+  for (const nm of model.image.nmethods) at.push(nm.loadTsc);
+  return Float64Array.from(at.filter(Number.isFinite)).sort();
 }
 
 /**

@@ -3,7 +3,9 @@
  * repeat themselves, so what ran in a gap has usually run elsewhere in the same thread with the same context:
  * the K bytecodes before the gap and the K after it.
  *
- * How long the gap ran is known from PT time: the span from the last event before it to the first after it.
+ * How long the gap ran is known from PT time: the span from the last event before it to the first after it, less
+ * what the thread likely spent waiting on the VM (records of its work inside the span, opts.vmWork, times the wait
+ * per record measured where data is complete) and pauses (opts.pauses).
  * For each gap, candidates start right after an occurrence of the pre-gap context in complete data and are
  * walked forward bytecode by bytecode. Where a walk runs into the end of its segment (another gap), it is
  * composed: it goes on after another occurrence of the K bytecodes it copied last (a loop's next iteration,
@@ -53,6 +55,14 @@ export interface RecoveryOptions {
    * A gap's time counts without them.
    */
   pauses?: number[];
+  /**
+   * TSCs of the VM's own work the trace records (classes loaded, compiled methods installed), ascending. A thread
+   * may have waited on such work (loading a class it needs; with -Xbatch, its compile), and a gap's time then holds
+   * that wait, which a copy's own time does not. Where data is complete, the waits show: the time between two
+   * events of the thread around such a record. Their total over the records in them, per record, is taken out of a
+   * gap's time for each record inside it. (Records inside a pause are the pause's own and are not counted.)
+   */
+  vmWork?: ArrayLike<number>;
   /**
    * Gap reasons (GapReason values of @jportal/decode) to fill; default: overflow only (data the PT unit lost).
    * Decoder gaps (a mismatch with the code image, ...) are short and sit where the decode itself went wrong.
@@ -242,6 +252,55 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     return span;
   };
 
+  // opts.vmWork's records, less those inside a pause (its own: the agent's VMInit replays what existed before it,
+  // and the pause's time is left out as a whole), ascending
+  const inPause = (t: number): boolean => {
+    for (let p = 0; p + 1 < pauses.length; p += 2) if (t >= pauses[p] && t < pauses[p + 1]) return true;
+    return false;
+  };
+  const workAt = Array.prototype.filter.call(opts.vmWork ?? [], (t: number) => !inPause(t)) as number[];
+  /** The first record after tsc t. */
+  const firstAfter = (t: number): number => {
+    let lo = 0;
+    let hi = workAt.length;
+    while (lo < hi) {
+      const m = (lo + hi) >> 1;
+      if (workAt[m] <= t) lo = m + 1;
+      else hi = m;
+    }
+    return lo;
+  };
+  /**
+   * The thread's wait per record of VM work, where its data is complete: the time between consecutive events that
+   * have such records between them (not across a gap, nor a pause), over the number of those records. (Per kind of
+   * record, C2's compiles apart, was tried: the longest waits are the ones lost data hides, so the kinds' means
+   * came from few samples; on the kept recordings it did worse.)
+   */
+  const waitPerRecord = ((): number => {
+    if (!workAt.length) return 0;
+    let waited = 0;
+    let records = 0;
+    let r = firstAfter(input.tsc[0]);
+    for (let i = 1; i < input.length && r < workAt.length; i++) {
+      const t0 = input.tsc[i - 1];
+      const t1 = input.tsc[i];
+      let k = 0;
+      while (r < workAt.length && workAt[r] <= t1) {
+        if (workAt[r] > t0) k++;
+        r++;
+      }
+      if (!k || input.kind[i] === GAP || input.kind[i - 1] === GAP) continue;
+      let paused = false;
+      for (let p = 0; p + 1 < pauses.length; p += 2) if (t0 < pauses[p + 1] && t1 > pauses[p]) paused = true;
+      if (paused) continue;
+      waited += t1 - t0;
+      records += k;
+    }
+    return records ? waited / records : 0;
+  })();
+  /** The thread's likely waits on the VM's work recorded between bytecodes a and b (ticks). */
+  const vmWaitBetween = (a: number, b: number): number => (workAt.length ? (firstAfter(input.tsc[pos[b]]) - firstAfter(input.tsc[pos[a]])) * waitPerRecord : 0);
+
   /** Bytecodes a gap between bytecodes a and b held: the time from a to b at the thread's pace (0: no time). */
   const expectedBetween = (a: number, b: number): number => {
     const span = javaTicks(a, b);
@@ -423,7 +482,10 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     }
     const expected = expectedBetween(a, b);
     // the gap's PT time: a fill is the copy whose own time (where it ran) is closest to it, within `factor` of it
-    const span = Math.max(0, javaTicks(a, b));
+    // (less the thread's likely waits on the VM's work recorded inside it, opts.vmWork; at least a tick: a gap
+    // that was all waiting gets the shortest fill that fits)
+    const ticks = javaTicks(a, b);
+    const span = ticks > 0 ? Math.max(1, ticks - vmWaitBetween(a, b)) : 0;
     const lo = expected > 0 ? Math.floor(expected / factor) : 0;
     const hi = Math.min(maxFill, expected > 0 ? Math.ceil(expected * factor) + K : maxFill);
     // per fill: how many candidates made it, its walk, the most context one matched, and that one's weaker side

@@ -223,6 +223,37 @@ describe('recovery of gaps from matching context', () => {
     expect(counted.fills[0].bytecodes).toBeGreaterThan(300);
   });
 
+  test('a gap holding records of the VM\'s work (classes loaded, methods compiled) loses the thread\'s measured wait per record', () => {
+    // a loop of 6 bytecodes, 10 ticks each. Where data is complete the thread waits 1000 ticks around each of four
+    // records (two in one wait of 2000); the gap hides 60 steps and two records, so 2000 ticks of waiting
+    const steps = run(100, () => [[1, 0], [1, 2], [1, 5], [1, 6], [1, 8], [1, 9]]);
+    const hole = [302, 362];
+    const waits = new Map([[100, 1], [200, 2], [500, 1], [320, 2]]); // step -> records in the wait before it
+    const s = new EventStream();
+    const work: number[] = [];
+    const inGap: number[] = [];
+    let t = 0;
+    for (let i = 0; i < steps.length; i++) {
+      t += 10;
+      const k = waits.get(i) ?? 0;
+      if (i === 320) inGap.push(t + 1, t + 2);
+      for (let r = 0; r < k; r++) work.push(t + 1 + r);
+      t += 1000 * k;
+      if (i === hole[0]) s.push(GAP, 3, -1, 0, -1, t, t + 10 * (hole[1] - hole[0]) + 2000);
+      if (i >= hole[0] && i < hole[1]) continue;
+      const [m, bci] = steps[i] as number[];
+      s.push(BYTECODE, 1, m, bci, opcodeOf(m, bci), t);
+    }
+    const waited = recoverGaps(s.clone(), { context: 3, vmWork: work });
+    expect(waited.fills[0].bytecodes).toBe(hole[1] - hole[0]);
+    expect(bytecodes(waited.events)).toEqual(bytecodes(stream(steps)));
+    // without the records the wait counts as running time (copies of the loop with a wait in them take longer)
+    expect(recoverGaps(s.clone(), { context: 3 }).fills[0].bytecodes).toBeGreaterThan(2 * (hole[1] - hole[0]));
+    // records inside a pause are the pause's (the agent's replay at VMInit, whose time is left out as a whole)
+    const paused = recoverGaps(s, { context: 3, vmWork: work, pauses: [inGap[0], inGap[1] + 1] });
+    expect(paused.fills[0].bytecodes).toBeGreaterThan(2 * (hole[1] - hole[0]));
+  });
+
   test('a gap in a method called from several places is filled from calls made from the same caller', () => {
     // helper 2 is called three times from 1 for every call from 3, and each caller goes on differently for as long;
     // then both go on in 5. The gap in 2 as called from 3 takes the return and 3's two bytecodes after it: the
