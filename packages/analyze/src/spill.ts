@@ -5,23 +5,48 @@
  *
  * One file per thread, a sequence of blocks, each the columns of one window in this order (native byte order,
  * little-endian on every machine jportal runs on): kind u8, origin u8, tier u8, opcode i16, method i32, bci i32,
- * tsc f64, endTsc f64. The block index (offset, events) lives in memory only: these files are scratch, removed
- * when the analysis is closed, and not a format anything else reads.
+ * tsc f64, endTsc f64; each column compressed on its own (raw deflate, level 1), tsc first turned into the XOR of
+ * each value's bits with the one before (exact both ways; close times leave mostly zero bytes). Uncompressed, a
+ * full-size trace's main thread (luindex full: past 1.7 G events) was more than this machine's 48 GB of free disk.
+ * The block index (offset, events, each column's compressed length) lives in memory only: these files are
+ * scratch, removed when the analysis is closed, and not a format anything else reads.
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import * as zlib from 'zlib';
 import { EventWindow, ThreadEvents, ThreadInfo } from './model';
 
-/** bytes one event takes in a spill file */
+/** bytes one event takes in a spill file before compression */
 export const SPILL_EVENT_BYTES = 1 + 1 + 1 + 2 + 4 + 4 + 8 + 8;
 
 type Column = 'kind' | 'origin' | 'tier' | 'opcode' | 'method' | 'bci' | 'tsc' | 'endTsc';
 const COLUMNS: Column[] = ['kind', 'origin', 'tier', 'opcode', 'method', 'bci', 'tsc', 'endTsc'];
-const WIDTH: Record<Column, number> = { kind: 1, origin: 1, tier: 1, opcode: 2, method: 4, bci: 4, tsc: 8, endTsc: 8 };
 
 interface Block {
   offset: number;
   events: number;
+  /** each column's compressed bytes, in COLUMNS order */
+  sizes: number[];
+}
+
+/**
+ * Each 8-byte value XORed with the one before it (as two 32-bit halves), in place, or (`undo`) back: exact for any
+ * bits, and times close to each other leave mostly zero bytes, which deflate packs well.
+ */
+function xorWithPrevious(bytes: Uint8Array, undo: boolean): void {
+  const u = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2);
+  const n = u.length >> 1;
+  if (undo) {
+    for (let i = 1; i < n; i++) {
+      u[2 * i] ^= u[2 * i - 2];
+      u[2 * i + 1] ^= u[2 * i - 1];
+    }
+  } else {
+    for (let i = n - 1; i > 0; i--) {
+      u[2 * i] ^= u[2 * i - 2];
+      u[2 * i + 1] ^= u[2 * i - 1];
+    }
+  }
 }
 
 interface SpilledThread {
@@ -63,13 +88,19 @@ export class EventSpill {
     const s = this.threads[k];
     const n = t.length;
     if (n === 0) return;
-    s.blocks.push({ offset: s.bytes, events: n });
+    const block: Block = { offset: s.bytes, events: n, sizes: [] };
     try {
       for (const c of COLUMNS) {
-        const data = bytesOf(t[c].subarray(0, n));
+        let data = bytesOf(t[c].subarray(0, n));
+        if (c === 'tsc') {
+          data = data.slice();
+          xorWithPrevious(data, false);
+        }
+        const packed = zlib.deflateRawSync(data, { level: 1 });
         let done = 0;
-        while (done < data.length) done += fs.writeSync(s.fd, data, done, data.length - done, s.bytes + done);
-        s.bytes += data.length;
+        while (done < packed.length) done += fs.writeSync(s.fd, packed, done, packed.length - done, s.bytes + done);
+        s.bytes += packed.length;
+        block.sizes.push(packed.length);
       }
     } catch (e) {
       // (a full disk: say which file, at which offset; the caller removes the spill)
@@ -77,6 +108,7 @@ export class EventSpill {
       err.message = `${s.file} at offset ${s.bytes}: ${err.message}`;
       throw err;
     }
+    s.blocks.push(block);
     s.info.length += n;
   }
 
@@ -105,6 +137,7 @@ export class EventSpill {
     if (this.closed) throw new Error(`spill ${this.dir}: read after close`);
     const max = s.blocks.reduce((m, b) => Math.max(m, b.events), 0);
     const bufs: ThreadEvents[] = [];
+    let packed = Buffer.alloc(0);
     let base = 0;
     for (let b = 0; b < s.blocks.length; b++) {
       const block = s.blocks[b];
@@ -113,16 +146,23 @@ export class EventSpill {
       const n = block.events;
       let at = block.offset;
       const w = { name: s.info.name, tid: s.info.tid, javaTid: s.info.javaTid, length: n, base, last: b === s.blocks.length - 1 } as EventWindow;
-      for (const c of COLUMNS) {
+      for (let ci = 0; ci < COLUMNS.length; ci++) {
+        const c = COLUMNS[ci];
         const view = buf[c].subarray(0, n);
         const data = bytesOf(view);
+        const size = block.sizes[ci];
+        if (packed.length < size) packed = Buffer.alloc(size);
         let done = 0;
-        while (done < data.length) {
-          const r = fs.readSync(s.fd, data, done, data.length - done, at + done);
+        while (done < size) {
+          const r = fs.readSync(s.fd, packed, done, size - done, at + done);
           if (r <= 0) throw new Error(`spill ${s.file}: short read at offset ${at + done}`);
           done += r;
         }
-        at += n * WIDTH[c];
+        const raw = zlib.inflateRawSync(packed.subarray(0, size));
+        if (raw.length !== data.length) throw new Error(`spill ${s.file}: a block at offset ${at} holds ${raw.length} bytes of ${c}, not ${data.length}`);
+        data.set(raw);
+        if (c === 'tsc') xorWithPrevious(data, true);
+        at += size;
         (w as unknown as Record<Column, ArrayBufferView>)[c] = view;
       }
       yield w;
