@@ -618,6 +618,8 @@ export class Attribution {
   private readonly outermost: Method[] = [];
   /** searches over all methods tried since the last frame was taken up again (globalTurn) */
   private globalTries = 0;
+  /** how many of the looked-ahead opcodes the reading resumeChoice last returned runs */
+  private choiceLen = 0;
 
   constructor(
     private readonly universe: MethodUniverse,
@@ -820,6 +822,21 @@ export class Attribution {
       }
       exceptionPending = false;
       if (handled) f.ownLen = -1;
+      if (!stepped && !f.lost && op >= 0 && !handled && i > 0 && input.kind[i - 1] === EventKind.Gap) {
+        // the first bytecode after lost data: the frame's next instruction may hold its opcode by chance (in a loop
+        // of twin bytecodes, an iload where another iload ran rounds later), so the plain step is taken only when no
+        // other reading runs more of the opcodes that come next
+        const n = collectOpcodes(input, i, this.lookOps, this.lookAux);
+        const own = n > 1 ? this.continuationFit(f, n) : n;
+        if (own < n && this.resumeChoice(input, i, false) >= 0 && this.choiceLen > own) {
+          const g = this.resume(op, ev, tsc, input, i, false);
+          if (g) {
+            f = g;
+            stepped = true;
+            stats.resynced++;
+          }
+        }
+      }
       if (!stepped && !f.lost && op >= 0 && !handled && !this.step(f, op, ev)) {
         // a young frame with no gap since its entry: an entry that ran no bytecode (an intrinsic) whose caller
         // goes on, else an upcall the VM made before the call (replay)
@@ -1723,6 +1740,7 @@ export class Attribution {
         }
       }
     }
+    this.choiceLen = bestLen;
     if (whole) return bestLen < n ? -1 : best;
     // a reading is taken on enough evidence: RESUME_MIN opcodes, or all there are up to a call or a gap (one
     // that ends at a return would end a frame on the strength of a few opcodes another frame also holds)

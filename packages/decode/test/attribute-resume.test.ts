@@ -16,6 +16,7 @@ const SOURCE = `class R {
   static int loop(int n) { int s = 0; for (int i = 0; i < n; i++) { s += work(i); if (s > 100) s -= 7; } return s; }
   static int outer(int n) { int r = loop(n); r = r * 11 + 3; return r; }
   static Object id(Object o) { return o; }
+  static int twins(int n) { int s = 0; for (int i = 0; i < n; i++) { s += i * 7; s ^= i; } return s; }
 }
 `;
 const haveJavac = spawnSync('sh', ['-c', 'command -v javac'], { encoding: 'utf8' }).status === 0;
@@ -29,6 +30,7 @@ const OTHER = 3;
 const INVOKESTATIC = 0xb8;
 const BIPUSH = 0x10;
 const GOTO = 0xa7;
+const ILOAD_2 = 0x1c;
 
 function load() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jportal-resume-'));
@@ -116,6 +118,29 @@ function lostInWork(b: ReturnType<typeof builder>, outer: [number, number][], lo
       ...resumed.map(([bci]) => `loop@${bci}`),
       ...outer.slice(callLoop + 1).map(([bci]) => `outer@${bci}`),
     ]);
+  });
+
+  test('the first bytecode after lost data is named by the opcodes that follow, not by the next instruction alone', () => {
+    const { model, universe, insns } = load();
+    const b = builder();
+    const tw = insns('twins');
+    // twins's loop loads i three times (iload_2: the loop's test, i * 7, s ^= i). Data runs to the load of s in
+    // s ^= i, whose next instruction loads i; it is lost there and resumes rounds later at the load of i in i * 7,
+    // then goes on to the method's return. The next instruction holds the first opcode; only the second tells.
+    const loads = tw.filter(([, op]) => op === ILOAD_2).map(([bci]) => bci);
+    expect(loads.length).toBe(3);
+    const upTo = tw.findIndex(([bci]) => bci === loads[2]); // s ^= i's load of i
+    const from = tw.findIndex(([bci]) => bci === loads[1]); // i * 7's load of i
+    const back = tw.findIndex(([, op]) => op === GOTO);
+    const test = tw.findIndex(([bci]) => bci === loads[0]); // the loop's test: iload_2, iload_0, if_icmpge
+    b.entry();
+    b.run(tw.slice(0, upTo));
+    b.gap();
+    const resumed = [...tw.slice(from, back + 1), ...tw.slice(test, test + 3), ...tw.slice(back + 1)];
+    b.run(resumed);
+
+    const { events } = attributeInterpreted(universe, b.s);
+    expect(named(events, model)).toEqual([...tw.slice(0, upTo), ...resumed].map(([bci]) => `twins@${bci}`));
   });
 
   test('a stream that starts inside a method (its entry before the trace began) is named by a search of all methods', () => {
