@@ -49,8 +49,9 @@ export async function runAnalyze(o: AnalyzeCommandOptions): Promise<number> {
   let a: WindowedTraceAnalysis;
   try {
     // each thread's events go a window at a time to a scratch directory in the report's, removed at the end
+    removeStaleSpills(out, log);
     a = await loadTraceWindows(o.dir, {
-      spillDir: fs.mkdtempSync(path.join(out, '.events-')),
+      spillDir: fs.mkdtempSync(path.join(out, `${SPILL_PREFIX}${process.pid}-`)),
       tids: o.tid,
       workers: o.workers,
       recover: o.recover,
@@ -72,6 +73,34 @@ export async function runAnalyze(o: AnalyzeCommandOptions): Promise<number> {
     return writeAnalysis(o, a, out, progress, t0, log);
   } finally {
     a.close();
+  }
+}
+
+/** The scratch directories of spilled events in a report directory: `.events-<pid>-<random>` (removeStaleSpills). */
+const SPILL_PREFIX = '.events-';
+
+/**
+ * Removes the spill directories an analysis that was killed left in `out` (a killed process cannot clean up, and a
+ * full size's spill is gigabytes): those whose process is gone. Returns how many were removed.
+ */
+export function removeStaleSpills(out: string, log?: { info(m: string): void }): number {
+  let removed = 0;
+  for (const name of fs.existsSync(out) ? fs.readdirSync(out) : []) {
+    const m = /^\.events-(\d+)-/.exec(name);
+    if (!m || processAlive(Number(m[1]))) continue;
+    fs.rmSync(path.join(out, name), { recursive: true, force: true });
+    log?.info(`analyze: removed ${path.join(out, name)}, left by an analysis that did not finish (process ${m[1]})`);
+    removed++;
+  }
+  return removed;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
