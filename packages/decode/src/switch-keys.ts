@@ -16,9 +16,23 @@ const MAX_STEPS = 8;
 /** How much longer than the first path found a path that passes fewer avoided bytecodes may be. */
 const AVOID_SLACK = 4;
 
+/** One answer of SwitchKeys.path, with its arguments, and the next entry of the same hash. */
+interface MemoEntry {
+  from: number;
+  to: number;
+  value: number;
+  needAt: number;
+  need: number;
+  avoidId: number;
+  result: Int32Array | null;
+  next: MemoEntry | null;
+}
+
 /** What one method's code says about its keyed switches; `of()` gives null for methods with none. */
 export class SwitchKeys {
-  private readonly memo = new Map<string, Int32Array | null>();
+  /** path()'s answers, by a hash of its arguments (chains of entries: a string key per call was a quarter of the
+   * decode's time on compiled code) */
+  private readonly memo = new Map<number, MemoEntry>();
   /** the operands of the keyed switches asked about (null: malformed) */
   private readonly tables = new Map<number, SwitchTable | null>();
 
@@ -120,10 +134,15 @@ export class SwitchKeys {
    * gives a constant arm no PcDesc, so the way through no PcDesc is the way the code went.
    */
   path(from: number, to: number, value: number, needAt = -1, need = -1, avoid: ReadonlySet<number> | null = null, avoidId = -1): Int32Array | null {
-    const key = `${from},${to},${value},${needAt},${need},${avoid ? avoidId : -1}`;
-    let r = this.memo.get(key);
-    if (r === undefined) this.memo.set(key, (r = this.search(from, to, value, needAt, need, avoid)));
-    return r;
+    const avoidKey = avoid ? avoidId : -1;
+    let h = Math.imul(from ^ 0x5bd1e995, 0x9e3779b1) ^ to;
+    h = Math.imul(h ^ value, 0x85ebca6b) ^ needAt;
+    h = Math.imul(h ^ need, 0xc2b2ae35) ^ avoidKey;
+    const first = this.memo.get(h);
+    for (let e: MemoEntry | null | undefined = first; e; e = e.next) if (e.from === from && e.to === to && e.value === value && e.needAt === needAt && e.need === need && e.avoidId === avoidKey) return e.result;
+    const result = this.search(from, to, value, needAt, need, avoid);
+    this.memo.set(h, { from, to, value, needAt, need, avoidId: avoidKey, result, next: first ?? null });
+    return result;
   }
 
   private search(from: number, to: number, value: number, needAt: number, need: number, avoid: ReadonlySet<number> | null): Int32Array | null {
