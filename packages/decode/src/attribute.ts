@@ -618,7 +618,8 @@ export class Attribution {
   private readonly outermost: Method[] = [];
   /** searches over all methods tried since the last frame was taken up again (globalTurn) */
   private globalTries = 0;
-  /** how many of the looked-ahead opcodes the reading resumeChoice last returned runs */
+  /** how many opcodes resumeChoice last looked ahead (in lookOps), and how many of them its reading runs */
+  private lookLen = 0;
   private choiceLen = 0;
 
   constructor(
@@ -826,10 +827,11 @@ export class Attribution {
         // the first bytecode after lost data: the frame's next instruction may hold its opcode by chance (in a loop
         // of twin bytecodes, an iload where another iload ran rounds later), so the plain step is taken only when no
         // other reading runs more of the opcodes that come next
-        const n = collectOpcodes(input, i, this.lookOps, this.lookAux);
+        const choice = this.resumeChoice(input, i, false);
+        const n = this.lookLen;
         const own = n > 1 ? this.continuationFit(f, n) : n;
-        if (own < n && this.resumeChoice(input, i, false) >= 0 && this.choiceLen > own) {
-          const g = this.resume(op, ev, tsc, input, i, false);
+        if (own < n && choice >= 0 && this.choiceLen > own) {
+          const g = this.takeReading(choice, op, ev, tsc);
           if (g) {
             f = g;
             stepped = true;
@@ -1622,7 +1624,11 @@ export class Attribution {
    */
   private resume(op: number, ev: number, tsc: number, input: EventStream, i: number, whole: boolean): Frame | undefined {
     const choice = this.resumeChoice(input, i, whole);
-    if (choice < 0) return undefined;
+    return choice < 0 ? undefined : this.takeReading(choice, op, ev, tsc);
+  }
+
+  /** The frame reading `choice` (of resumeChoice) names, made so and stepped by `op`; undefined when it cannot. */
+  private takeReading(choice: number, op: number, ev: number, tsc: number): Frame | undefined {
     const d = choice >> 2;
     switch ((choice & 3) as Resume) {
       case Resume.Next: {
@@ -1664,7 +1670,8 @@ export class Attribution {
    * least RESUME_MIN.
    */
   private resumeChoice(input: EventStream, i: number, whole: boolean): number {
-    const n = collectOpcodes(input, i, this.lookOps, this.lookAux);
+    const n = (this.lookLen = collectOpcodes(input, i, this.lookOps, this.lookAux));
+    this.choiceLen = 0;
     if (n === 0 || (whole && n < RESUME_MIN)) return -1;
     let top = this.depth - 1;
     while (top >= 0 && this.frames[top].lost) top--;

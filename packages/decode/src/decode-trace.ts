@@ -6,7 +6,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { FlowDecoder, FlowOptions, FlowStats } from './flow';
 import { invokeCallees } from './callees';
-import { readRange, splitAtPsb } from './split';
+import { readFileRange, splitAtPsb } from './split';
 import { EventBudgetError, EventStream } from './events';
 import { JavaDecodeStats, JavaEventBuilder } from './java';
 import { JvmModel, loadTrace, LoadOptions } from './load';
@@ -196,16 +196,6 @@ function decodeFile(file: string, flow: FlowDecoder, flowOpts: FlowOptions, wind
 function statSize(file: string): number {
   if (!fs.existsSync(file)) throw new DecodeError(`${file}: missing (named by pt/sideband.jsonl)`, 2);
   return fs.statSync(file).size;
-}
-
-/** Bytes [begin, end) of a file. */
-function readFileRange(file: string, begin: number, end: number): Uint8Array {
-  const fd = fs.openSync(file, 'r');
-  try {
-    return readRange(fd, begin, end);
-  } finally {
-    fs.closeSync(fd);
-  }
 }
 
 const universes = new WeakMap<JvmModel, MethodUniverse>();

@@ -43,6 +43,16 @@ export function readRange(fd: number, begin: number, end: number): Uint8Array {
   return done < len ? buf.subarray(0, done) : buf;
 }
 
+/** Bytes [begin, end) of a file (fewer at its end). */
+export function readFileRange(file: string, begin: number, end: number): Uint8Array {
+  const fd = fs.openSync(file, 'r');
+  try {
+    return readRange(fd, begin, end);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /** Bytes of a stream looked at per step of the search for the next PSB. */
 const SEARCH_BYTES = 1 << 20;
 /** A search step also reads this many bytes past its end, so no PSB (16 bytes, or a run of them) falls between steps. */

@@ -1,5 +1,4 @@
 /** Worker thread of decodeTraceParallel: loads the code image once, then decodes the parts it is sent. */
-import * as fs from 'fs';
 import * as path from 'path';
 import { parentPort, workerData } from 'worker_threads';
 import { FlowDecoder } from './flow';
@@ -9,7 +8,7 @@ import { EventBudgetError } from './events';
 import { JavaEventBuilder } from './java';
 import { loadTrace } from './load';
 import type { PartResult, PartTask } from './parallel';
-import { readRange } from './split';
+import { readFileRange } from './split';
 
 const { dir, patchLead } = workerData as { dir: string; patchLead?: number };
 const model = loadTrace(dir, patchLead === undefined ? {} : { patchLead });
@@ -19,7 +18,7 @@ const callees = invokeCallees(model.image, new MethodUniverse(model));
 parentPort!.on('message', (t: PartTask) => {
   try {
     // only the part and its look-ahead are read: a trace's streams together can be larger than memory
-    const bytes = readPart(path.join(dir, t.file), t.begin, t.end + t.lookahead);
+    const bytes = readFileRange(path.join(dir, t.file), t.begin, t.end + t.lookahead);
     const t0 = Date.now();
     const java = new JavaEventBuilder(model);
     const flow = new FlowDecoder(model.image, java, callees);
@@ -42,13 +41,3 @@ parentPort!.on('message', (t: PartTask) => {
     parentPort!.postMessage({ id: t.id, error: `${t.file} [${t.begin}, ${t.end}): ${(e as Error).stack ?? e}`, tooLarge });
   }
 });
-
-/** Bytes [begin, end) of a file (fewer at its end). */
-function readPart(file: string, begin: number, end: number): Uint8Array {
-  const fd = fs.openSync(file, 'r');
-  try {
-    return readRange(fd, begin, end);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
