@@ -158,7 +158,7 @@ export class EventSpill {
           if (r <= 0) throw new Error(`spill ${s.file}: short read at offset ${at + done}`);
           done += r;
         }
-        const raw = zlib.inflateRawSync(packed.subarray(0, size));
+        const raw = zlib.inflateRawSync(packed.subarray(0, size), { chunkSize: Math.max(64, data.length + 1) });
         if (raw.length !== data.length) throw new Error(`spill ${s.file}: a block at offset ${at} holds ${raw.length} bytes of ${c}, not ${data.length}`);
         data.set(raw);
         if (c === 'tsc') xorWithPrevious(data, true);
