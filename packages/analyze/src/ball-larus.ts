@@ -14,8 +14,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { lineOf } from '@jportal/classfile';
 import { MethodCfg } from '@jportal/icfg';
-import { AnalysisMethod, EventWindow, methodKeyOf, methodLabel, Origin, PartResult, Profiled, windowsOf } from './model';
-import { StackWalker, walkWindows } from './walk';
+import { AnalysisMethod, EventWindow, methodKeyOf, methodLabel, Origin, PartResult, Profiled } from './model';
+import { runPass, StackWalker, ThreadWalk, WalkPass } from './walk';
 
 /** A decoded path: how it starts, its blocks, how it ends. */
 export interface BlPath {
@@ -236,6 +236,11 @@ interface FrameState {
 
 /** Path profiles of every method that ran, over all threads of `a`. */
 export function profilePaths(a: Profiled): Map<number, MethodPaths> {
+  return runPass(a, pathsPass(a));
+}
+
+/** profilePaths as a pass that can share its walk with others (runPasses). */
+export function pathsPass(a: Profiled): WalkPass<Map<number, MethodPaths>> {
   const byMethod = new Map<number, MethodPaths>();
   const get = (m: number): MethodPaths | undefined => {
     if (m < 0) return undefined;
@@ -255,11 +260,11 @@ export function profilePaths(a: Profiled): Map<number, MethodPaths> {
     }
     return p;
   };
-  for (let k = 0; k < a.threads.length; k++) replayThread(windowsOf(a, k), get);
-  return byMethod;
+  return { thread: () => replayThread(get), finish: () => byMethod };
 }
 
-function replayThread(windows: Iterable<EventWindow>, get: (m: number) => MethodPaths | undefined): void {
+/** A walk of one thread that counts its paths (into get(method)). */
+function replayThread(get: (m: number) => MethodPaths | undefined): ThreadWalk {
   const frames: FrameState[] = [];
   let t: EventWindow | undefined;
   /** a gap ended the last window: the depth of its stack, until the next window tells whether recovery filled it */
@@ -273,7 +278,7 @@ function replayThread(windows: Iterable<EventWindow>, get: (m: number) => Method
     if (f.broken || f.cur < 0 || !f.p.numbering) f.p.broken++;
     else count(f.p, f.r + f.p.numbering.leaveValue[f.cur]);
   };
-  walkWindows(windows, {
+  const visitor = {
     enter(w: StackWalker) {
       const f = frames[w.depth] ?? (frames[w.depth] = { p: undefined, cur: -1, r: 0, broken: false, lastInsn: -1, started: false });
       f.p = get(w.stack[w.depth]);
@@ -328,11 +333,15 @@ function replayThread(windows: Iterable<EventWindow>, get: (m: number) => Method
       f.cur = yb;
       f.lastInsn = yi;
     },
-  }, (w) => {
-    if (gapDepth >= 0 && w.origin[0] !== Origin.Recovered) breakPaths(gapDepth);
-    gapDepth = -1;
-    t = w;
-  });
+  };
+  return {
+    visitor,
+    window: (w: EventWindow) => {
+      if (gapDepth >= 0 && w.origin[0] !== Origin.Recovered) breakPaths(gapDepth);
+      gapDepth = -1;
+      t = w;
+    },
+  };
 }
 
 function count(p: MethodPaths, id: number): void {
@@ -363,9 +372,9 @@ function describePath(m: AnalysisMethod, p: PathNumbering, path: BlPath): string
 }
 
 /** Writes paths.json (every method's path counts, the top paths decoded) and paths.txt (hot methods' top paths). */
-export function writePaths(a: Profiled, outDir: string, opts: { top?: number; methods?: number } = {}): PartResult {
+export function writePaths(a: Profiled, outDir: string, opts: { top?: number; methods?: number; paths?: Map<number, MethodPaths> } = {}): PartResult {
   const top = opts.top ?? 10;
-  const profiles = [...profilePaths(a).values()].map((p) => ({ p, total: pathTotal(p) }));
+  const profiles = [...(opts.paths ?? profilePaths(a)).values()].map((p) => ({ p, total: pathTotal(p) }));
   profiles.sort((x, y) => y.total + y.p.broken - (x.total + x.p.broken) || x.p.method - y.p.method);
   fs.mkdirSync(outDir, { recursive: true });
   const methods = profiles.map(({ p, total }) => {

@@ -9,9 +9,9 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { AnalysisMethod, EventWindow, methodKeyOf, methodLabel, Origin, PartResult, Profiled, ThreadEvents, windowsOf } from './model';
+import { AnalysisMethod, EventWindow, methodKeyOf, methodLabel, Origin, PartResult, Profiled, ThreadEvents } from './model';
 import { ChunkWriter } from './timeline';
-import { StackWalker, walkWindows } from './walk';
+import { runPass, StackVisitor, StackWalker, walkWindows, WalkPass } from './walk';
 
 const PAIR_LIMIT = 1 << 26;
 const NODE_LIMIT = 2 ** 27;
@@ -172,6 +172,11 @@ export function matchMethods(methods: AnalysisMethod[], spec: string): Set<numbe
 
 /** Builds one thread's tree into `tree` (see the module comment and docs/contexts.md for the rules). */
 export function addThreadToCct(tree: Cct, t: ThreadEvents | Iterable<EventWindow>, opts: { foldRecursion?: boolean; extent?: Set<number> } = {}): void {
+  walkWindows(t, cctVisitor(tree, opts));
+}
+
+/** The visitor of addThreadToCct: a walk of one thread with it builds the thread's tree into `tree`. */
+function cctVisitor(tree: Cct, opts: { foldRecursion?: boolean; extent?: Set<number> }): StackVisitor {
   const fold = !!opts.foldRecursion;
   const extent = opts.extent;
   let nodeAt = new Int32Array(256);
@@ -187,7 +192,7 @@ export function addThreadToCct(tree: Cct, t: ThreadEvents | Iterable<EventWindow
     b.set(lastBci);
     lastBci = b;
   };
-  walkWindows(t, {
+  return {
     enter(w: StackWalker, _i: number, implicit: boolean) {
       const d = w.depth;
       ensure(d);
@@ -230,7 +235,7 @@ export function addThreadToCct(tree: Cct, t: ThreadEvents | Iterable<EventWindow
       tree.bytecodes[n]++;
       if (w.t.origin[i] === Origin.Recovered) tree.recovered[n]++;
     },
-  });
+  };
 }
 
 export interface CctResult {
@@ -242,15 +247,28 @@ export interface CctResult {
 }
 
 export function buildCct(a: Profiled, opts: CctOptions = {}): CctResult {
+  return runPass(a, cctPass(a, opts));
+}
+
+/** buildCct as a pass that can share its walk with others (runPasses). */
+export function cctPass(a: Profiled, opts: CctOptions = {}): WalkPass<CctResult> {
   const extent = opts.extent !== undefined ? matchMethods(a.methods, opts.extent) : undefined;
   const merged = new Cct(a.methods.length);
-  const threads = a.threads.map((t, k) => {
-    const tree = new Cct(a.methods.length);
-    addThreadToCct(tree, windowsOf(a, k), { foldRecursion: opts.foldRecursion, extent });
-    merged.merge(tree);
-    return { name: t.name, tid: t.tid, tree };
-  });
-  return { threads, merged, extentMethods: extent ? [...extent].sort((x, y) => x - y) : undefined };
+  const threads: CctResult['threads'] = [];
+  return {
+    thread(k) {
+      const t = a.threads[k];
+      const tree = new Cct(a.methods.length);
+      return {
+        visitor: cctVisitor(tree, { foldRecursion: opts.foldRecursion, extent }),
+        done: () => {
+          merged.merge(tree);
+          threads.push({ name: t.name, tid: t.tid, tree });
+        },
+      };
+    },
+    finish: () => ({ threads, merged, extentMethods: extent ? [...extent].sort((x, y) => x - y) : undefined }),
+  };
 }
 
 /** Key of a node's context independent of the method table: "callSite:Class.nameDesc > ..." (for comparisons). */
@@ -313,8 +331,8 @@ export function formatCct(tree: Cct, methods: AnalysisMethod[], threshold = 0.00
 }
 
 /** Writes cct.json and cct.txt into `outDir`. */
-export function writeCct(a: Profiled, outDir: string, opts: WriteCctOptions = {}): PartResult {
-  const r = buildCct(a, opts);
+export function writeCct(a: Profiled, outDir: string, opts: WriteCctOptions = {}, built?: CctResult): PartResult {
+  const r = built ?? buildCct(a, opts);
   fs.mkdirSync(outDir, { recursive: true });
   // written piece by piece: a tree of millions of contexts is more JSON than one string may hold
   const w = new ChunkWriter(path.join(outDir, 'cct.json'));

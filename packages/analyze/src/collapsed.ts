@@ -6,9 +6,9 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { Kind, methodLabel, PartResult, Profiled } from './model';
+import { EventWindow, Kind, methodLabel, PartResult, Profiled } from './model';
 import { ChunkWriter } from './timeline';
-import { StackWalker, walkThread } from './walk';
+import { runPass, StackWalker, ThreadWalk, WalkPass } from './walk';
 
 /** A calling-context tree keyed by frame name. Node 0 is the root; a node's parent has a smaller index. */
 export interface StackTree {
@@ -83,17 +83,23 @@ class TreeBuilder {
 
 /** The stack tree of every thread (roots: thread names), counting bytecodes. */
 export function buildStackTree(a: Profiled): StackTree {
+  return runPass(a, stackTreePass(a));
+}
+
+/** buildStackTree as a pass that can share its walk with others (runPasses). */
+export function stackTreePass(a: Profiled): WalkPass<StackTree> {
   const b = new TreeBuilder();
   const methodName = a.methods.map((m) => b.nameId(methodLabel(m)));
   const unknown = b.nameId('[unknown]');
   const noFrame = b.nameId('[no frame]');
   const nameOf = (m: number): number => (m >= 0 && m < methodName.length ? methodName[m] : unknown);
-  a.threads.forEach((t, k) => {
+  const thread = (k: number): ThreadWalk => {
+    const t = a.threads[k];
     const root = b.child(0, b.nameId(t.name || `tid ${t.tid}`));
     let nodeAt = new Int32Array(256);
     let counted = 0;
     let all = 0;
-    walkThread(a, k, {
+    const visitor = {
       enter(w: StackWalker) {
         const d = w.depth;
         if (d >= nodeAt.length) {
@@ -107,12 +113,18 @@ export function buildStackTree(a: Profiled): StackTree {
         b.self[nodeAt[w.depth]]++;
         counted++;
       },
-    }, (w) => {
-      for (let i = 0; i < w.length; i++) if (w.kind[i] === Kind.Bytecode) all++;
-    });
-    if (all > counted) b.self[b.child(root, noFrame)] += all - counted;
-  });
-  return b.finish();
+    };
+    return {
+      visitor,
+      window: (w: EventWindow) => {
+        for (let i = 0; i < w.length; i++) if (w.kind[i] === Kind.Bytecode) all++;
+      },
+      done: () => {
+        if (all > counted) b.self[b.child(root, noFrame)] += all - counted;
+      },
+    };
+  };
+  return { thread, finish: () => b.finish() };
 }
 
 /** Children of every node, in name order (the flame graph's convention). */

@@ -9,8 +9,8 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { EventWindow, methodKeyOf, PartResult, Profiled, ThreadEvents, windowsOf } from './model';
-import { asWindows, StackWalker, walkThread, walkWindows } from './walk';
+import { EventWindow, methodKeyOf, PartResult, Profiled, ThreadEvents } from './model';
+import { asWindows, runPass, StackWalker, ThreadWalk, walkWindows, WalkPass } from './walk';
 
 /** the root (thread start, or restart after a push edge) as a caller */
 export const ROOT = -1;
@@ -125,16 +125,18 @@ export class ContextNumbering {
   }
 }
 
+type ObservedEdge = { caller: string; callSite: number; callee: string };
+
 /** Observed edges of one analysis: [caller key or '', callSite, callee key] per distinct edge. */
-function observedEdges(a: Profiled): { caller: string; callSite: number; callee: string }[] {
+function observedEdges(a: Profiled): WalkPass<ObservedEdge[]> {
   const keyOf = a.methods.map(methodKeyOf);
   const mk = (m: number) => (m >= 0 ? keyOf[m] : '?');
   const seen = new Set<number>();
-  const out: { caller: string; callSite: number; callee: string }[] = [];
+  const out: ObservedEdge[] = [];
   const M = a.methods.length + 2;
-  for (let tk = 0; tk < a.threads.length; tk++) {
+  const thread = (): ThreadWalk => {
     const last = new CallSites();
-    walkThread(a, tk, {
+    return { visitor: {
       enter(w: StackWalker) {
         const d = w.depth;
         last.enter(d);
@@ -149,9 +151,9 @@ function observedEdges(a: Profiled): { caller: string; callSite: number; callee:
       bytecode(w: StackWalker, i: number) {
         last.set(w.depth, w.t.bci[i]);
       },
-    });
-  }
-  return out;
+    } };
+  };
+  return { thread, finish: () => out };
 }
 
 /** the last bytecode bci of each open frame (the call site of the frame above it) */
@@ -179,7 +181,16 @@ class CallSites {
  */
 export function buildContextNumbering(analyses: Profiled | Profiled[]): ContextNumbering {
   const list = Array.isArray(analyses) ? analyses : [analyses];
-  const raw = list.flatMap(observedEdges);
+  return numberEdges(list.flatMap((a) => runPass(a, observedEdges(a))));
+}
+
+/** buildContextNumbering of one analysis as a pass that can share its walk with others (runPasses). */
+export function contextNumberingPass(a: Profiled): WalkPass<ContextNumbering> {
+  const p = observedEdges(a);
+  return { thread: (k) => p.thread(k), finish: () => numberEdges(p.finish()) };
+}
+
+function numberEdges(raw: ObservedEdge[]): ContextNumbering {
   const keySet = new Set<string>();
   for (const e of raw) {
     if (e.caller) keySet.add(e.caller);
@@ -327,6 +338,13 @@ export function contextIds(a: Profiled, t: ThreadEvents | Iterable<EventWindow>,
  * stack keeps until then: so a window's last events take the context current at the window's end.
  */
 export function contextIdWindows(a: Profiled, t: ThreadEvents | Iterable<EventWindow>, numbering: ContextNumbering, sink: (ids: Int32Array) => void): void {
+  const walk = contextIdWalk(a, numbering, sink);
+  walkWindows(asWindows(t), walk.visitor, walk.window);
+  walk.done();
+}
+
+/** contextIdWindows as a walk of one thread that can share its read with others (runPasses). */
+function contextIdWalk(a: Profiled, numbering: ContextNumbering, sink: (ids: Int32Array) => void): ThreadWalk & { done(): void } {
   const nodes = numbering.nodesOf(a);
   let buf = new Int32Array(0);
   let ids = buf;
@@ -354,7 +372,7 @@ export function contextIdWindows(a: Profiled, t: ThreadEvents | Iterable<EventWi
     fillTo(length);
     sink(ids);
   };
-  walkWindows(asWindows(t), {
+  const visitor = {
     enter(w: StackWalker, i: number) {
       fillTo(i);
       const d = w.depth;
@@ -408,28 +426,37 @@ export function contextIdWindows(a: Profiled, t: ThreadEvents | Iterable<EventWi
     exception(_w: StackWalker, i: number) {
       mark(i);
     },
-  }, (w) => {
-    flushWindow();
-    started = true;
-    length = w.length;
-    if (buf.length < length) buf = new Int32Array(length);
-    ids = buf.subarray(0, length);
-    ids.fill(-1);
-    next = 0;
-  });
-  flushWindow();
+  };
+  return {
+    visitor,
+    window: (w: EventWindow) => {
+      flushWindow();
+      started = true;
+      length = w.length;
+      if (buf.length < length) buf = new Int32Array(length);
+      ids = buf.subarray(0, length);
+      ids.fill(-1);
+      next = 0;
+    },
+    done: flushWindow,
+  };
 }
 
 const MAGIC = 'JPCTXIDS';
 
 /** Writes contexts.json (the numbering) and contexts/<tid>.ctx (per-event ids) into `outDir`. */
 export function writeContexts(a: Profiled, outDir: string, opts: { numbering?: ContextNumbering } = {}): PartResult {
-  const numbering = opts.numbering ?? buildContextNumbering(a);
+  return runPass(a, contextsPass(a, outDir, opts.numbering ?? buildContextNumbering(a)));
+}
+
+/** writeContexts as a pass that can share its walk with others (runPasses): the numbering comes first. */
+export function contextsPass(a: Profiled, outDir: string, numbering: ContextNumbering): WalkPass<PartResult> {
   fs.mkdirSync(path.join(outDir, 'contexts'), { recursive: true });
   const files = ['contexts.json'];
   const threads: { tid: number; name: string; file: string; events: number; withContext: number; distinct: number }[] = [];
   const used = new Set<string>();
-  a.threads.forEach((t, k) => {
+  const thread = (k: number): ThreadWalk => {
+    const t = a.threads[k];
     let name = `contexts/${t.tid}.ctx`;
     if (used.has(name)) name = `contexts/${t.tid}-${k}.ctx`;
     used.add(name);
@@ -444,23 +471,31 @@ export function writeContexts(a: Profiled, outDir: string, opts: { numbering?: C
     const fd = fs.openSync(path.join(outDir, name), 'w');
     let withContext = 0;
     const distinct = new Set<number>();
-    try {
-      fs.writeSync(fd, head);
-      contextIdWindows(a, windowsOf(a, k), numbering, (ids) => {
-        // (little-endian, as the file format says: every machine Node runs jportal on)
-        fs.writeSync(fd, ids);
-        for (let i = 0; i < ids.length; i++)
-          if (ids[i] >= 0) {
-            withContext++;
-            distinct.add(ids[i]);
-          }
-      });
-    } finally {
-      fs.closeSync(fd);
-    }
-    files.push(name);
-    threads.push({ tid: t.tid, name: t.name, file: name, events: t.length, withContext, distinct: distinct.size });
-  });
+    fs.writeSync(fd, head);
+    const walk = contextIdWalk(a, numbering, (ids) => {
+      // (little-endian, as the file format says: every machine Node runs jportal on)
+      fs.writeSync(fd, ids);
+      for (let i = 0; i < ids.length; i++)
+        if (ids[i] >= 0) {
+          withContext++;
+          distinct.add(ids[i]);
+        }
+    });
+    return {
+      visitor: walk.visitor,
+      window: walk.window,
+      done: () => {
+        walk.done();
+        fs.closeSync(fd);
+        files.push(name);
+        threads.push({ tid: t.tid, name: t.name, file: name, events: t.length, withContext, distinct: distinct.size });
+      },
+    };
+  };
+  return { thread, finish: () => writeNumbering(outDir, numbering, files, threads) };
+}
+
+function writeNumbering(outDir: string, numbering: ContextNumbering, files: string[], threads: { tid: number; name: string; file: string; events: number; withContext: number; distinct: number }[]): PartResult {
   const json = {
     format: 'jportal-contexts',
     version: 1,

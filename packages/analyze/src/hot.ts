@@ -6,7 +6,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { AnalysisMethod, Kind, Origin, PartResult, Profiled, ThreadEvents, TIER_NAMES } from './model';
-import { StackWalker, walkThread, WalkStats } from './walk';
+import { runPass, StackWalker, ThreadWalk, WalkPass, WalkStats } from './walk';
 
 /** Tier classes of the split: the five tiers of model.ts, then events recovery copied into gaps. */
 export const TIER_CLASS_NAMES = [...TIER_NAMES, 'recovered'];
@@ -216,8 +216,8 @@ class HotAccumulator {
   }
 }
 
-/** Walks thread k (window by window) and fills `acc`; whether any event has time. */
-function accumulateThread(a: Profiled, k: number, acc: HotAccumulator): { walk: WalkStats; hasTime: boolean } {
+/** A walk of one thread that fills `acc`; `done` gets the walk's stats and whether any event has time. */
+function accumulateThread(a: Profiled, acc: HotAccumulator, done: (r: { walk: WalkStats; hasTime: boolean }) => void): ThreadWalk {
   const unknown = unknownRow(a);
   const rowOf = (m: number) => (m < 0 ? unknown : m);
   const onStack = new Int32Array(acc.rows);
@@ -248,8 +248,8 @@ function accumulateThread(a: Profiled, k: number, acc: HotAccumulator): { walk: 
     clock.advance(i, interval, lost, event);
   };
   const topRow = (w: StackWalker) => (w.depth >= 0 ? rowOf(w.top) : -1);
-  const stats = walkThread(a, k, {
-    enter(w, i, implicit) {
+  const visitor = {
+    enter(w: StackWalker, i: number, implicit: boolean) {
       flush(i, w.depth > 0 ? rowOf(w.stack[w.depth - 1]) : -1);
       const m = rowOf(w.top);
       acc.calls[m]++;
@@ -259,7 +259,7 @@ function accumulateThread(a: Profiled, k: number, acc: HotAccumulator): { walk: 
         ticksAtFirst[m] = acc.ticks;
       }
     },
-    exit(w, i) {
+    exit(w: StackWalker, i: number) {
       flush(i, topRow(w));
       const m = rowOf(w.top);
       if (--onStack[m] === 0) {
@@ -267,24 +267,30 @@ function accumulateThread(a: Profiled, k: number, acc: HotAccumulator): { walk: 
         acc.inclTicks[m] += acc.ticks - ticksAtFirst[m];
       }
     },
-    bytecode(w, i) {
+    bytecode(w: StackWalker, i: number) {
       flush(i, topRow(w));
       const m = rowOf(w.top);
       acc.excl[m]++;
       acc.tierBytecodes[m * TIER_CLASSES + tierClassOf(w.t, i)]++;
       framed++;
     },
-    gap(w, i) {
+    gap(w: StackWalker, i: number) {
       flush(i, topRow(w));
     },
-  }, (w) => {
-    clock.window(w, w.base);
-    t = w;
-    for (let i = 0; i < w.length && !hasTime; i++) hasTime = !Number.isNaN(w.tsc[i]);
-  });
-  flush(t ? t.length : 0, -1);
-  acc.bytecodes += framed + acc.bytecodesNoFrame;
-  return { walk: stats, hasTime };
+  };
+  return {
+    visitor,
+    window: (w) => {
+      clock.window(w, w.base);
+      t = w;
+      for (let i = 0; i < w.length && !hasTime; i++) hasTime = !Number.isNaN(w.tsc[i]);
+    },
+    done: (stats) => {
+      flush(t ? t.length : 0, -1);
+      acc.bytecodes += framed + acc.bytecodesNoFrame;
+      done({ walk: stats, hasTime });
+    },
+  };
 }
 
 function threadHot(a: Profiled, name: string, tid: number, acc: HotAccumulator, walk: WalkStats): ThreadHot {
@@ -315,25 +321,34 @@ function threadHot(a: Profiled, name: string, tid: number, acc: HotAccumulator, 
 
 /** Hot methods of every thread and of all threads together. */
 export function computeHotMethods(a: Profiled): HotMethods {
+  return runPass(a, hotMethodsPass(a));
+}
+
+/** computeHotMethods as a pass that can share its walk with others (runPasses). */
+export function hotMethodsPass(a: Profiled): WalkPass<HotMethods> {
   const rows = a.methods.length + 1;
   const total = new HotAccumulator(rows);
   const totalWalk: WalkStats = { unmatchedExits: 0, implicitEntries: 0, implicitExits: 0, maxDepth: 0, openAtEnd: 0 };
   const threads: ThreadHot[] = [];
   let hasTime = false;
-  a.threads.forEach((t, k) => {
-    const acc = new HotAccumulator(rows);
-    const r = accumulateThread(a, k, acc);
-    const walk = r.walk;
-    hasTime ||= r.hasTime;
-    total.add(acc);
-    totalWalk.unmatchedExits += walk.unmatchedExits;
-    totalWalk.implicitEntries += walk.implicitEntries;
-    totalWalk.implicitExits += walk.implicitExits;
-    totalWalk.maxDepth = Math.max(totalWalk.maxDepth, walk.maxDepth);
-    totalWalk.openAtEnd += walk.openAtEnd;
-    threads.push(threadHot(a, t.name, t.tid, acc, walk));
-  });
-  return { hasTime: hasTime && a.tscPerNs > 0, tscPerNs: a.tscPerNs, threads, total: threadHot(a, '(all threads)', -1, total, totalWalk) };
+  return {
+    thread(k) {
+      const t = a.threads[k];
+      const acc = new HotAccumulator(rows);
+      return accumulateThread(a, acc, (r) => {
+        const walk = r.walk;
+        hasTime ||= r.hasTime;
+        total.add(acc);
+        totalWalk.unmatchedExits += walk.unmatchedExits;
+        totalWalk.implicitEntries += walk.implicitEntries;
+        totalWalk.implicitExits += walk.implicitExits;
+        totalWalk.maxDepth = Math.max(totalWalk.maxDepth, walk.maxDepth);
+        totalWalk.openAtEnd += walk.openAtEnd;
+        threads.push(threadHot(a, t.name, t.tid, acc, walk));
+      });
+    },
+    finish: () => ({ hasTime: hasTime && a.tscPerNs > 0, tscPerNs: a.tscPerNs, threads, total: threadHot(a, '(all threads)', -1, total, totalWalk) }),
+  };
 }
 
 // ---- the readable table ----

@@ -3,8 +3,11 @@ export { Kind, Origin, Tier, TIER_NAMES, ORIGIN_NAMES, methodLabel, methodKeyOf,
 export type { Analysis, AnalysisMethod, ThreadEvents, ThreadInfo, EventWindow, WindowedAnalysis, Profiled, PartResult } from './model';
 export { loadTraceAnalysis, loadTraceWindows, analyzeWindowEvents, loadOracleAnalysis, refineDecoded, addReports } from './load';
 export type { TraceLoadOptions, TraceAnalysis, WindowedLoadOptions, WindowedTraceAnalysis, OracleLoadOptions, RefineOptions, RefineReport } from './load';
-export { walkStacks, walkThread, walkWindows, StackWalker } from './walk';
-export type { StackVisitor, WalkStats } from './walk';
+export { walkStacks, walkThread, walkWindows, StackWalker, runPasses, runPass } from './walk';
+export type { StackVisitor, WalkStats, WalkPass, ThreadWalk } from './walk';
+// every part from two reads of the events
+export { writeProfiles, PROFILE_PARTS } from './profiles';
+export type { WriteProfilesOptions, WrittenProfiles, ProfilePart } from './profiles';
 // coverage (issue 7)
 export { computeCoverage, writeCoverage, reportCounters as coverageCounters, formatLcov, formatJacocoXml, javaSpans, classSourceMap, Hit as CoverageHit } from './coverage';
 export type { Coverage, CoverageOptions, ClassCoverage, MethodCoverage, BranchCoverage, WriteCoverageOptions, ReportCounters as CoverageReport, LineCounts as CoverageLine } from './coverage';

@@ -7,10 +7,10 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { forEachInstruction, successors } from '@jportal/classfile';
-import { PartResult, Profiled, windowsOf } from './model';
+import { EventWindow, PartResult, Profiled, ThreadEvents, windowsOf } from './model';
 import { alignTable, clip, formatNs, methodDisplay, unknownRow } from './hot';
 import { withRoom } from './typed';
-import { walkThread } from './walk';
+import { runPass, StackWalker, ThreadWalk, WalkPass } from './walk';
 
 const MONITORENTER = 194;
 const MONITOREXIT = 195;
@@ -174,37 +174,58 @@ function histogramOf(kind: LatencyKind, a: Profiled, key: number, d: Durations, 
 
 /** The time resolution observed in the threads' event timestamps. */
 export function timeResolution(a: Profiled, threads: number[] = a.threads.map((_, k) => k)): TimeResolution {
-  let minDelta = Infinity;
-  let pairs = 0;
-  let same = 0;
-  let nonMonotonic = 0;
-  const deltas = new Map<number, number>();
+  const r = new ResolutionCounter(a);
   for (const k of threads) {
-    let prev = NaN;
-    for (const t of windowsOf(a, k))
-      for (let i = 0; i < t.length; i++) {
-        const d = t.tsc[i] - prev;
-        prev = t.tsc[i];
-        if (Number.isNaN(d)) continue;
-      pairs++;
-      if (d === 0) same++;
-      else if (d < 0) nonMonotonic++;
-      else {
-          if (d < minDelta) minDelta = d;
-          deltas.set(d, (deltas.get(d) ?? 0) + 1);
-        }
-      }
+    r.thread();
+    for (const w of windowsOf(a, k)) r.window(w);
   }
-  let common = NaN;
-  let best = 0;
-  for (const [d, n] of deltas) if (n > best || (n === best && d < common)) [common, best] = [d, n];
-  const ns = (ticks: number) => (a.tscPerNs > 0 ? ticks / a.tscPerNs : NaN);
-  return {
-    tscPerNs: a.tscPerNs, tickNs: ns(1),
-    minDeltaTicks: Number.isFinite(minDelta) ? minDelta : NaN, minDeltaNs: Number.isFinite(minDelta) ? ns(minDelta) : NaN,
-    commonDeltaTicks: common, commonDeltaNs: ns(common),
-    sameTimestampShare: pairs ? same / pairs : 0, nonMonotonic,
-  };
+  return r.result();
+}
+
+/** timeResolution's counts, fed window by window (thread() before each thread's first window). */
+class ResolutionCounter {
+  private minDelta = Infinity;
+  private pairs = 0;
+  private same = 0;
+  private nonMonotonic = 0;
+  private readonly deltas = new Map<number, number>();
+  private prev = NaN;
+  constructor(private readonly a: Profiled) {}
+
+  thread(): void {
+    this.prev = NaN;
+  }
+
+  window(t: ThreadEvents): void {
+    let prev = this.prev;
+    for (let i = 0; i < t.length; i++) {
+      const d = t.tsc[i] - prev;
+      prev = t.tsc[i];
+      if (Number.isNaN(d)) continue;
+      this.pairs++;
+      if (d === 0) this.same++;
+      else if (d < 0) this.nonMonotonic++;
+      else {
+        if (d < this.minDelta) this.minDelta = d;
+        this.deltas.set(d, (this.deltas.get(d) ?? 0) + 1);
+      }
+    }
+    this.prev = prev;
+  }
+
+  result(): TimeResolution {
+    const { a, minDelta, pairs, same, nonMonotonic } = this;
+    let common = NaN;
+    let best = 0;
+    for (const [d, n] of this.deltas) if (n > best || (n === best && d < common)) [common, best] = [d, n];
+    const ns = (ticks: number) => (a.tscPerNs > 0 ? ticks / a.tscPerNs : NaN);
+    return {
+      tscPerNs: a.tscPerNs, tickNs: ns(1),
+      minDeltaTicks: Number.isFinite(minDelta) ? minDelta : NaN, minDeltaNs: Number.isFinite(minDelta) ? ns(minDelta) : NaN,
+      commonDeltaTicks: common, commonDeltaNs: ns(common),
+      sameTimestampShare: pairs ? same / pairs : 0, nonMonotonic,
+    };
+  }
 }
 
 /** The targets of a method's backward branches (bci -> 1), known loop heads before any iteration ran. */
@@ -222,7 +243,7 @@ function staticLoopHeads(a: Profiled, row: number): Uint8Array | null {
  * Collects the three kinds of intervals of thread k. An interval [s, e] keeps the TSC of its start and the number
  * of gaps before it (it holds a gap iff more gaps were seen by its end), so it may span windows.
  */
-function collectThread(a: Profiled, k: number, methods: DurationTable, monitors: DurationTable, loops: DurationTable): number {
+function collectThread(a: Profiled, methods: DurationTable, monitors: DurationTable, loops: DurationTable, done: (unmatchedExits: number) => void): ThreadWalk {
   const unknown = unknownRow(a);
   const rowOf = (m: number) => (m < 0 ? unknown : m);
   /** gaps among the events before the current one */
@@ -245,8 +266,8 @@ function collectThread(a: Profiled, k: number, methods: DurationTable, monitors:
   const arrivalGaps: (Map<number, number> | undefined)[] = [];
   // loop heads per method row: static (backward branch targets) and found running (undefined: not computed yet)
   const heads: (Uint8Array | null | undefined)[] = [];
-  walkThread(a, k, {
-    enter(w, i, implicit) {
+  const visitor = {
+    enter(w: StackWalker, i: number, implicit: boolean) {
       implicitOpen = withRoom(implicitOpen, w.depth + 1);
       implicitOpen[w.depth] = implicit ? 1 : 0;
       openTsc = withRoom(openTsc, w.depth + 1);
@@ -258,7 +279,7 @@ function collectThread(a: Profiled, k: number, methods: DurationTable, monitors:
       arrivals[w.depth] = undefined;
       arrivalGaps[w.depth] = undefined;
     },
-    exit(w, i, implicit) {
+    exit(w: StackWalker, i: number, implicit: boolean) {
       const d = methods.get(rowOf(w.top));
       if (implicit || implicitOpen[w.depth]) d.excludedIncomplete++;
       else if (gaps > openGaps[w.depth]) d.excludedGap++;
@@ -271,7 +292,7 @@ function collectThread(a: Profiled, k: number, methods: DurationTable, monitors:
     gap() {
       gaps++;
     },
-    bytecode(w, i) {
+    bytecode(w: StackWalker, i: number) {
       const t = w.t;
       const D = w.depth;
       const op = t.opcode[i];
@@ -324,24 +345,56 @@ function collectThread(a: Profiled, k: number, methods: DurationTable, monitors:
       arr.set(b, t.tsc[i]);
       arrGaps.set(b, gaps);
     },
-  });
-  return unmatchedExits;
+  };
+  return { visitor, done: () => done(unmatchedExits) };
 }
 
 /** Latency histograms of the analysis (all threads together, or those of `opts.threads`). */
 export function computeLatency(a: Profiled, opts: LatencyOptions = {}): Latency {
+  return runPass(a, latencyPass(a, opts));
+}
+
+/**
+ * computeLatency as a pass that can share its walk with others (runPasses). The intervals are collected while the
+ * time resolution is counted; they are kept only if some thread's first event has a time.
+ */
+export function latencyPass(a: Profiled, opts: LatencyOptions = {}): WalkPass<Latency> {
+  const threads = new Set(opts.threads ?? a.threads.map((_, k) => k));
+  const resolution = new ResolutionCounter(a);
+  let timed = false;
+  let tables = { method: new DurationTable(), monitor: new DurationTable(), loop: new DurationTable() };
+  let unmatchedMonitorExits = 0;
+  const thread = (k: number): ThreadWalk | undefined => {
+    if (!threads.has(k)) return undefined;
+    resolution.thread();
+    let first = true;
+    const window = (w: EventWindow) => {
+      if (first && a.threads[k].length > 0 && w.length > 0 && !Number.isNaN(w.tsc[0])) timed = true;
+      first = false;
+      resolution.window(w);
+    };
+    if (!(a.tscPerNs > 0)) return { visitor: {}, window };
+    const collect = collectThread(a, tables.method, tables.monitor, tables.loop, (n) => {
+      unmatchedMonitorExits += n;
+    });
+    return { ...collect, window };
+  };
+  return {
+    thread,
+    finish: () => {
+      const hasTime = a.tscPerNs > 0 && timed;
+      if (!hasTime) {
+        tables = { method: new DurationTable(), monitor: new DurationTable(), loop: new DurationTable() };
+        unmatchedMonitorExits = 0;
+      }
+      return latencyOf(a, opts, hasTime, resolution.result(), tables, unmatchedMonitorExits);
+    },
+  };
+}
+
+function latencyOf(a: Profiled, opts: LatencyOptions, hasTime: boolean, resolution: TimeResolution, tables: Record<LatencyKind, DurationTable>, unmatchedMonitorExits: number): Latency {
   const sub = opts.subBuckets ?? 4;
   const top = opts.top ?? Infinity;
-  const threads = opts.threads ?? a.threads.map((_, k) => k);
-  const resolution = timeResolution(a, threads);
-  const firstTime = (k: number): boolean => {
-    for (const w of windowsOf(a, k)) return w.length > 0 && !Number.isNaN(w.tsc[0]);
-    return false;
-  };
-  const hasTime = a.tscPerNs > 0 && threads.some((k) => a.threads[k].length > 0 && firstTime(k));
-  const tables = { method: new DurationTable(), monitor: new DurationTable(), loop: new DurationTable() };
-  let unmatchedMonitorExits = 0;
-  if (hasTime) for (const k of threads) unmatchedMonitorExits += collectThread(a, k, tables.method, tables.monitor, tables.loop);
   const totals = {} as Latency['totals'];
   const lists = {} as Record<LatencyKind, Histogram[]>;
   for (const kind of ['method', 'monitor', 'loop'] as const) {
@@ -396,9 +449,9 @@ export function resolutionText(r: TimeResolution): string {
 }
 
 /** latency.json and latency.txt in `outDir`. */
-export function writeLatency(a: Profiled, outDir: string, opts: LatencyOptions = {}): PartResult {
+export function writeLatency(a: Profiled, outDir: string, opts: LatencyOptions = {}, built?: Latency): PartResult {
   const top = opts.top ?? 20;
-  const lat = computeLatency(a, { ...opts, top });
+  const lat = built ?? computeLatency(a, { ...opts, top });
   fs.mkdirSync(outDir, { recursive: true });
   const parts = [`Latency histograms (${a.source.kind} ${a.source.dir}); buckets: ${lat.subBuckets} per power of two, percentiles exact (nearest rank).`, resolutionText(lat.resolution)];
   if (lat.hasTime) {

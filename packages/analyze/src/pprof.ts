@@ -9,10 +9,10 @@ import * as path from 'path';
 import * as zlib from 'zlib';
 import { lineOf } from '@jportal/classfile';
 import { Profile, Sample, StringTable, ValueType, type FunctionInput, type LocationInput, type SampleInput } from 'pprof-format';
-import { Kind, PartResult, Profiled, ThreadEvents } from './model';
+import { Kind, PartResult, Profiled, ThreadEvents, ThreadInfo } from './model';
 import { IntervalClock, methodDisplay, TIER_CLASS_NAMES, tierClassOf, unknownRow } from './hot';
 import { withRoom } from './typed';
-import { StackWalker, walkThread } from './walk';
+import { runPass, StackWalker, ThreadWalk, WalkPass } from './walk';
 
 /** The root of the stack trie (no frame). */
 const ROOT = 0;
@@ -225,8 +225,16 @@ class FrameLines {
   }
 }
 
-/** Walks one thread and sums its samples. Bytecodes that ran with no frame go to the trie's no-frame node. */
-function sumThread(a: Profiled, k: number, trie: StackTrie, lines: LineTable): { sums: SampleSums; lostTicks: number; noFrameTicks: number; first: number; last: number } {
+interface ThreadSums {
+  sums: SampleSums;
+  lostTicks: number;
+  noFrameTicks: number;
+  first: number;
+  last: number;
+}
+
+/** A walk of one thread that sums its samples (to `done`). Bytecodes that ran with no frame go to the trie's no-frame node. */
+function sumThread(a: Profiled, trie: StackTrie, lines: LineTable, done: (r: ThreadSums) => void): ThreadWalk {
   const sums = new SampleSums();
   const frames = new FrameLines(trie, lines, unknownRow(a));
   const clock = new IntervalClock();
@@ -261,34 +269,40 @@ function sumThread(a: Profiled, k: number, trie: StackTrie, lines: LineTable): {
     topNode = -2;
     clock.advance(i, interval, lost, event);
   };
-  walkThread(a, k, {
-    enter(w, i) {
+  const visitor = {
+    enter(w: StackWalker, i: number) {
       flush(w, i, w.depth - 1);
       frames.pushed(w);
       sums.add(frames.node(w, w.depth), tierClassOf(w.t, i), 0, 1, 0);
     },
-    exit(w, i) {
+    exit(w: StackWalker, i: number) {
       flush(w, i, w.depth);
       frames.popped(w.depth - 1);
     },
-    bytecode(w, i) {
+    bytecode(w: StackWalker, i: number) {
       flush(w, i, w.depth);
       frames.ranBytecode(w, w.t.bci[i]);
       sums.add(frames.node(w, w.depth), tierClassOf(w.t, i), 1, 0, 0);
     },
-    gap(w, i) {
+    gap(w: StackWalker, i: number) {
       flush(w, i, w.depth);
     },
-  }, (w) => {
-    if (!t) first = w.tsc[0];
-    clock.window(w, w.base);
-    t = w;
-    last = w.tsc[w.length - 1];
-  });
-  topDepth = -1;
-  topNode = -1;
-  clock.advance(t ? t.length : 0, interval, lost, event);
-  return { sums, lostTicks, noFrameTicks, first, last };
+  };
+  return {
+    visitor,
+    window: (w) => {
+      if (!t) first = w.tsc[0];
+      clock.window(w, w.base);
+      t = w;
+      last = w.tsc[w.length - 1];
+    },
+    done: () => {
+      topDepth = -1;
+      topNode = -1;
+      clock.advance(t ? t.length : 0, interval, lost, event);
+      done({ sums, lostTicks, noFrameTicks, first, last });
+    },
+  };
 }
 
 /** The pprof file name of a class: its package path and SourceFile attribute (e.g. java/lang/String.java). */
@@ -313,8 +327,18 @@ export interface PprofSummary {
   locationsWithoutLine: number;
 }
 
+export interface BuiltPprof {
+  encode(): Uint8Array;
+  summary: PprofSummary;
+}
+
 /** Builds the pprof Profile of all threads. */
-export function buildPprof(a: Profiled): { encode(): Uint8Array; summary: PprofSummary } {
+export function buildPprof(a: Profiled): BuiltPprof {
+  return runPass(a, pprofPass(a));
+}
+
+/** buildPprof as a pass that can share its walk with others (runPasses). */
+export function pprofPass(a: Profiled): WalkPass<BuiltPprof> {
   const trie = new StackTrie();
   const lines = new LineTable(a);
   const unknown = unknownRow(a);
@@ -337,10 +361,12 @@ export function buildPprof(a: Profiled): { encode(): Uint8Array; summary: PprofS
   let noFrameTicks = 0;
   let tmin = Infinity;
   let tmax = -Infinity;
-  for (let k = 0; k < a.threads.length; k++) {
+  const thread = (k: number): ThreadWalk | undefined => {
     const t = a.threads[k];
-    if (!t.length) continue;
-    const r = sumThread(a, k, trie, lines);
+    if (!t.length) return undefined;
+    return sumThread(a, trie, lines, (r) => addThread(t, r));
+  };
+  const addThread = (t: ThreadInfo, r: ThreadSums) => {
     lostTicks += r.lostTicks;
     noFrameTicks += r.noFrameTicks;
     if (r.first < tmin) tmin = r.first;
@@ -356,57 +382,60 @@ export function buildPprof(a: Profiled): { encode(): Uint8Array; summary: PprofS
       summary.timeNs += value[2];
       addSample({ locationId, value, label: [...labels, { key: tierKey, str: tierKeys[sums.tier[k]] }] });
     }
-  }
-  // functions: one per method row used; locations: one per (method, line)
-  const functionOf = new Map<number, number>();
-  const functions: FunctionInput[] = [];
-  const locations: LocationInput[] = [];
-  for (let l = 0; l < trie.locations; l++) {
-    const row = trie.locRow[l];
-    let fid = functionOf.get(row);
-    if (fid === undefined) {
-      fid = functions.length + 1;
-      functionOf.set(row, fid);
-      const m = a.methods[row];
-      const name = m ? `${m.className.replace(/\//g, '.')}.${m.name}` : '(unknown)';
-      const system = m ? `${m.className}.${m.name}${m.signature}` : '(unknown)';
-      functions.push({ id: fid, name: s(name), systemName: s(system), filename: s(sourcePath(a, row)), startLine: lines.line(row, -1) });
+  };
+  return { thread, finish: () => finishProfile() };
+  function finishProfile(): BuiltPprof {
+    // functions: one per method row used; locations: one per (method, line)
+    const functionOf = new Map<number, number>();
+    const functions: FunctionInput[] = [];
+    const locations: LocationInput[] = [];
+    for (let l = 0; l < trie.locations; l++) {
+      const row = trie.locRow[l];
+      let fid = functionOf.get(row);
+      if (fid === undefined) {
+        fid = functions.length + 1;
+        functionOf.set(row, fid);
+        const m = a.methods[row];
+        const name = m ? `${m.className.replace(/\//g, '.')}.${m.name}` : '(unknown)';
+        const system = m ? `${m.className}.${m.name}${m.signature}` : '(unknown)';
+        functions.push({ id: fid, name: s(name), systemName: s(system), filename: s(sourcePath(a, row)), startLine: lines.line(row, -1) });
+      }
+      if (!trie.locLine[l]) summary.locationsWithoutLine++;
+      locations.push({ id: l + 1, line: [{ functionId: fid, line: trie.locLine[l] }] });
     }
-    if (!trie.locLine[l]) summary.locationsWithoutLine++;
-    locations.push({ id: l + 1, line: [{ functionId: fid, line: trie.locLine[l] }] });
+    summary.samples = sampleCount;
+    summary.locations = locations.length;
+    summary.functions = functions.length;
+    summary.lostNs = ns(lostTicks);
+    summary.noFrameNs = ns(noFrameTicks);
+    const comment = [
+      `jportal analyze: ${a.source.kind} ${a.source.dir}`,
+      a.tscPerNs > 0 ? `time: PT timestamps (TSC ${a.tscPerNs.toFixed(4)} ticks/ns); lost in gaps ${summary.lostNs} ns; with no frame ${summary.noFrameNs} ns` : 'time: none (ground truth)',
+      `${methodDisplay(a, unknown)}: frames of unattributed interpreter entries, and bytecodes that ran with no frame`,
+    ];
+    const sampleType = [
+      { type: s('bytecodes'), unit: s('count') },
+      { type: s('calls'), unit: s('count') },
+      { type: s('time'), unit: s('nanoseconds') },
+    ];
+    // the fields in number order: sample_type (1), the samples (2), the rest (3 and up)
+    const head = Buffer.concat(sampleType.flatMap((t) => {
+      const b = new ValueType(t).encode();
+      return [fieldHeader(1, b.length), b];
+    }));
+    const rest = new Profile({
+      sampleType: [],
+      location: locations,
+      function: functions,
+      stringTable: st,
+      periodType: { type: s('bytecodes'), unit: s('count') },
+      period: 1,
+      durationNanos: a.tscPerNs > 0 && tmax > tmin ? Math.round((tmax - tmin) / a.tscPerNs) : 0,
+      comment: comment.map(s),
+      defaultSampleType: s('bytecodes'),
+    }).encode();
+    return { encode: () => Buffer.concat([head, ...sampleBytes, rest]), summary };
   }
-  summary.samples = sampleCount;
-  summary.locations = locations.length;
-  summary.functions = functions.length;
-  summary.lostNs = ns(lostTicks);
-  summary.noFrameNs = ns(noFrameTicks);
-  const comment = [
-    `jportal analyze: ${a.source.kind} ${a.source.dir}`,
-    a.tscPerNs > 0 ? `time: PT timestamps (TSC ${a.tscPerNs.toFixed(4)} ticks/ns); lost in gaps ${summary.lostNs} ns; with no frame ${summary.noFrameNs} ns` : 'time: none (ground truth)',
-    `${methodDisplay(a, unknown)}: frames of unattributed interpreter entries, and bytecodes that ran with no frame`,
-  ];
-  const sampleType = [
-    { type: s('bytecodes'), unit: s('count') },
-    { type: s('calls'), unit: s('count') },
-    { type: s('time'), unit: s('nanoseconds') },
-  ];
-  // the fields in number order: sample_type (1), the samples (2), the rest (3 and up)
-  const head = Buffer.concat(sampleType.flatMap((t) => {
-    const b = new ValueType(t).encode();
-    return [fieldHeader(1, b.length), b];
-  }));
-  const rest = new Profile({
-    sampleType: [],
-    location: locations,
-    function: functions,
-    stringTable: st,
-    periodType: { type: s('bytecodes'), unit: s('count') },
-    period: 1,
-    durationNanos: a.tscPerNs > 0 && tmax > tmin ? Math.round((tmax - tmin) / a.tscPerNs) : 0,
-    comment: comment.map(s),
-    defaultSampleType: s('bytecodes'),
-  }).encode();
-  return { encode: () => Buffer.concat([head, ...sampleBytes, rest]), summary };
 }
 
 /** The key of a length-delimited protobuf field and the length that follows it. */
@@ -423,8 +452,8 @@ function fieldHeader(field: number, length: number): Uint8Array {
 }
 
 /** profile.pb.gz in `outDir`. */
-export function writePprof(a: Profiled, outDir: string): PartResult {
-  const { encode, summary } = buildPprof(a);
+export function writePprof(a: Profiled, outDir: string, built?: BuiltPprof): PartResult {
+  const { encode, summary } = built ?? buildPprof(a);
   fs.mkdirSync(outDir, { recursive: true });
   fs.writeFileSync(path.join(outDir, 'profile.pb.gz'), zlib.gzipSync(encode()));
   return { files: ['profile.pb.gz'], summary: { ...summary } };

@@ -8,10 +8,11 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { buildStackTree, childrenOf, StackTree } from './collapsed';
-import { forEachWindow, Kind, methodLabel, Origin, PartResult, Profiled } from './model';
+import { EventWindow, Kind, methodLabel, Origin, PartResult, Profiled } from './model';
 import { ERROR_HOOK_JS, REPORT_JS } from './report/client';
 import { REPORT_CSS } from './report/style';
-import { gapName, sliceAnalysis, SliceKind } from './timeslices';
+import { gapName, sliceAnalysis, SliceKind, SliceOptions, SliceSet } from './timeslices';
+import { runPass, ThreadWalk, WalkPass } from './walk';
 import { threadIds } from './timeline';
 import { GAP_REASONS } from '@jportal/decode';
 
@@ -25,7 +26,14 @@ export interface ReportOptions {
   maxTimelineFrames?: number;
   /** the stack tree, when the caller built it already (writeCollapsed's) */
   tree?: StackTree;
+  /** what a shared walk computed already (runPasses): reportSummaryPass, hotMethodsListPass(a, REPORT_HOT_METHODS), slicePasses(a, reportSliceOptions()) */
+  summary?: ReportSummary;
+  hot?: { name: string; self: number }[];
+  slices?: SliceSet;
 }
+
+/** how many hot methods report.html lists */
+export const REPORT_HOT_METHODS = 15;
 
 interface ThreadSummary {
   name: string;
@@ -37,7 +45,14 @@ interface ThreadSummary {
 }
 
 /** Counts for the summary: bytecodes by origin, gaps and the time they lost, per thread. */
-export function reportSummary(a: Profiled) {
+export function reportSummary(a: Profiled): ReportSummary {
+  return runPass(a, reportSummaryPass(a));
+}
+
+export type ReportSummary = ReturnType<ReturnType<typeof reportSummaryPass>['finish']>;
+
+/** reportSummary as a pass that can share its read with others (runPasses). */
+export function reportSummaryPass(a: Profiled) {
   const origins = [0, 0, 0];
   const timed = a.tscPerNs > 0;
   const threads: ThreadSummary[] = [];
@@ -48,7 +63,7 @@ export function reportSummary(a: Profiled) {
     events += t.length;
     threads.push({ name: t.name, tid: t.tid, events: t.length, bytecodes: 0, gaps: 0, lostNs: timed ? 0 : null });
   }
-  forEachWindow(a, (t, k) => {
+  const window = (t: EventWindow, k: number) => {
     const s = threads[k];
     for (let i = 0; i < t.length; i++) {
       const k = t.kind[i];
@@ -65,9 +80,9 @@ export function reportSummary(a: Profiled) {
       if (x < first) first = x;
       if (x > last) last = x;
     }
-  });
+  };
   const sum = (f: (s: ThreadSummary) => number) => threads.reduce((n, s) => n + f(s), 0);
-  return {
+  const finish = () => ({
     threads,
     threadsWithEvents: threads.filter((s) => s.events > 0).length,
     events,
@@ -78,15 +93,25 @@ export function reportSummary(a: Profiled) {
     durationNs: timed && last > first ? Math.round((last - first) / a.tscPerNs) : null,
     methods: a.methods.length,
     frames: 0,
-  };
+  });
+  return { thread: (k: number): ThreadWalk => ({ visitor: {}, window: (w) => window(w, k) }), finish };
 }
 
 /** Methods by bytecodes executed in them (self), the top n. */
 export function hotMethods(a: Profiled, n: number): { name: string; self: number }[] {
+  return runPass(a, hotMethodsListPass(a, n));
+}
+
+/** hotMethods as a pass that can share its read with others (runPasses). */
+export function hotMethodsListPass(a: Profiled, n: number): WalkPass<{ name: string; self: number }[]> {
   const self = new Float64Array(a.methods.length);
-  forEachWindow(a, (t) => {
+  const window = (t: EventWindow) => {
     for (let i = 0; i < t.length; i++) if (t.kind[i] === Kind.Bytecode && t.method[i] >= 0) self[t.method[i]]++;
-  });
+  };
+  return { thread: () => ({ visitor: {}, window }), finish: () => topByName(a, self, n) };
+}
+
+function topByName(a: Profiled, self: Float64Array, n: number): { name: string; self: number }[] {
   const byName = new Map<string, number>();
   self.forEach((v, m) => {
     if (v > 0) {
@@ -143,8 +168,13 @@ export function flameData(tree: StackTree, minShare: number, maxNodes: number) {
 }
 
 /** The timeline's slices, column-wise per thread, at most maxFrames frames (the longest). */
-function timelineData(a: Profiled, maxFrames: number) {
-  const set = sliceAnalysis(a, { maxFrames, maxGaps: Math.max(1, Math.floor(maxFrames / 5)) });
+/** The report's timeline slicing (for slicePasses when the slices are made by a shared walk). */
+export function reportSliceOptions(opts: ReportOptions = {}): SliceOptions {
+  const maxFrames = opts.maxTimelineFrames ?? 30000;
+  return { maxFrames, maxGaps: Math.max(1, Math.floor(maxFrames / 5)) };
+}
+
+function timelineData(a: Profiled, set: SliceSet) {
   const tids = threadIds(a);
   const names: string[] = [];
   const nameIds = new Map<number, number>();
@@ -224,17 +254,17 @@ const jsonSafe = (s: string): string => s.replace(/</g, '\\u003c');
 export function writeReport(a: Profiled, outDir: string, parts: Record<string, PartResult>, opts: ReportOptions = {}): PartResult {
   fs.mkdirSync(outDir, { recursive: true });
   const title = opts.title ?? `jportal report: ${path.basename(path.resolve(a.source.dir))}`;
-  const summary = reportSummary(a);
+  const summary = opts.summary ?? reportSummary(a);
   const tree = opts.tree ?? buildStackTree(a);
   const flame = flameData(tree, opts.minFlameShare ?? 0.001, opts.maxFlameNodes ?? 4000);
-  const timeline = timelineData(a, opts.maxTimelineFrames ?? 30000);
+  const timeline = timelineData(a, opts.slices ?? sliceAnalysis(a, reportSliceOptions(opts)));
   summary.frames = timeline.frames;
   const data = {
     title,
     source: a.source,
     generated: new Date().toISOString(),
     summary,
-    hot: hotMethods(a, 15),
+    hot: opts.hot ?? hotMethods(a, REPORT_HOT_METHODS),
     flame,
     timeline: timeline.data,
     coverage: coverageData(parts.coverage),

@@ -10,7 +10,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { Profiled, AnalysisMethod, methodLabel, PartResult } from './model';
-import { gapName, SliceKind, SliceSet, sliceAnalysis } from './timeslices';
+import { gapName, SliceKind, SliceOptions, SliceSet, sliceAnalysis } from './timeslices';
 
 export interface TimelineOptions {
   /** frames shorter than this (ns; events when the analysis has no time) are left out (default 0) */
@@ -176,10 +176,15 @@ function writeSpeedscope(file: string, a: Profiled, set: SliceSet, tids: number[
   w.close();
 }
 
+/** The slicing writeTimeline asks for (for slicePasses when the slices are made by a shared walk). */
+export function timelineSliceOptions(opts: TimelineOptions = {}): SliceOptions {
+  return { minDuration: opts.minDurationNs ?? 0, maxFrames: opts.maxEvents ?? 2_000_000 };
+}
+
 /** Writes timeline.trace.json (Chrome) and timeline.speedscope.json into outDir. */
-export function writeTimeline(a: Profiled, outDir: string, opts: TimelineOptions = {}): PartResult {
+export function writeTimeline(a: Profiled, outDir: string, opts: TimelineOptions = {}, built?: SliceSet): PartResult {
   fs.mkdirSync(outDir, { recursive: true });
-  const set = sliceAnalysis(a, { minDuration: opts.minDurationNs ?? 0, maxFrames: opts.maxEvents ?? 2_000_000 });
+  const set = built ?? sliceAnalysis(a, timelineSliceOptions(opts));
   const tids = threadIds(a);
   const meta = timelineMetadata(a, set, opts);
   const chrome = 'timeline.trace.json';

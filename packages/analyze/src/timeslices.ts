@@ -15,7 +15,7 @@
 import { GAP_REASONS } from '@jportal/decode';
 import { EventWindow, Profiled, ThreadEvents, ThreadInfo, windowsOf } from './model';
 import { withRoom } from './typed';
-import { asWindows, StackWalker, walkWindows } from './walk';
+import { asWindows, runPass, StackWalker, ThreadWalk, walkWindows, WalkPass } from './walk';
 
 export type ClockKind = 'tsc-ns' | 'event-index';
 
@@ -160,10 +160,17 @@ export class DurationHistogram {
 /** Pass 1: the duration of every frame of a thread into `h` (gaps are counted separately). */
 export function frameDurations(t: ThreadEvents | Iterable<EventWindow>, c: Clock, h: DurationHistogram): { gaps: number } {
   let gaps = 0;
+  const walk = frameDurationsWalk(c, h, () => gaps++);
+  walkWindows(asWindows(t), walk.visitor, walk.window);
+  return { gaps };
+}
+
+/** frameDurations as a walk of one thread that can share its read with others (runPasses). */
+function frameDurationsWalk(c: Clock, h: DurationHistogram, onGap: () => void): ThreadWalk {
   const times = new WindowTimes(c);
   let time: Float64Array = new Float64Array(0);
   let openTime = new Float64Array(256);
-  walkWindows(asWindows(t), {
+  const visitor = {
     enter(w: StackWalker, i: number) {
       openTime = withRoom(openTime, w.depth + 1);
       openTime[w.depth] = time[i];
@@ -171,13 +178,14 @@ export function frameDurations(t: ThreadEvents | Iterable<EventWindow>, c: Clock
     exit(w: StackWalker, i: number) {
       h.add((i < time.length ? time[i] : times.end()) - openTime[w.depth]);
     },
-    gap() {
-      gaps++;
+    gap: onGap,
+  };
+  return {
+    visitor,
+    window: (w: EventWindow) => {
+      time = times.window(w);
     },
-  }, (w) => {
-    time = times.window(w);
-  });
-  return { gaps };
+  };
 }
 
 class SliceBuilder implements Slices {
@@ -236,7 +244,24 @@ export interface CollectStats {
 }
 
 /** Pass 2: the slices of a thread (frames of at least minDuration, gaps), sorted in pre-order. */
-export function collectSlices(t: ThreadEvents | Iterable<EventWindow>, c: Clock, o: CollectOptions): { slices: Slices; stats: CollectStats; endTime: number } {
+export function collectSlices(t: ThreadEvents | Iterable<EventWindow>, c: Clock, o: CollectOptions): CollectedSlices {
+  let out: CollectedSlices | undefined;
+  const walk = collectSlicesWalk(c, o, (r) => {
+    out = r;
+  });
+  walkWindows(asWindows(t), walk.visitor, walk.window);
+  walk.done();
+  return out!;
+}
+
+interface CollectedSlices {
+  slices: Slices;
+  stats: CollectStats;
+  endTime: number;
+}
+
+/** collectSlices as a walk of one thread that can share its read with others (runPasses). */
+function collectSlicesWalk(c: Clock, o: CollectOptions, done: (r: CollectedSlices) => void): ThreadWalk & { done(): void } {
   const s = new SliceBuilder();
   const stats: CollectStats = { frames: 0, framesKept: 0, gaps: 0, gapsKept: 0 };
   const times = new WindowTimes(c);
@@ -248,7 +273,7 @@ export function collectSlices(t: ThreadEvents | Iterable<EventWindow>, c: Clock,
   // a gap that ended a window: its end waits for the next event's time
   let gap: { reason: number; depth: number; pre: number; post: number; start: number; endTsc: number } | undefined;
   const at = (i: number) => (i < time.length ? time[i] : times.end());
-  walkWindows(asWindows(t), {
+  const visitor = {
     enter(w: StackWalker, i: number) {
       openPre = withRoom(openPre, w.depth + 1);
       openTime = withRoom(openTime, w.depth + 1);
@@ -275,14 +300,20 @@ export function collectSlices(t: ThreadEvents | Iterable<EventWindow>, c: Clock,
         else gap = { reason: t.bci[i], depth: w.depth + 1, pre, post: serial, start: time[i], endTsc: t.endTsc[i] };
       }
     },
-  }, (w) => {
-    time = times.window(w);
-    if (gap) s.add(SliceKind.Gap, gap.reason, gap.depth, gap.pre, gap.post, gap.start, gapEnd(gap.endTsc, gap.start, time[0], c));
-    gap = undefined;
-  });
-  const endTime = times.end();
-  if (gap) s.add(SliceKind.Gap, gap.reason, gap.depth, gap.pre, gap.post, gap.start, gapEnd(gap.endTsc, gap.start, endTime, c));
-  return { slices: sortSlices(s), stats, endTime };
+  };
+  return {
+    visitor,
+    window: (w: EventWindow) => {
+      time = times.window(w);
+      if (gap) s.add(SliceKind.Gap, gap.reason, gap.depth, gap.pre, gap.post, gap.start, gapEnd(gap.endTsc, gap.start, time[0], c));
+      gap = undefined;
+    },
+    done: () => {
+      const endTime = times.end();
+      if (gap) s.add(SliceKind.Gap, gap.reason, gap.depth, gap.pre, gap.post, gap.start, gapEnd(gap.endTsc, gap.start, endTime, c));
+      done({ slices: sortSlices(s), stats, endTime });
+    },
+  };
 }
 
 /** Reorders slices by pre-order serial (they are collected when they close). */
@@ -332,25 +363,44 @@ export interface SliceSet {
  * The slices of every thread, at most `maxFrames` frames in all: when there are more, the shortest frames go
  * (a duration threshold common to all threads), so what remains is the outline of every thread.
  */
-export function sliceAnalysis(a: Profiled, opts: { minDuration?: number; maxFrames?: number; maxGaps?: number } = {}): SliceSet {
+export function sliceAnalysis(a: Profiled, opts: SliceOptions = {}): SliceSet {
+  const p = slicePasses(a, opts);
+  runPass(a, p.durations);
+  return runPass(a, p.slices());
+}
+
+export interface SliceOptions {
+  minDuration?: number;
+  maxFrames?: number;
+  maxGaps?: number;
+}
+
+/**
+ * sliceAnalysis as two passes that can share their walks with others (runPasses): the frames' durations (which
+ * set the threshold), then, once that pass is done, the slices.
+ */
+export function slicePasses(a: Profiled, opts: SliceOptions = {}): { durations: WalkPass<void>; slices(): WalkPass<SliceSet> } {
   const clock = chooseClock(a);
   const min = opts.minDuration ?? 0;
   const maxFrames = opts.maxFrames ?? 2_000_000;
   const maxGaps = opts.maxGaps ?? Math.max(1, Math.floor(maxFrames / 4));
   const h = new DurationHistogram();
-  a.threads.forEach((_, k) => frameDurations(windowsOf(a, k), clock, h));
-  const threshold = h.atLeast(min) > maxFrames ? h.threshold(maxFrames, min) : min;
-  const threads: ThreadSlices[] = [];
-  let gapsLeft = maxGaps;
-  const set: SliceSet = { clock, threads, threshold, frames: 0, framesKept: 0, gaps: 0, gapsKept: 0 };
-  a.threads.forEach((t, k) => {
-    const { slices, stats, endTime } = collectSlices(windowsOf(a, k), clock, { minDuration: threshold, maxFrames: maxFrames - set.framesKept, maxGaps: gapsLeft });
-    gapsLeft -= stats.gapsKept;
-    set.frames += stats.frames;
-    set.framesKept += stats.framesKept;
-    set.gaps += stats.gaps;
-    set.gapsKept += stats.gapsKept;
-    threads.push({ thread: t, slices, stats, endTime });
-  });
-  return set;
+  const durations: WalkPass<void> = { thread: () => frameDurationsWalk(clock, h, () => undefined), finish: () => undefined };
+  const slices = (): WalkPass<SliceSet> => {
+    const threshold = h.atLeast(min) > maxFrames ? h.threshold(maxFrames, min) : min;
+    const threads: ThreadSlices[] = [];
+    let gapsLeft = maxGaps;
+    const set: SliceSet = { clock, threads, threshold, frames: 0, framesKept: 0, gaps: 0, gapsKept: 0 };
+    const thread = (k: number): ThreadWalk =>
+      collectSlicesWalk(clock, { minDuration: threshold, maxFrames: maxFrames - set.framesKept, maxGaps: gapsLeft }, ({ slices, stats, endTime }) => {
+        gapsLeft -= stats.gapsKept;
+        set.frames += stats.frames;
+        set.framesKept += stats.framesKept;
+        set.gaps += stats.gaps;
+        set.gapsKept += stats.gapsKept;
+        threads.push({ thread: a.threads[k], slices, stats, endTime });
+      });
+    return { thread, finish: () => set };
+  };
+  return { durations, slices };
 }

@@ -176,6 +176,64 @@ export function asWindows(t: ThreadEvents | Iterable<EventWindow>): Iterable<Eve
   return 'kind' in t ? [{ ...t, base: 0, last: true }] : t;
 }
 
+/**
+ * One profile's part in a walk of one thread: its visitor, what it does before each window's events (a visitor
+ * that reads the events keeps the window it gets), and what it does once the thread's frames are closed.
+ */
+export interface ThreadWalk {
+  visitor: StackVisitor;
+  window?(w: EventWindow): void;
+  done?(stats: WalkStats): void;
+}
+
+/**
+ * A profile computed by walking every thread once: `thread(k)` is called for each thread in order (undefined: the
+ * profile skips it), `finish()` after the last. Several passes share one read of the events and one walk
+ * (runPasses): on a spilled trace each read inflates every window again.
+ */
+export interface WalkPass<R> {
+  thread(k: number): ThreadWalk | undefined;
+  finish(): R;
+}
+
+type Callback = 'enter' | 'exit' | 'bytecode' | 'gap' | 'exception';
+
+/** One visitor calling each of `vs` in turn. */
+function fanOut(vs: StackVisitor[]): StackVisitor {
+  if (vs.length === 1) return vs[0];
+  type Any = (w: StackWalker, i: number, implicit: boolean) => void;
+  const out: Record<string, Any> = {};
+  for (const c of ['enter', 'exit', 'bytecode', 'gap', 'exception'] as Callback[]) {
+    const fs = vs.filter((v) => v[c]).map((v) => (v[c] as Any).bind(v));
+    if (fs.length === 1) out[c] = fs[0];
+    else if (fs.length > 1)
+      out[c] = (w, i, implicit) => {
+        for (let j = 0; j < fs.length; j++) fs[j](w, i, implicit);
+      };
+  }
+  return out as StackVisitor;
+}
+
+/** Runs `passes` over one read and one walk of each thread of `a`; returns their results in order. */
+export function runPasses(a: Profiled, passes: WalkPass<unknown>[]): unknown[] {
+  for (let k = 0; k < a.threads.length; k++) {
+    const parts = passes.map((p) => p.thread(k)).filter((x): x is ThreadWalk => !!x);
+    if (!parts.length) continue;
+    const v = fanOut(parts.map((p) => p.visitor));
+    const onWindow = parts.filter((p) => p.window);
+    const stats = walkWindows(windowsOf(a, k), v, onWindow.length ? (w) => {
+      for (const p of onWindow) p.window!(w);
+    } : undefined);
+    for (const p of parts) p.done?.(stats);
+  }
+  return passes.map((p) => p.finish());
+}
+
+/** One pass alone (see runPasses). */
+export function runPass<R>(a: Profiled, pass: WalkPass<R>): R {
+  return runPasses(a, [pass])[0] as R;
+}
+
 /** walkThread over a thread's windows (or its events whole). */
 export function walkWindows(windows: ThreadEvents | Iterable<EventWindow>, v: StackVisitor, onWindow?: (w: EventWindow) => void): WalkStats {
   const walker = new StackWalker();

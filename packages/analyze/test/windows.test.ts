@@ -10,7 +10,8 @@ import * as os from 'os';
 import * as path from 'path';
 import {
   Analysis, analyzeWindowEvents, buildCct, computeCoverage, buildPprof, buildStackTree, computeHotMethods, computeLatency, contextIds, EventWindow, Kind, Origin, profilePaths, reportSummary,
-  sliceAnalysis, ThreadEvents, WindowedAnalysis, windowsOf, writeContexts, writeReport, writeTimeline,
+  PartResult, sliceAnalysis, ThreadEvents, WindowedAnalysis, windowsOf, writeCct, writeCollapsed, writeContexts, writeCoverage, writeHotMethods, writeLatency, writePaths, writePprof, writeProfiles,
+  writeReport, writeTimeline,
 } from '../src';
 import { analysis, Ev, method, randomThread, rng, thread } from './synthetic';
 
@@ -140,6 +141,62 @@ describe('profiles window by window', () => {
       const whole = files(path.join(dir, 'whole'), a);
       expect(Object.keys(whole).length).toBeGreaterThan(3);
       expect(files(path.join(dir, 'w3'), windowed(a, 3))).toEqual(whole);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('every part from two shared reads (writeProfiles)', () => {
+  it('writes the same files as each part written on its own, reading each thread twice (and its first window twice more, for the clocks)', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jportal-profiles-'));
+    try {
+      const a = sample(6, 2000);
+      const counted = (x: WindowedAnalysis) => {
+        const reads = { full: 0, started: 0 };
+        const windows = x.windows.bind(x);
+        x.windows = function* (k: number) {
+          reads.started++;
+          let n = 0;
+          for (const w of windows(k)) {
+            n++;
+            yield w;
+          }
+          if (n === Math.ceil(x.threads[k].length / 7)) reads.full++;
+        };
+        return reads;
+      };
+      const hashes = (out: string) => {
+        const list = (d: string): string[] => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? list(path.join(d, e.name)).map((f) => path.join(e.name, f)) : [e.name]));
+        return Object.fromEntries(list(out).sort().map((f) => [f, crypto.createHash('sha256').update(fs.readFileSync(path.join(out, f), 'latin1').replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z/g, '(when)')).digest('hex')]));
+      };
+      const alone = windowed(a, 7);
+      const aloneReads = counted(alone);
+      const out1 = path.join(dir, 'alone');
+      const parts: Record<string, PartResult> = {};
+      parts.coverage = writeCoverage(alone, out1);
+      parts.hot = writeHotMethods(alone, out1);
+      parts.pprof = writePprof(alone, out1);
+      parts.cct = writeCct(alone, out1);
+      parts.contexts = writeContexts(alone, out1);
+      parts.paths = writePaths(alone, out1);
+      parts.timeline = writeTimeline(alone, out1);
+      parts.collapsed = writeCollapsed(alone, out1);
+      parts.latency = writeLatency(alone, out1);
+      const aloneReport = writeReport(alone, out1, parts);
+
+      const shared = windowed(a, 7);
+      const sharedReads = counted(shared);
+      const out2 = path.join(dir, 'shared');
+      const w = writeProfiles(shared, out2);
+      expect(hashes(out2)).toEqual(hashes(out1));
+      expect(Object.keys(hashes(out1)).length).toBeGreaterThan(10);
+      expect(mapsToObjects(w.parts)).toEqual(mapsToObjects(parts));
+      expect(w.report).toEqual(aloneReport);
+      const threads = a.threads.length;
+      expect(sharedReads.full).toBe(2 * threads);
+      expect(sharedReads.started).toBe(4 * threads);
+      expect(aloneReads.full).toBeGreaterThan(5 * sharedReads.full / 2);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

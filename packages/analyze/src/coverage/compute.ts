@@ -5,7 +5,7 @@
  */
 import { ClassFile, forEachInstruction, lineOf, MethodInfo, successors } from '@jportal/classfile';
 import { Origin, Profiled } from '../model';
-import { walkThread } from '../walk';
+import { runPass, StackWalker, WalkPass } from '../walk';
 import { jacocoFilter } from './filters';
 
 /** How an instruction or an edge is known to have run (bits). */
@@ -186,64 +186,74 @@ class PendingBranches {
 }
 
 export function computeCoverage(a: Profiled, opts: CoverageOptions = {}): Coverage {
+  return runPass(a, coveragePass(a, opts));
+}
+
+/** computeCoverage as a pass that can share its walk with others (runPasses). */
+export function coveragePass(a: Profiled, opts: CoverageOptions = {}): WalkPass<Coverage> {
   const index = new CoverageIndex(a, opts.include ?? notJdk);
   const stats: CoverageStats = { events: 0, eventsWithoutBytes: 0, badBci: 0, unexpectedSuccessors: 0, classesWithoutBytes: [] };
-  for (let tk = 0; tk < a.threads.length; tk++) {
+  const thread = () => {
     const pend = new PendingBranches();
     // (indexes within the thread: window base + index)
     let lastGap = -1;
     const clear = (d: number) => {
       if (d >= 0 && d < pend.branch.length) pend.branch[d] = -1;
     };
-    walkThread(a, tk, {
-      enter: (w) => clear(w.depth),
-      exit: (w) => clear(w.depth),
-      gap: (w, i) => {
-        lastGap = w.base + i;
+    return {
+      visitor: {
+        enter: (w: StackWalker) => clear(w.depth),
+        exit: (w: StackWalker) => clear(w.depth),
+        gap: (w: StackWalker, i: number) => {
+          lastGap = w.base + i;
+        },
+        bytecode: (w: StackWalker, i: number) => {
+          const t = w.t;
+          const d = w.depth;
+          pend.ensure(d);
+          const m = t.method[i];
+          const bci = t.bci[i];
+          const mc = m >= 0 && bci >= 0 ? index.get(m) : null;
+          if (!mc) {
+            if (m >= 0 && bci >= 0 && index.withoutBytes.has(a.methods[m].className)) stats.eventsWithoutBytes++;
+            pend.branch[d] = -1;
+            return;
+          }
+          const k = bci < mc.insnAt.length ? mc.insnAt[bci] : -1;
+          if (k < 0) {
+            stats.badBci++;
+            pend.branch[d] = -1;
+            return;
+          }
+          stats.events++;
+          const rec = t.origin[i] === Origin.Recovered;
+          mc.hits[k] |= rec ? Hit.Recovered : Hit.Observed;
+          mc.counts[k]++;
+          const pb = pend.branch[d];
+          if (pb >= 0 && pend.method[d] === m && pend.at[d] > lastGap) {
+            const b = mc.branches[pb];
+            let j = 0;
+            while (j < b.targets.length && b.targets[j] !== bci) j++;
+            if (j < b.targets.length) {
+              b.hits[j] |= rec || pend.recovered[d] ? Hit.Recovered : Hit.Observed;
+              b.counts[j]++;
+            } else stats.unexpectedSuccessors++;
+          }
+          const nb = mc.branchOf[k];
+          pend.branch[d] = nb;
+          if (nb >= 0) {
+            pend.method[d] = m;
+            pend.at[d] = w.base + i;
+            pend.recovered[d] = rec ? 1 : 0;
+          }
+        },
       },
-      bytecode: (w, i) => {
-        const t = w.t;
-        const d = w.depth;
-        pend.ensure(d);
-        const m = t.method[i];
-        const bci = t.bci[i];
-        const mc = m >= 0 && bci >= 0 ? index.get(m) : null;
-        if (!mc) {
-          if (m >= 0 && bci >= 0 && index.withoutBytes.has(a.methods[m].className)) stats.eventsWithoutBytes++;
-          pend.branch[d] = -1;
-          return;
-        }
-        const k = bci < mc.insnAt.length ? mc.insnAt[bci] : -1;
-        if (k < 0) {
-          stats.badBci++;
-          pend.branch[d] = -1;
-          return;
-        }
-        stats.events++;
-        const rec = t.origin[i] === Origin.Recovered;
-        mc.hits[k] |= rec ? Hit.Recovered : Hit.Observed;
-        mc.counts[k]++;
-        const pb = pend.branch[d];
-        if (pb >= 0 && pend.method[d] === m && pend.at[d] > lastGap) {
-          const b = mc.branches[pb];
-          let j = 0;
-          while (j < b.targets.length && b.targets[j] !== bci) j++;
-          if (j < b.targets.length) {
-            b.hits[j] |= rec || pend.recovered[d] ? Hit.Recovered : Hit.Observed;
-            b.counts[j]++;
-          } else stats.unexpectedSuccessors++;
-        }
-        const nb = mc.branchOf[k];
-        pend.branch[d] = nb;
-        if (nb >= 0) {
-          pend.method[d] = m;
-          pend.at[d] = w.base + i;
-          pend.recovered[d] = rec ? 1 : 0;
-        }
-      },
-    });
-  }
-  stats.classesWithoutBytes = [...index.withoutBytes].sort();
-  const classes = [...index.classes.values()].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
-  return { classes, stats };
+    };
+  };
+  const finish = (): Coverage => {
+    stats.classesWithoutBytes = [...index.withoutBytes].sort();
+    const classes = [...index.classes.values()].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+    return { classes, stats };
+  };
+  return { thread, finish };
 }

@@ -1,5 +1,5 @@
 /** Coverage (issue 7): exact per-bytecode line, branch and instruction coverage; lcov, JaCoCo XML, HTML. */
-export { computeCoverage, notJdk, Hit } from './compute';
+export { computeCoverage, coveragePass, notJdk, Hit } from './compute';
 export type { Coverage, CoverageOptions, CoverageStats, ClassCoverage, MethodCoverage, BranchCoverage } from './compute';
 export { reportCounters, classCounters, methodCounters, COUNTER_TYPES } from './counters';
 export type { Counter, Counters, CounterType, LineCounts, NodeCounters, ReportCounters, ClassCounters, PackageCounters, SourceFileCounters } from './counters';

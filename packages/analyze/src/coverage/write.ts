@@ -13,6 +13,8 @@ export interface WriteCoverageOptions extends CoverageOptions {
   sources?: string[];
   /** the report's name (JaCoCo report name, lcov TN); default the analysed directory's base name */
   name?: string;
+  /** coverage already computed (by a pass shared with other profiles) */
+  coverage?: Coverage;
 }
 
 /** JSON-able counters: {INSTRUCTION: {missed, covered}, ..., recovered: {...}} */
@@ -49,7 +51,7 @@ export function coverageSummary(cov: Coverage, r: ReportCounters): Record<string
 }
 
 export function writeCoverage(a: Profiled, outDir: string, opts: WriteCoverageOptions = {}): PartResult {
-  const cov = computeCoverage(a, opts);
+  const cov = opts.coverage ?? computeCoverage(a, opts);
   const r = reportCounters(cov);
   const name = opts.name ?? path.basename(path.resolve(a.source.dir));
   const dir = path.join(outDir, 'coverage');

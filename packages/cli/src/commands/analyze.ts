@@ -6,10 +6,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import {
-  analyzeWindowEvents, forEachWindow, PartResult, Profiled, loadTraceWindows, WindowedTraceAnalysis, writeCct, writeCollapsed, writeContexts, writeCoverage, writeHotMethods, writeLatency,
-  writePaths, writePprof, writeReport, writeTimeline,
-} from '@jportal/analyze';
+import { analyzeWindowEvents, EventWindow, loadTraceWindows, PartResult, PROFILE_PARTS, Profiled, WalkPass, WindowedTraceAnalysis, writeProfiles } from '@jportal/analyze';
 import { DecodeError } from '@jportal/decode';
 import { CliError, ExitCode } from '../exit';
 import { stderrLogger } from '../log';
@@ -115,30 +112,17 @@ function writeAnalysis(o: AnalyzeCommandOptions, a: WindowedTraceAnalysis, out: 
   if (windows > a.threads.length) log.info(`analyze: ${windows} windows of at most ${analyzeWindowEvents().toLocaleString('en-US')} events (${(a.spillBytes / 2 ** 30).toFixed(1)} GiB spilled to disk); reconstruction and recovery saw one window at a time`);
   log.info(`analyze: decoded ${a.threads.length} threads in ${(decodeMs / 1000).toFixed(1)} s${a.recovery.some((r) => r?.gaps) ? `; recovery filled ${a.recovery.reduce((s, r) => s + (r?.recovered ?? 0), 0)} of ${a.recovery.reduce((s, r) => s + (r?.gaps ?? 0), 0)} gaps` : ''}`);
 
-  const parts: Record<string, PartResult> = {};
-  const stages: [string, () => PartResult][] = [
-    ['coverage', () => writeCoverage(a, out, { sources: o.sources })],
-    ['hot', () => writeHotMethods(a, out)],
-    ['pprof', () => writePprof(a, out)],
-    ['cct', () => writeCct(a, out, { extent: o.extent })],
-    ['contexts', () => writeContexts(a, out)],
-    ['paths', () => writePaths(a, out)],
-    ['timeline', () => writeTimeline(a, out)],
-    ['collapsed', () => writeCollapsed(a, out)],
-    ['latency', () => writeLatency(a, out)],
-  ];
-  const todo = stages.filter(([name]) => want(name));
-  progress.start('writing profiles', todo.length, ' parts');
-  const timings: Record<string, number> = {};
-  todo.forEach(([name, run], i) => {
-    progress.update(i, `(${name})`);
-    const s = Date.now();
-    parts[name] = run();
-    timings[name] = Date.now() - s;
+  // (steps: two reads of the events, each wanted part's files but contexts', written during the second read, and report.html)
+  const steps = 3 + PROFILE_PARTS.filter((p) => want(p) && p !== 'contexts').length;
+  progress.start('writing profiles', steps, ' steps');
+  let step = 0;
+  const written = writeProfiles(a, out, {
+    only: o.only, sources: o.sources, extent: o.extent, extra: [threadCountsPass(a)],
+    step: (name) => progress.update(step++, `(${name.startsWith('read') ? `${name} of the events` : name})`),
   });
-  const report = writeReport(a, out, parts);
+  const { parts, report, timingsMs: timings } = written;
   progress.done();
-  const summary = { ...summarize(a, parts, out, report), reconstruction: rc, windows: { count: windows, maxEvents: analyzeWindowEvents(), spillBytes: a.spillBytes } };
+  const summary = { ...summarize(a, written.extra[0] as ThreadCounts, parts, out, report), reconstruction: rc, windows: { count: windows, maxEvents: analyzeWindowEvents(), spillBytes: a.spillBytes } };
   fs.writeFileSync(path.join(out, 'summary.json'), JSON.stringify({ ...summary, timingsMs: { decode: decodeMs, ...timings } }, null, 2) + '\n');
   if (o.json) process.stdout.write(JSON.stringify({ ...summary, timingsMs: { decode: decodeMs, ...timings, total: Date.now() - t0 } }, null, 2) + '\n');
   else printSummary(summary, Date.now() - t0);
@@ -160,14 +144,20 @@ interface AnalyzeSummary {
   problems: string[];
 }
 
-function summarize(a: Profiled, parts: Record<string, PartResult>, out: string, report: PartResult): AnalyzeSummary {
-  const threads: AnalyzeSummary['threads'] = [];
-  let lost = 0;
-  let span = 0;
+interface ThreadCounts {
+  threads: AnalyzeSummary['threads'];
+  /** gap ticks, and the sum over threads of the span of their events' times */
+  lost: number;
+  span: number;
+}
+
+/** The summary's counts per thread, as a pass of writeProfiles' first read of the events. */
+function threadCountsPass(a: Profiled): WalkPass<ThreadCounts> {
+  const threads: AnalyzeSummary['threads'] = a.threads.map((t) => ({ name: t.name, tid: t.tid, bytecodes: 0, observed: 0, inferred: 0, recovered: 0, gaps: 0 }));
+  const counts: ThreadCounts = { threads, lost: 0, span: 0 };
   const first = a.threads.map(() => NaN);
   const last = a.threads.map(() => NaN);
-  for (const t of a.threads) threads.push({ name: t.name, tid: t.tid, bytecodes: 0, observed: 0, inferred: 0, recovered: 0, gaps: 0 });
-  forEachWindow(a, (t, tk) => {
+  const window = (t: EventWindow, tk: number) => {
     const row = threads[tk];
     for (let i = 0; i < t.length; i++) {
       const k = t.kind[i];
@@ -184,13 +174,23 @@ function summarize(a: Profiled, parts: Record<string, PartResult>, out: string, 
         else row.observed++;
       } else if (k === 3) {
         row.gaps++;
-        if (t.endTsc[i] > t.tsc[i]) lost += t.endTsc[i] - t.tsc[i];
+        if (t.endTsc[i] > t.tsc[i]) counts.lost += t.endTsc[i] - t.tsc[i];
       }
     }
-  });
-  a.threads.forEach((_, tk) => {
-    if (last[tk] > first[tk]) span += last[tk] - first[tk];
-  });
+  };
+  return {
+    thread: (k) => ({ visitor: {}, window: (w) => window(w, k) }),
+    finish: () => {
+      a.threads.forEach((_, tk) => {
+        if (last[tk] > first[tk]) counts.span += last[tk] - first[tk];
+      });
+      return counts;
+    },
+  };
+}
+
+function summarize(a: Profiled, counts: ThreadCounts, parts: Record<string, PartResult>, out: string, report: PartResult): AnalyzeSummary {
+  const { threads, lost, span } = counts;
   threads.sort((x, y) => y.bytecodes - x.bytecodes);
   const sum = (k: 'bytecodes' | 'observed' | 'inferred' | 'recovered' | 'gaps') => threads.reduce((s, t) => s + t[k], 0);
   return {
