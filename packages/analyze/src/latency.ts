@@ -49,6 +49,8 @@ export interface Histogram {
   p90Ns: number;
   p99Ns: number;
   maxNs: number;
+  /** whether p50/p90/p99 are exact (at most EXACT_DURATIONS intervals); else read from fine buckets, within 0.2% */
+  percentilesExact: boolean;
   /** non-empty buckets, ascending */
   buckets: Bucket[];
 }
@@ -93,29 +95,64 @@ export interface LatencyOptions {
   subBuckets?: number;
   /** indices into Analysis.threads (default all) */
   threads?: number[];
+  /** durations a histogram keeps one by one, its percentiles exact (default EXACT_DURATIONS) */
+  exactDurations?: number;
 }
 
-/** Durations of one (kind, method, bci), in ns, with the counts of what was left out. */
+/** Durations each histogram keeps one by one (its percentiles exact); past them, counts in fine buckets. */
+export const EXACT_DURATIONS = 1 << 20;
+/** Sub-buckets per power of two of the fine buckets: a percentile read from them is within 1/512 of the value. */
+const FINE_SUB = 256;
+
+/**
+ * Durations of one (kind, method, bci), in ns, with the counts of what was left out. Each duration is kept up to
+ * EXACT_DURATIONS of them; beyond, they are counted in fine log buckets (FINE_SUB per power of two), so a
+ * histogram's memory is bounded however long the trace (luindex full's steady state makes a billion intervals in
+ * a few minutes of run). Count, zero, min, mean and max stay exact.
+ */
 class Durations {
-  values = new Float64Array(8);
+  constructor(private readonly exact: number) {}
+  values: Float64Array | null = new Float64Array(8);
+  fine: Float64Array | null = null;
   n = 0;
+  sum = 0;
+  zero = 0;
+  min = Infinity;
+  max = -Infinity;
   excludedGap = 0;
   excludedIncomplete = 0;
   add(ns: number): void {
-    if (this.n === this.values.length) {
-      const v = new Float64Array(this.n * 2);
-      v.set(this.values);
-      this.values = v;
+    const i = this.n++;
+    this.sum += ns;
+    if (ns === 0) this.zero++;
+    if (ns < this.min) this.min = ns;
+    if (ns > this.max) this.max = ns;
+    if (this.values) {
+      if (i < this.values.length) {
+        this.values[i] = ns;
+        return;
+      }
+      if (i < this.exact) {
+        const v = new Float64Array(Math.min(this.exact, Math.max(8, i * 2)));
+        v.set(this.values);
+        this.values = v;
+        this.values[i] = ns;
+        return;
+      }
+      this.fine = new Float64Array(1 + 64 * FINE_SUB);
+      for (let k = 0; k < i; k++) this.fine[bucketIndex(this.values[k], FINE_SUB)]++;
+      this.values = null;
     }
-    this.values[this.n++] = ns;
+    this.fine![Math.min(this.fine!.length - 1, bucketIndex(ns, FINE_SUB))]++;
   }
 }
 
 class DurationTable {
   readonly byKey = new Map<number, Durations>();
+  constructor(private readonly exact: number) {}
   get(key: number): Durations {
     let d = this.byKey.get(key);
-    if (!d) this.byKey.set(key, (d = new Durations()));
+    if (!d) this.byKey.set(key, (d = new Durations(this.exact)));
     return d;
   }
 }
@@ -148,28 +185,54 @@ export function percentile(sorted: Float64Array, p: number): number {
 function histogramOf(kind: LatencyKind, a: Profiled, key: number, d: Durations, sub: number): Histogram {
   const row = kind === 'method' ? key : Math.floor(key / BCI_SPAN);
   const bci = kind === 'method' ? -1 : key % BCI_SPAN;
-  const v = d.values.slice(0, d.n).sort();
   const counts = new Map<number, number>();
-  let sum = 0;
-  let zero = 0;
-  for (let k = 0; k < v.length; k++) {
-    const b = bucketIndex(v[k], sub);
-    counts.set(b, (counts.get(b) ?? 0) + 1);
-    sum += v[k];
-    if (v[k] === 0) zero++;
+  let p50 = NaN;
+  let p90 = NaN;
+  let p99 = NaN;
+  if (d.values) {
+    const v = d.values.slice(0, d.n).sort();
+    for (let k = 0; k < v.length; k++) {
+      const b = bucketIndex(v[k], sub);
+      counts.set(b, (counts.get(b) ?? 0) + 1);
+    }
+    [p50, p90, p99] = [percentile(v, 50), percentile(v, 90), percentile(v, 99)];
+  } else {
+    const fine = d.fine!;
+    for (let f = 0; f < fine.length; f++) {
+      if (!fine[f]) continue;
+      const [from, to] = bucketBounds(f, FINE_SUB);
+      const b = f === 0 ? 0 : bucketIndex(Math.max(from, Math.min(to, (from + to) / 2)), sub);
+      counts.set(b, (counts.get(b) ?? 0) + fine[f]);
+    }
+    [p50, p90, p99] = [50, 90, 99].map((p) => fineRank(fine, d, p));
   }
   const buckets = [...counts.entries()].sort((x, y) => x[0] - y[0]).map(([b, count]) => {
     const [fromNs, toNs] = bucketBounds(b, sub);
     return { fromNs, toNs, count };
   });
   const label = methodDisplay(a, row) + (bci >= 0 ? ` @${bci}` : '');
+  const n = d.n;
   return {
-    kind, method: row < a.methods.length ? row : -1, bci, label, count: v.length,
-    excludedGap: d.excludedGap, excludedIncomplete: d.excludedIncomplete, zero,
-    minNs: v.length ? v[0] : NaN, meanNs: v.length ? sum / v.length : NaN,
-    p50Ns: percentile(v, 50), p90Ns: percentile(v, 90), p99Ns: percentile(v, 99), maxNs: v.length ? v[v.length - 1] : NaN,
+    kind, method: row < a.methods.length ? row : -1, bci, label, count: n,
+    excludedGap: d.excludedGap, excludedIncomplete: d.excludedIncomplete, zero: d.zero,
+    minNs: n ? d.min : NaN, meanNs: n ? d.sum / n : NaN,
+    p50Ns: p50, p90Ns: p90, p99Ns: p99, maxNs: n ? d.max : NaN,
+    percentilesExact: !!d.values,
     buckets,
   };
+}
+
+/** The nearest-rank percentile p of durations counted in fine buckets: the middle of its bucket, within [min, max]. */
+function fineRank(fine: Float64Array, d: Durations, p: number): number {
+  const rank = Math.max(1, Math.ceil((p / 100) * d.n));
+  let seen = 0;
+  for (let f = 0; f < fine.length; f++) {
+    seen += fine[f];
+    if (seen < rank) continue;
+    const [from, to] = bucketBounds(f, FINE_SUB);
+    return Math.max(d.min, Math.min(d.max, f === 0 ? d.min : (from + to) / 2));
+  }
+  return d.max;
 }
 
 /** The time resolution observed in the threads' event timestamps. */
@@ -359,10 +422,12 @@ export function computeLatency(a: Profiled, opts: LatencyOptions = {}): Latency 
  * time resolution is counted; they are kept only if some thread's first event has a time.
  */
 export function latencyPass(a: Profiled, opts: LatencyOptions = {}): WalkPass<Latency> {
+  const exact = opts.exactDurations ?? EXACT_DURATIONS;
+  const newTables = () => ({ method: new DurationTable(exact), monitor: new DurationTable(exact), loop: new DurationTable(exact) });
   const threads = new Set(opts.threads ?? a.threads.map((_, k) => k));
   const resolution = new ResolutionCounter(a);
   let timed = false;
-  let tables = { method: new DurationTable(), monitor: new DurationTable(), loop: new DurationTable() };
+  let tables = newTables();
   let unmatchedMonitorExits = 0;
   const thread = (k: number): ThreadWalk | undefined => {
     if (!threads.has(k)) return undefined;
@@ -384,7 +449,7 @@ export function latencyPass(a: Profiled, opts: LatencyOptions = {}): WalkPass<La
     finish: () => {
       const hasTime = a.tscPerNs > 0 && timed;
       if (!hasTime) {
-        tables = { method: new DurationTable(), monitor: new DurationTable(), loop: new DurationTable() };
+        tables = newTables();
         unmatchedMonitorExits = 0;
       }
       return latencyOf(a, opts, hasTime, resolution.result(), tables, unmatchedMonitorExits);
@@ -425,7 +490,7 @@ const KIND_TITLES: Record<LatencyKind, string> = {
 
 function summaryTable(list: Histogram[]): string {
   const head = ['what', 'count', 'zero', 'gap-excl', 'incomplete', 'min', 'p50', 'p90', 'p99', 'max'];
-  const rows = [head, ...list.map((h) => [clip(h.label, 100), `${h.count}`, `${h.zero}`, `${h.excludedGap}`, `${h.excludedIncomplete}`, formatNs(h.minNs), formatNs(h.p50Ns), formatNs(h.p90Ns), formatNs(h.p99Ns), formatNs(h.maxNs)])];
+  const rows = [head, ...list.map((h) => [clip(h.label, 100), `${h.count}`, `${h.zero}`, `${h.excludedGap}`, `${h.excludedIncomplete}`, formatNs(h.minNs), ...[h.p50Ns, h.p90Ns, h.p99Ns].map((x) => (h.percentilesExact ? '' : '~') + formatNs(x)), formatNs(h.maxNs)])];
   return alignTable(rows, head.map((_, c) => c > 0));
 }
 
@@ -453,7 +518,7 @@ export function writeLatency(a: Profiled, outDir: string, opts: LatencyOptions =
   const top = opts.top ?? 20;
   const lat = built ?? computeLatency(a, { ...opts, top });
   fs.mkdirSync(outDir, { recursive: true });
-  const parts = [`Latency histograms (${a.source.kind} ${a.source.dir}); buckets: ${lat.subBuckets} per power of two, percentiles exact (nearest rank).`, resolutionText(lat.resolution)];
+  const parts = [`Latency histograms (${a.source.kind} ${a.source.dir}); buckets: ${lat.subBuckets} per power of two, percentiles exact (nearest rank) up to ${EXACT_DURATIONS.toLocaleString('en-US')} intervals per histogram, beyond that within 0.2% (marked ~).`, resolutionText(lat.resolution)];
   if (lat.hasTime) {
     for (const kind of ['method', 'monitor', 'loop'] as const) {
       const list = kind === 'method' ? lat.methods : kind === 'monitor' ? lat.monitors : lat.loops;

@@ -294,6 +294,29 @@ describe('latency', () => {
     expect(lat.loops[0]).toMatchObject({ bci: 1, count: 2, minNs: 100, maxNs: 100 });
   });
 
+  it('past exactDurations per histogram, counts in fine buckets: the same counts, min, mean, max and buckets; percentiles within 0.2%', () => {
+    // one method called 3000 times with durations spread over six powers of two (and some zero)
+    const r = rng(17);
+    const evs: Ev[] = [];
+    let t = 0;
+    for (let k = 0; k < 3000; k++) {
+      evs.push({ kind: Kind.Entry, method: 0, tsc: t });
+      t += r() < 0.05 ? 0 : Math.round(2 ** (4 + 6 * r()));
+      evs.push({ kind: Kind.Exit, method: 0, tsc: t });
+      t += 3;
+    }
+    const a = analysis([plain('p/C', 'm')], [thread('main', evs)], 2);
+    const exact = computeLatency(a).methods[0];
+    const fine = computeLatency(a, { exactDurations: 100 }).methods[0];
+    expect(exact.percentilesExact).toBe(true);
+    expect(fine.percentilesExact).toBe(false);
+    for (const k of ['count', 'zero', 'minNs', 'maxNs', 'buckets'] as const) expect(fine[k]).toEqual(exact[k]);
+    expect(fine.meanNs).toBeCloseTo(exact.meanNs, 6);
+    for (const k of ['p50Ns', 'p90Ns', 'p99Ns'] as const) {
+      expect(Math.abs(fine[k] - exact[k])).toBeLessThanOrEqual(exact[k] * 0.002 + 1e-9);
+    }
+  });
+
   it('states the resolution in latency.txt, and has nothing for ground truth', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lat-'));
     const t = thread('main', randomThread(5, 3, 1000));
