@@ -101,8 +101,14 @@ export function decodeTrace(dir: string, opts: DecodeOptions = {}): DecodedTrace
       const t0 = Date.now();
       const sink = opts.sinkFor?.(t.tid, model);
       const pipe = new ThreadPipeline(universe, sink);
-      // streaming: what each window made goes on at once (else the thread's Java events are read whole, at the end)
-      const afterWindow = () => sink && pipe.feed(java.takeSettledEvents());
+      // streaming: what each window made goes on at once (else the thread's Java events are read whole, at the end);
+      // returns how many events the window made
+      const afterWindow = (): number => {
+        if (!sink) return 0;
+        const e = java.takeSettledEvents();
+        pipe.feed(e);
+        return e.length;
+      };
       const java = new JavaEventBuilder(model);
       const flow = new FlowDecoder(model.image, java, callees);
       const flowOpts = { retcomp: sb.returnCompression, timing: sb.timing };
@@ -155,11 +161,20 @@ export function tooLarge(e: unknown, tid: number, name: string): unknown {
   return new DecodeError(`thread ${tid} (${name}) is too large to decode in memory here: ${e.message}`, 3);
 }
 
+/** Java events a streamed window should make at most: the window's PT bytes shrink to keep near it. */
+const WINDOW_EVENTS = 4 << 20;
+/** The smallest window of PT a stream is decoded in. */
+const MIN_WINDOW_BYTES = 1 << 20;
+
 /**
  * Decodes one stream file: whole when small, else window by window. Each window ends at a PSB; the walk goes on
  * to the IP that PSB+ names (endIp) and may read ahead into the next 64 KiB, so windows join like one decode.
+ * `afterWindow` returns the events the window made: where PT is dense in events (compiled loops: luindex full's
+ * steady state made 64 M Java events in one 16 MiB window, 1.8 GB held at once), the next windows are smaller,
+ * down to MIN_WINDOW_BYTES, so a window makes about WINDOW_EVENTS.
  */
-function decodeFile(file: string, flow: FlowDecoder, flowOpts: FlowOptions, windowBytes: number, afterWindow: () => void): void {
+function decodeFile(file: string, flow: FlowDecoder, flowOpts: FlowOptions, maxWindowBytes: number, afterWindow: () => number): void {
+  let windowBytes = maxWindowBytes;
   const size = fs.statSync(file).size;
   if (size <= windowBytes) {
     flow.decode(new Uint8Array(fs.readFileSync(file)), flowOpts);
@@ -185,7 +200,8 @@ function decodeFile(file: string, flow: FlowDecoder, flowOpts: FlowOptions, wind
       }
       flow.decode(buf, { ...flowOpts, begin: 0, end, endIp, lookahead: len - end, streamOffset: at });
       at += end;
-      afterWindow();
+      const made = afterWindow();
+      windowBytes = made > 0 ? Math.max(Math.min(MIN_WINDOW_BYTES, maxWindowBytes), Math.min(maxWindowBytes, Math.floor((WINDOW_EVENTS / made) * end))) : maxWindowBytes;
     }
   } finally {
     fs.closeSync(fd);
