@@ -85,10 +85,19 @@ export function writeProfiles(a: Profiled, out: string, opts: WriteProfilesOptio
   const write = (name: ProfilePart, f: () => PartResult) => {
     if (want(name)) parts[name] = timed(name, f);
   };
+  // each part read 1 completes is written now and let go before read 2 (latency's durations alone can be gigabytes)
   write('coverage', () => writeCoverage(a, out, { sources: opts.sources, coverage: got.get('coverage') as Coverage }));
   write('hot', () => writeHotMethods(a, out, { hot: got.get('hot') as HotMethods }));
   write('pprof', () => writePprof(a, out, got.get('pprof') as BuiltPprof));
   write('cct', () => writeCct(a, out, { extent: opts.extent }, got.get('cct') as CctResult));
+  write('paths', () => writePaths(a, out, { paths: got.get('paths') as Map<number, MethodPaths> }));
+  write('collapsed', () => writeCollapsed(a, out, tree));
+  write('latency', () => writeLatency(a, out, { top: LATENCY_TOP }, got.get('latency') as Latency));
+  for (const name of ['coverage', 'hot', 'pprof', 'cct', 'paths', 'latency']) got.delete(name);
+  const extraResults = results.slice(first.length);
+  // (the passes hold what they computed too)
+  first.length = 0;
+  results.length = 0;
 
   // read 2: what needs read 1's results
   const second: WalkPass<unknown>[] = [];
@@ -102,19 +111,16 @@ export function writeProfiles(a: Profiled, out: string, opts: WriteProfilesOptio
   if (contexts) parts.contexts = r2[j++] as PartResult;
   const timelineSet = timelineSlices ? (r2[j++] as SliceSet) : undefined;
   const reportSet = r2[j++] as SliceSet;
-  write('paths', () => writePaths(a, out, { paths: got.get('paths') as Map<number, MethodPaths> }));
   write('timeline', () => writeTimeline(a, out, {}, timelineSet));
-  write('collapsed', () => writeCollapsed(a, out, tree));
-  write('latency', () => writeLatency(a, out, { top: LATENCY_TOP }, got.get('latency') as Latency));
   const report = timed('report', () =>
-    writeReport(a, out, parts, {
+    writeReport(a, out, orderParts(parts), {
       tree,
       summary: got.get('summary') as ReportSummary,
       hot: got.get('reportHot') as { name: string; self: number }[],
       slices: reportSet,
     }),
   );
-  return { parts: orderParts(parts), report, extra: results.slice(first.length), timingsMs };
+  return { parts: orderParts(parts), report, extra: extraResults, timingsMs };
 }
 
 /** The parts in PROFILE_PARTS order (contexts is filled in after read 2). */
