@@ -28,13 +28,14 @@ if (!dir) {
   if (r.status !== 0) process.exit(r.status || 1);
 }
 
-// libipt side: build ptbench, export the image (latest bytes of each code section)
+// libipt side: build ptbench, export the image (latest bytes of each code section; every version with its time span)
+const lib = require('./libipt');
 const build = path.join(__dirname, 'build');
-fs.mkdirSync(build, { recursive: true });
-const bin = path.join(build, 'ptbench');
-const cc = spawnSync('cc', ['-O2', '-o', bin, path.join(__dirname, 'ptbench.c'), '-lipt'], { encoding: 'utf8' });
-if (cc.status !== 0) {
-  log(`cannot build ptbench (needs libipt-dev): ${cc.stderr.trim().split('\n')[0]}`);
+let bin;
+try {
+  bin = lib.buildPtbench(build);
+} catch (e) {
+  log(e.message);
   process.exit(3);
 }
 const model = dec.loadTrace(dir);
@@ -43,17 +44,7 @@ if (!sb) {
   log(`${dir}: no PT data`);
   process.exit(2);
 }
-const latest = new Map();
-for (const s of model.image.sections) latest.set(s.begin, s);
-const parts = [];
-for (const s of latest.values()) {
-  const h = Buffer.alloc(12);
-  h.writeBigUInt64LE(BigInt(s.begin), 0);
-  h.writeUInt32LE(s.bytes.length, 8);
-  parts.push(h, Buffer.from(s.bytes));
-}
-const imageFile = path.join(build, 'image.bin');
-fs.writeFileSync(imageFile, Buffer.concat(parts));
+const images = lib.writeImages(model.image, build);
 const streams = sb.threads.filter((t) => t.file).map((t) => path.join(dir, t.file));
 const ptBytes = streams.reduce((a, f) => a + fs.statSync(f).size, 0);
 const median = (xs) => xs.sort((a, b) => a - b)[xs.length >> 1];
@@ -62,17 +53,10 @@ function libipt(mode) {
   const times = [];
   let insns = 0, errors = 0;
   for (let r = 0; r < RUNS; r++) {
-    let t = 0;
-    insns = errors = 0;
-    for (const f of streams) {
-      const o = spawnSync(bin, [mode, f, imageFile, String(sb.timing.ctcRatio), String(sb.timing.mtcFreq), String(sb.timing.nomFreq)], { encoding: 'utf8', timeout: 30 * 60_000 });
-      if (o.status !== 0) throw new Error(`ptbench ${mode} ${f}: ${o.error ? o.error.message : `exit ${o.status ?? o.signal}`}: ${(o.stderr || '').trim().split('\n').pop()}`);
-      const j = JSON.parse(o.stdout);
-      t += j.seconds;
-      insns += j.insns;
-      errors += j.errors;
-    }
-    times.push(t);
+    const o = lib.runPtbench(bin, mode, streams, images, sb.timing);
+    insns = o.insns;
+    errors = o.errors;
+    times.push(o.seconds);
   }
   return { seconds: median(times), insns, errors };
 }
@@ -200,6 +184,7 @@ async function oursParallel(workers) {
   log(`${(ptBytes / 1e6).toFixed(1)} MB of PT in ${streams.length} streams; ${RUNS} runs each; ${cores} cores, node ${process.version}`);
   const rPkt = libipt('pkt');
   const rBlk = libipt('blk');
+  const rBlkT = libipt('blkt');
   const oPkt = oursPackets();
   const oWalk1 = await oursFlowWalk(1);
   const oWalkN = cores > 1 ? await oursFlowWalk(cores) : undefined;
@@ -212,28 +197,36 @@ async function oursParallel(workers) {
     runs: RUNS,
     cores,
     packet: { ours: mbs(oPkt.seconds), libipt: mbs(rPkt.seconds), ratio: rPkt.seconds / oPkt.seconds },
-    libiptBlock: { mbs: mbs(rBlk.seconds), insns: rBlk.insns, errors: rBlk.errors },
-    // the flow walk alone (PT -> blocks), as libipt's block decoder
+    // libipt's block decoder given only the latest bytes of each section (it stops at each error until the next
+    // PSB, so it skips what it cannot decode), and given every version with its time span (blkt: the same image
+    // our walk uses, served by the decoder's current time)
+    libiptBlock: { mbs: mbs(rBlk.seconds), insns: rBlk.insns, errors: rBlk.errors, insnsPerSec: rBlk.insns / rBlk.seconds },
+    libiptBlockTimed: { mbs: mbs(rBlkT.seconds), insns: rBlkT.insns, errors: rBlkT.errors, insnsPerSec: rBlkT.insns / rBlkT.seconds },
+    // the flow walk alone (PT -> blocks), as libipt's block decoder; ratio*: against the latest-bytes libipt,
+    // timedRatio*: against the time-indexed one (like for like)
     flowWalk: {
-      parts: oWalk1.parts, insns: oWalk1.insns, gaps: oWalk1.gaps,
-      one: mbs(oWalk1.seconds), ratio: rBlk.seconds / oWalk1.seconds,
-      all: oWalkN ? mbs(oWalkN.seconds) : null, allRatio: oWalkN ? rBlk.seconds / oWalkN.seconds : null, workers: cores,
+      parts: oWalk1.parts, insns: oWalk1.insns, gaps: oWalk1.gaps, insnsPerSec: oWalk1.insns / oWalk1.seconds,
+      one: mbs(oWalk1.seconds), ratio: rBlk.seconds / oWalk1.seconds, timedRatio: rBlkT.seconds / oWalk1.seconds,
+      all: oWalkN ? mbs(oWalkN.seconds) : null, allRatio: oWalkN ? rBlk.seconds / oWalkN.seconds : null,
+      timedAllRatio: oWalkN ? rBlkT.seconds / oWalkN.seconds : null, workers: cores,
     },
     // the whole decode (flow + Java events + attribution and completion): decodeTrace, decodeTraceParallel
     flow: {
       ours: mbs(oFlow.seconds), oursInsns: oFlow.insns, oursGaps: oFlow.gaps,
       libiptBlock: mbs(rBlk.seconds), libiptInsns: rBlk.insns, libiptErrors: rBlk.errors,
-      ratio: rBlk.seconds / oFlow.seconds,
+      ratio: rBlk.seconds / oFlow.seconds, timedRatio: rBlkT.seconds / oFlow.seconds,
     },
-    parallel: oPar ? { workers: cores, ours: mbs(oPar.seconds), speedup: oFlow.seconds / oPar.seconds, ratio: rBlk.seconds / oPar.seconds } : null,
+    parallel: oPar ? { workers: cores, ours: mbs(oPar.seconds), speedup: oFlow.seconds / oPar.seconds, ratio: rBlk.seconds / oPar.seconds, timedRatio: rBlkT.seconds / oPar.seconds } : null,
   };
   const f = (x) => x.toFixed(1).padStart(7);
   log(`packet layer   ours ${f(result.packet.ours)} MB/s   libipt pt_pkt ${f(result.packet.libipt)} MB/s   ours/libipt ${result.packet.ratio.toFixed(2)}`);
   const w = result.flowWalk;
-  log(`flow walk      ours ${f(w.one)} MB/s   libipt pt_blk ${f(result.libiptBlock.mbs)} MB/s   ours/libipt ${w.ratio.toFixed(2)}   (PT -> blocks, ${w.parts} parts, 1 worker)`);
-  if (oWalkN) log(`flow walk      ours ${f(w.all)} MB/s   with ${cores} workers: ours/libipt ${w.allRatio.toFixed(2)}, speedup ${(oWalk1.seconds / oWalkN.seconds).toFixed(2)}x`);
-  log(`               (ours: ${oWalk1.insns} instructions, ${oWalk1.gaps} gaps, time-indexed image; libipt: ${rBlk.insns} instructions, ${rBlk.errors} errors, latest bytes only)`);
-  log(`whole decode   ours ${f(result.flow.ours)} MB/s   ours/libipt ${result.flow.ratio.toFixed(2)}   (decodeTrace: + Java events, attribution, completion; with loading)`);
-  if (oPar) log(`whole decode   ours ${f(result.parallel.ours)} MB/s   with ${cores} workers: ours/libipt ${result.parallel.ratio.toFixed(2)}, speedup ${result.parallel.speedup.toFixed(2)}x (decodeTraceParallel)`);
+  const T = result.libiptBlockTimed;
+  log(`flow walk      ours ${f(w.one)} MB/s   libipt pt_blk ${f(T.mbs)} MB/s   ours/libipt ${w.timedRatio.toFixed(2)}   (PT -> blocks, ${w.parts} parts, 1 worker; both on the time-indexed image)`);
+  if (oWalkN) log(`flow walk      ours ${f(w.all)} MB/s   with ${cores} workers: ours/libipt ${w.timedAllRatio.toFixed(2)}, speedup ${(oWalk1.seconds / oWalkN.seconds).toFixed(2)}x`);
+  log(`               (ours: ${oWalk1.insns} instructions, ${oWalk1.gaps} gaps; libipt: ${rBlkT.insns} instructions, ${rBlkT.errors} errors)`);
+  log(`               libipt on the latest bytes only: ${f(result.libiptBlock.mbs)} MB/s, ${rBlk.insns} instructions, ${rBlk.errors} errors (skips to the next PSB at each): ours/libipt ${w.ratio.toFixed(2)}${oWalkN ? `, ${w.allRatio.toFixed(2)} with ${cores} workers` : ''}`);
+  log(`whole decode   ours ${f(result.flow.ours)} MB/s   ours/libipt ${result.flow.timedRatio.toFixed(2)} (latest bytes: ${result.flow.ratio.toFixed(2)})   (decodeTrace: + Java events, attribution, completion; with loading)`);
+  if (oPar) log(`whole decode   ours ${f(result.parallel.ours)} MB/s   with ${cores} workers: ours/libipt ${result.parallel.timedRatio.toFixed(2)} (latest bytes: ${result.parallel.ratio.toFixed(2)}), speedup ${result.parallel.speedup.toFixed(2)}x (decodeTraceParallel)`);
   if (json) process.stdout.write(JSON.stringify(result, null, 2) + '\n');
 })();

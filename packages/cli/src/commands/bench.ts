@@ -61,6 +61,11 @@ export interface BenchAppsOptions {
    * trace is recorded and analyzed only (a full size's trace is hours of decoding for each of them)
    */
   noDecodeStages?: boolean;
+  /**
+   * record the loss-free trace and measure only the decode throughput beside libipt (bench/decode); every other row
+   * of the kept result stays
+   */
+  throughputOnly?: boolean;
   json?: boolean;
   /** the command line, for the report */
   commandLine: string;
@@ -119,6 +124,7 @@ export interface AppResult {
     oursMBs: number;
     oursParallelMBs?: number;
     workers?: number;
+    /** libipt's block decoder given the latest bytes of each code section only */
     libiptMBs: number;
     ratio1: number;
     ratioAll?: number;
@@ -127,6 +133,20 @@ export interface AppResult {
     /** the flow walk alone (PT -> blocks) over libipt's block decoder, one worker and all */
     walkRatio1?: number;
     walkRatioAll?: number;
+    /** instructions: our walk's, and libipt's on the latest bytes */
+    walkInsns?: number;
+    libiptInsns?: number;
+    /**
+     * libipt's block decoder given every version of every section with its time span (the image our walk uses),
+     * and the ratios against it: like for like
+     */
+    libiptTimed?: { mbs: number; insns: number; errors: number };
+    timedRatio1?: number;
+    timedRatioAll?: number;
+    walkTimedRatio1?: number;
+    walkTimedRatioAll?: number;
+    /** when this was measured (differs from `date` after --throughput-only) */
+    date?: string;
   };
   stages?: StageTimes;
   analyze?: { seconds: number; maxRssBytes: number; threads: number; bytecodes: number; gaps: number; recovered: number; lostTimeShare: number; problems: number };
@@ -338,7 +358,8 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
   const jfrProfile = path.join(jfrDir, 'profile.jfr');
   const jfr1ms = path.join(jfrDir, 'max.jfr');
 
-  if (o.noTiming) {
+  if (o.throughputOnly && !before) throw new CliError(`bench apps: --throughput-only: no kept result for ${app.name} ${size} (run once without it)`, ExitCode.BadInput);
+  if (o.noTiming || o.throughputOnly) {
     if (!before?.run) throw new CliError(`bench apps: --no-timing: no kept timing result for ${app.name} ${size} (run once without it)`, ExitCode.BadInput);
     res.runs = before.runs;
     res.metadataBytes = before.metadataBytes;
@@ -404,7 +425,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
 
   if (traced && o.noDecodeStages) log.info(`${app.name} ${size}: decode, throughput and decoder-stage timing left out (--no-decode-stages)`);
   if (traced && !o.noDecodeStages) {
-    await stage('jportal decode --json', () => {
+    if (!o.throughputOnly) await stage('jportal decode --json', () => {
       const workers = os.availableParallelism();
       // (the events are counted, not written: analyze decodes again as it goes, and a ray tracer's 32x32 image is
       // 2.4 G events, 68 GB in decoded-events files)
@@ -420,11 +441,13 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
       if (r.status !== 0) throw new Error(`bench/decode/run.js exited ${r.status ?? r.signal}: ${oneLine(r.stderr)}`);
       type D = {
         ptBytes: number;
-        flow: { ours: number; oursGaps: number; libiptBlock: number; libiptErrors: number; ratio: number };
-        parallel: { workers: number; ours: number } | null;
-        flowWalk?: { ratio: number; allRatio: number | null };
+        flow: { ours: number; oursGaps: number; libiptBlock: number; libiptErrors: number; libiptInsns: number; ratio: number; timedRatio?: number };
+        parallel: { workers: number; ours: number; timedRatio?: number } | null;
+        flowWalk?: { ratio: number; allRatio: number | null; timedRatio?: number; timedAllRatio?: number | null; insns: number };
+        libiptBlockTimed?: { mbs: number; insns: number; errors: number };
       };
       const j = JSON.parse(r.stdout) as D;
+      const T = j.libiptBlockTimed;
       res.throughput = {
         ptBytes: j.ptBytes,
         oursMBs: j.flow.ours,
@@ -437,14 +460,26 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
         libiptErrors: j.flow.libiptErrors,
         walkRatio1: j.flowWalk?.ratio,
         walkRatioAll: j.flowWalk?.allRatio ?? undefined,
+        walkInsns: j.flowWalk?.insns,
+        libiptInsns: j.flow.libiptInsns,
+        libiptTimed: T ? { mbs: T.mbs, insns: T.insns, errors: T.errors } : undefined,
+        timedRatio1: j.flow.timedRatio,
+        timedRatioAll: j.parallel?.timedRatio,
+        walkTimedRatio1: j.flowWalk?.timedRatio,
+        walkTimedRatioAll: j.flowWalk?.timedAllRatio ?? undefined,
+        date: res.date,
       };
     });
+    // --throughput-only: the new throughput row in the kept result, nothing else of it changed
+    if (o.throughputOnly)
+      return { ...before!, throughput: res.throughput ?? before!.throughput, ok: before!.ok && res.ok, errors: [...before!.errors.filter((e) => !e.stage.startsWith('decode throughput')), ...res.errors] };
     await stage('decoder stages (flow, attribute, recover)', () => {
       const r = spawnSync(process.execPath, [NODE_HEAP, path.join(__dirname, '..', 'bench-stages.js'), trace], { encoding: 'utf8', maxBuffer: 16 << 20 });
       if (r.status !== 0) throw new Error(`bench-stages exited ${r.status ?? r.signal}: ${oneLine(r.stderr)}`);
       res.stages = JSON.parse(r.stdout) as StageTimes;
     });
   }
+  if (o.throughputOnly) return { ...before!, ok: false, errors: [...before!.errors, ...res.errors] };
   if (traced) {
     await stage('jportal analyze --json', () => {
       const a = analyze(trace, []);
@@ -549,21 +584,34 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
     }
     L.push('');
     L.push('### Emulated PT, decoding and analysis', '');
-    L.push('| app | emulated run | PT | PT/s emulated | PT bytes/insn | threads | decode 1 worker | all workers | libipt blk | ours/libipt 1 | all | walk/libipt 1 | all | flow | attribute | recover | analyze | peak RSS (analyze) | bytecodes |');
-    L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+    L.push('| app | emulated run | PT | PT/s emulated | PT bytes/insn | threads | flow | attribute | recover | analyze | peak RSS (analyze) | bytecodes |');
+    L.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const r of rs) {
       const e = r.emulated;
-      const t = r.throughput;
       const s = r.stages;
-      L.push(`| ${r.app} | ${f1(e?.seconds, 1, ' s')} | ${mb(e?.ptBytes)} | ${e ? `${mb(e.ptBytes / e.seconds)}/s` : '—'} | ${e ? f1(e.ptBytes / e.insns, 3) : '—'} | ${e?.threads ?? '—'} | ${f1(t?.oursMBs, 1, ' MB/s')} | ${f1(t?.oursParallelMBs, 1, ' MB/s')} | ${f1(t?.libiptMBs, 1, ' MB/s')} | ${f1(t?.ratio1, 2, 'x')} | ${f1(t?.ratioAll, 2, 'x')} | ${f1(t?.walkRatio1, 2, 'x')} | ${f1(t?.walkRatioAll, 2, 'x')} | ${s ? f1(s.flowMs / 1000, 1, ' s') : '—'} | ${s ? f1(s.attributeMs / 1000, 1, ' s') : '—'} | ${s ? f1(s.recoverMs / 1000, 1, ' s') : '—'} | ${f1(r.analyze?.seconds, 1, ' s')} | ${r.analyze ? `${(r.analyze.maxRssBytes / 2 ** 20).toFixed(0)} MiB` : '—'} | ${r.analyze ? r.analyze.bytecodes.toLocaleString('en-US') : '—'} |`);
+      L.push(`| ${r.app} | ${f1(e?.seconds, 1, ' s')} | ${mb(e?.ptBytes)} | ${e ? `${mb(e.ptBytes / e.seconds)}/s` : '—'} | ${e ? f1(e.ptBytes / e.insns, 3) : '—'} | ${e?.threads ?? '—'} | ${s ? f1(s.flowMs / 1000, 1, ' s') : '—'} | ${s ? f1(s.attributeMs / 1000, 1, ' s') : '—'} | ${s ? f1(s.recoverMs / 1000, 1, ' s') : '—'} | ${f1(r.analyze?.seconds, 1, ' s')} | ${r.analyze ? `${(r.analyze.maxRssBytes / 2 ** 20).toFixed(0)} MiB` : '—'} | ${r.analyze ? r.analyze.bytecodes.toLocaleString('en-US') : '—'} |`);
     }
     L.push('');
-    L.push('Decode throughput: `bench/decode/run.js TRACE --runs 1` on the same trace in the same run, beside libipt\'s block');
-    L.push('decoder (`pt_blk_next`, `bench/decode/ptbench.c`, latest code bytes only): the whole decode (`decodeTrace`: flow,');
-    L.push('Java events, attribution and completion, with loading) with one worker and with one worker per core');
-    L.push('(`decodeTraceParallel`, streams split at PSB), and the flow walk alone (PT -> blocks, what `pt_blk_next` does; code');
-    L.push('image loaded before the clock starts, as in ptbench) on one worker and on all. flow / attribute /');
-    L.push('recover: `bench-stages.js` (a streamed decode without attribution; attribution of interpreted code + completion of compiled frames: a second streamed decode with them, minus the time of the first; `recoverGaps` a window of 2^24 events at a time, as analyze; @jportal/reconstruct is not timed yet), one process.', '');
+    L.push('flow / attribute / recover: `bench-stages.js` (a streamed decode without attribution; attribution of interpreted code + completion of compiled frames: a second streamed decode with them, minus the time of the first; `recoverGaps` a window of 2^24 events at a time, as analyze; @jportal/reconstruct is not timed yet), one process.', '');
+    L.push('### Decode throughput beside libipt (same trace, one run)', '');
+    L.push('| app | PT | walk: insns | libipt (time-indexed image): MB/s, insns, errors | walk / libipt, 1 worker | all workers | whole decode 1 worker | all workers | decode / libipt 1 | all | libipt (latest bytes): MB/s, insns, errors | walk / that, 1 | all |');
+    L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+    const mi = (n?: number) => (n === undefined ? '—' : `${(n / 1e6).toFixed(0)} M`);
+    for (const r of rs) {
+      const t = r.throughput;
+      const T = t?.libiptTimed;
+      L.push(`| ${r.app} | ${mb(t?.ptBytes)} | ${mi(t?.walkInsns)} | ${T ? `${f1(T.mbs, 1, ' MB/s')}, ${mi(T.insns)}, ${T.errors.toLocaleString('en-US')}` : '—'} | ${f1(t?.walkTimedRatio1, 2, 'x')} | ${f1(t?.walkTimedRatioAll, 2, 'x')} | ${f1(t?.oursMBs, 1, ' MB/s')} | ${f1(t?.oursParallelMBs, 1, ' MB/s')} | ${f1(t?.timedRatio1, 2, 'x')} | ${f1(t?.timedRatioAll, 2, 'x')} | ${t ? `${f1(t.libiptMBs, 1, ' MB/s')}, ${mi(t.libiptInsns)}, ${t.libiptErrors.toLocaleString('en-US')}` : '—'} | ${f1(t?.walkRatio1, 2, 'x')} | ${f1(t?.walkRatioAll, 2, 'x')} |`);
+    }
+    L.push('');
+    L.push('`bench/decode/run.js TRACE --runs 1` (bench/decode/README.md). **walk**: our flow walk alone (PT -> the blocks that');
+    L.push('ran over the time-indexed code image, what libipt\'s `pt_blk_next` does; the image loaded before the clock starts, as in');
+    L.push('ptbench) on one worker and on one per core, over the same parts cut at PSBs. **whole decode**: `decodeTrace` (flow, Java');
+    L.push('events, attribution and completion, with loading) and `decodeTraceParallel`. **libipt**: its block decoder');
+    L.push('(`bench/decode/ptbench.c`), code served through its read-memory callback, as perf does, in two ways: *time-indexed*, every');
+    L.push('version of every code section with its time span, the version at the decoder\'s current time (`pt_blk_time`) served,');
+    L.push('i.e. the image our walk uses, like for like; *latest bytes*, the last version of each section only: libipt then');
+    L.push('meets stale code, counts an error and skips to the next PSB, so it decodes fewer instructions in less time and');
+    L.push('its MB/s counts bytes it skipped. Ratios are of times on the same bytes (> 1: ours faster).', '');
     L.push('### Line coverage against JaCoCo 0.8.6 (same workload, separate run; loss-free trace)', '');
     L.push('| app | JaCoCo covered | jportal covered | both | only JaCoCo | only jportal | agreement (both / either) |');
     L.push('|---|---|---|---|---|---|---|');
