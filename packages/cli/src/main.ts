@@ -225,6 +225,7 @@ export async function main(argv: string[]): Promise<number> {
           .option('timing', { type: 'boolean', default: true, describe: 'the timing rounds (--no-timing: keep the timing rows of the kept result and run the trace stages only)' })
           .option('decode-stages', { type: 'boolean', default: true, describe: 'jportal decode, the throughput beside libipt and the per-stage timing (--no-decode-stages: record and analyze only)' })
           .option('throughput-only', { type: 'boolean', describe: 'record the loss-free trace and measure only the decode throughput beside libipt (bench/decode); the kept result keeps every other row' })
+          .option('coverage-only', { type: 'boolean', describe: 'only the coverage check against JaCoCo, on the loss-free trace in the work directory (recorded when there is none); the kept result keeps every other row' })
           .option('trace', { type: 'boolean', default: true, describe: 'the emulated trace and all that needs it (--no-trace: run times of native, agent and JFR only; a kept result keeps its trace rows)' })
           .option('json', { type: 'boolean', describe: 'print the results as JSON on stdout' }),
       async (a) => {
@@ -241,6 +242,7 @@ export async function main(argv: string[]): Promise<number> {
           noTiming: a.timing === false,
           noDecodeStages: a['decode-stages'] === false,
           throughputOnly: a['throughput-only'],
+          coverageOnly: a['coverage-only'],
           reportOnly: a['report-only'],
           json: a.json,
           commandLine: `jportal ${argv.join(' ')}`,

@@ -31,6 +31,7 @@ import { extractJacocoAgent, jacocoAgentOption, jacocoMissing, jacocoReportXml, 
 import { findExecutable, locateAgent, locateEmulatorPlugin } from '../agent-path';
 import { stderrLogger } from '../log';
 import { LOSS_PRESETS } from './accuracy';
+import { DETERMINISTIC_JVM_FLAGS } from './record';
 
 export interface BenchAppsOptions {
   only?: string[];
@@ -66,6 +67,11 @@ export interface BenchAppsOptions {
    * of the kept result stays
    */
   throughputOnly?: boolean;
+  /**
+   * the coverage check only: the loss-free trace already in the work directory (recorded when there is none) analyzed
+   * for coverage, and the JaCoCo run; every other row of the kept result stays
+   */
+  coverageOnly?: boolean;
   json?: boolean;
   /** the command line, for the report */
   commandLine: string;
@@ -92,6 +98,11 @@ export interface CoverageCheck {
   onlyOursSample: string[];
   /** disagreements by class (Java source file), the largest first */
   byFile: { file: string; onlyJacoco: number; onlyOurs: number }[];
+  /**
+   * Garbage collections (-Xlog:gc) of the workload without JaCoCo and of the JaCoCo run whose coverage was taken, and
+   * the young generation that run was given (undefined: the JVM's default) so that it collects no more often
+   */
+  gc?: { plain: number; jacoco: number; youngMiB?: number };
 }
 
 export interface AppResult {
@@ -152,6 +163,8 @@ export interface AppResult {
   analyze?: { seconds: number; maxRssBytes: number; threads: number; bytecodes: number; gaps: number; recovered: number; lostTimeShare: number; problems: number };
   hot?: HotTop;
   coverage?: CoverageCheck;
+  /** when the coverage check ran (differs from `date` after --coverage-only) */
+  coverageDate?: string;
 }
 
 /** Child node processes may hold a large trace's events: a heap limit well above node's default. */
@@ -285,7 +298,9 @@ function analyze(trace: string, extra: string[]): { seconds: number; maxRssBytes
   if (r.status !== 0) throw new Error(`jportal analyze exited ${r.status ?? r.signal}: ${oneLine(r.stderr)}`);
   const [e, m] = fs.readFileSync(timeFile, 'utf8').trim().split('\n').pop()!.split(' ');
   const summary = JSON.parse(r.stdout) as AnalyzeJson;
-  for (const f of extra.includes('--only') ? ['hot-methods.json'] : ['report.html', 'hot-methods.json', 'coverage/jacoco.xml']) if (!fs.existsSync(path.join(trace, 'report', f))) throw new Error(`jportal analyze wrote no ${f}`);
+  const only = extra.includes('--only') ? extra[extra.indexOf('--only') + 1] : undefined;
+  const expected = only === 'hot' ? ['hot-methods.json'] : only === 'coverage' ? ['coverage/jacoco.xml'] : ['report.html', 'hot-methods.json', 'coverage/jacoco.xml'];
+  for (const f of expected) if (!fs.existsSync(path.join(trace, 'report', f))) throw new Error(`jportal analyze wrote no ${f}`);
   return { seconds: Number(e), maxRssBytes: Number(m) * 1024, summary };
 }
 
@@ -359,6 +374,21 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
   const jfr1ms = path.join(jfrDir, 'max.jfr');
 
   if (o.throughputOnly && !before) throw new CliError(`bench apps: --throughput-only: no kept result for ${app.name} ${size} (run once without it)`, ExitCode.BadInput);
+  if (o.coverageOnly) {
+    if (!before) throw new CliError(`bench apps: --coverage-only: no kept result for ${app.name} ${size} (run once without it)`, ExitCode.BadInput);
+    const trace = path.join(dir, 'trace');
+    await stage('loss-free trace for coverage', () => {
+      const v = fs.existsSync(trace) ? validateTrace(trace) : undefined;
+      if (v?.complete && !v.issues.some((i) => i.severity === 'error')) log.info(`${app.name} ${size}: using the trace in ${trace}`);
+      else {
+        emptyDir(c.scratch);
+        record(trace, java, argv, []);
+      }
+      analyze(trace, ['--only', 'coverage']);
+    });
+    if (res.ok) await coverageStage(stage, res, app, c, java, argv, dir, trace);
+    return { ...before, coverage: res.coverage ?? before.coverage, coverageDate: res.date, ok: before.ok && res.ok, errors: [...before.errors.filter((e) => !e.stage.startsWith('coverage')), ...res.errors] };
+  }
   if (o.noTiming || o.throughputOnly) {
     if (!before?.run) throw new CliError(`bench apps: --no-timing: no kept timing result for ${app.name} ${size} (run once without it)`, ExitCode.BadInput);
     res.runs = before.runs;
@@ -519,21 +549,66 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
     }
   });
 
-  if (!o.noJacoco)
-    await stage('coverage against JaCoCo 0.8.6', () => {
-      const ours = path.join(trace, 'report', 'coverage', 'jacoco.xml');
-      if (!fs.existsSync(ours)) throw new Error('no coverage from the loss-free trace to compare with');
-      const jd = path.join(dir, 'jacoco');
-      emptyDir(jd);
-      const agentJar = extractJacocoAgent(jd);
-      const exec = path.join(jd, 'jacoco.exec');
-      emptyDir(c.scratch);
-      const r = spawnSync(java, [jacocoAgentOption(agentJar, exec), ...argv], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 64 << 20 });
-      if (r.status !== 0) throw new Error(`${app.name} under JaCoCo exited ${r.status ?? r.signal}: ${oneLine(r.stderr)}`);
-      const xml = jacocoReportXml(java, exec, app.coverageJars, path.join(jd, 'jacoco.xml'), app.name, path.join(jd, 'no-sources'), jd);
-      res.coverage = compareCoverage(xml, fs.readFileSync(ours, 'utf8'));
-    });
+  if (!o.noJacoco) await coverageStage(stage, res, app, c, java, argv, dir, trace);
   return res;
+}
+
+/** Young-generation sizes (MiB) tried in turn for the JaCoCo run until it collects no more often than the plain run. */
+const JACOCO_YOUNG_MIB = [512, 1024, 2048, 4096];
+
+/**
+ * The workload's coverage under JaCoCo 0.8.6 against the loss-free trace's. The JaCoCo run gets the traced run's JVM
+ * flags (`record --deterministic`). JaCoCo's probes and runtime allocate: jython short collects garbage 4 times under
+ * JaCoCo and never without it, and only then do its finalizers run (Jython's gc module, FinalizeTrigger, generators'
+ * __del__: 83 lines that the traced run, which never collects, did not run). So the garbage collections of a plain run
+ * (no JaCoCo, same flags) are counted, and the JaCoCo run is given a larger young generation until it collects no
+ * more often; both counts are kept with the result.
+ */
+async function coverageStage(
+  stage: (name: string, f: () => void | Promise<void>) => Promise<void>,
+  res: AppResult,
+  app: AppDef,
+  c: AppContext,
+  java: string,
+  argv: string[],
+  dir: string,
+  trace: string,
+): Promise<void> {
+  await stage('coverage against JaCoCo 0.8.6', () => {
+    const ours = path.join(trace, 'report', 'coverage', 'jacoco.xml');
+    if (!fs.existsSync(ours)) throw new Error('no coverage from the loss-free trace to compare with');
+    const jd = path.join(dir, 'jacoco');
+    emptyDir(jd);
+    const agentJar = extractJacocoAgent(jd);
+    const exec = path.join(jd, 'jacoco.exec');
+    const gcLog = path.join(jd, 'gc.log');
+    /** runs the workload with `extra` JVM flags and -Xlog:gc; its garbage collections */
+    const collections = (what: string, extra: string[]): number => {
+      emptyDir(c.scratch);
+      fs.rmSync(gcLog, { force: true });
+      const r = spawnSync(java, [...extra, ...DETERMINISTIC_JVM_FLAGS, `-Xlog:gc:file=${gcLog}`, ...argv], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 64 << 20 });
+      if (r.status !== 0) throw new Error(`${app.name} ${what} exited ${r.status ?? r.signal}: ${oneLine(r.stderr)}`);
+      return gcCount(fs.existsSync(gcLog) ? fs.readFileSync(gcLog, 'utf8') : '');
+    };
+    const plain = collections('without JaCoCo', []);
+    let jacoco = collections('under JaCoCo', [jacocoAgentOption(agentJar, exec)]);
+    let youngMiB: number | undefined;
+    for (const mib of JACOCO_YOUNG_MIB) {
+      if (jacoco <= plain) break;
+      youngMiB = mib;
+      fs.rmSync(exec, { force: true });
+      jacoco = collections(`under JaCoCo (young generation ${mib} MiB)`, [jacocoAgentOption(agentJar, exec), `-Xmn${mib}m`, `-Xmx${2 * mib}m`]);
+    }
+    const xml = jacocoReportXml(java, exec, app.coverageJars, path.join(jd, 'jacoco.xml'), app.name, path.join(jd, 'no-sources'), jd);
+    res.coverage = { ...compareCoverage(xml, fs.readFileSync(ours, 'utf8')), gc: { plain, jacoco, youngMiB } };
+  });
+}
+
+/** Garbage collections in a -Xlog:gc log: the distinct GC(n) ids of its pauses. */
+export function gcCount(log: string): number {
+  const ids = new Set<string>();
+  for (const m of log.matchAll(/GC\((\d+)\) Pause/g)) ids.add(m[1]!);
+  return ids.size;
 }
 
 // ---- report ----------------------------------------------------------------------------------------------
@@ -613,15 +688,19 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
     L.push('meets stale code, counts an error and skips to the next PSB, so it decodes fewer instructions in less time and');
     L.push('its MB/s counts bytes it skipped. Ratios are of times on the same bytes (> 1: ours faster).', '');
     L.push('### Line coverage against JaCoCo 0.8.6 (same workload, separate run; loss-free trace)', '');
-    L.push('| app | JaCoCo covered | jportal covered | both | only JaCoCo | only jportal | agreement (both / either) |');
-    L.push('|---|---|---|---|---|---|---|');
+    L.push('| app | JaCoCo covered | jportal covered | both | only JaCoCo | only jportal | agreement (both / either) | collections: plain, JaCoCo (young gen.) |');
+    L.push('|---|---|---|---|---|---|---|---|');
     for (const r of rs) {
       const v = r.coverage;
       // (a jar compiled without line-number tables, as Debian's sunflow.jar is, has no lines for either tool)
       const agreement = !v ? '—' : v.jacocoCovered + v.oursCovered === 0 ? 'n/a: no line numbers in the jar' : `${(100 * v.agreement).toFixed(2)}%`;
-      L.push(v ? `| ${r.app} | ${v.jacocoCovered} | ${v.oursCovered} | ${v.both} | ${v.onlyJacoco} | ${v.onlyOurs} | ${agreement} |` : `| ${r.app} | — | — | — | — | — | — |`);
+      const gc = v?.gc ? `${v.gc.plain}, ${v.gc.jacoco}${v.gc.youngMiB ? ` (${v.gc.youngMiB} MiB)` : ''}` : '—';
+      L.push(v ? `| ${r.app} | ${v.jacocoCovered} | ${v.oursCovered} | ${v.both} | ${v.onlyJacoco} | ${v.onlyOurs} | ${agreement} | ${gc} |` : `| ${r.app} | — | — | — | — | — | — | — |`);
     }
     L.push('');
+    L.push('The JaCoCo run has the traced run\'s JVM flags (`record --deterministic`). Finalizers run only after a garbage');
+    L.push('collection, and JaCoCo\'s probes allocate: its run is given a larger young generation until it collects no more often');
+    L.push('than the same run without JaCoCo (collections counted with `-Xlog:gc`).', '');
     const failed = rs.filter((r) => r.errors.length);
     if (failed.length) {
       L.push('### Stages that failed', '');
