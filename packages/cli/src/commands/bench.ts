@@ -347,6 +347,14 @@ export function compareCoverage(jacocoXml: string, oursXml: string): CoverageChe
   };
 }
 
+/**
+ * A partial run (--no-trace, --throughput-only, --coverage-only) merged into the kept result: `fields` from this run,
+ * the kept result's errors of the stages it re-ran (names starting with `stage`) replaced by this run's.
+ */
+function keptWith(before: AppResult, res: AppResult, fields: Partial<AppResult>, stage: string): AppResult {
+  return { ...before, ...fields, ok: before.ok && res.ok, errors: [...before.errors.filter((e) => !e.stage.startsWith(stage)), ...res.errors] };
+}
+
 async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: string, agent: string, work: string, log: ReturnType<typeof stderrLogger>, before?: AppResult): Promise<AppResult> {
   const dir = path.join(work, `${app.name}-${size}`);
   fs.mkdirSync(dir, { recursive: true });
@@ -387,16 +395,17 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
       analyze(trace, ['--only', 'coverage']);
     });
     if (res.ok) await coverageStage(stage, res, app, c, java, argv, dir, trace);
-    return { ...before, coverage: res.coverage ?? before.coverage, coverageDate: res.date, ok: before.ok && res.ok, errors: [...before.errors.filter((e) => !e.stage.startsWith('coverage')), ...res.errors] };
+    return keptWith(before, res, { coverage: res.coverage ?? before.coverage, coverageDate: res.date }, 'coverage');
   }
-  if (o.noTiming || o.throughputOnly) {
+  if (o.noTiming) {
     if (!before?.run) throw new CliError(`bench apps: --no-timing: no kept timing result for ${app.name} ${size} (run once without it)`, ExitCode.BadInput);
     res.runs = before.runs;
     res.metadataBytes = before.metadataBytes;
     res.run = before.run;
     res.startup = before.startup;
     res.timingDate = before.timingDate ?? before.date;
-  } else await stage('timing (native, agent, JFR; alternating)', () => {
+  } else if (!o.throughputOnly) // (--throughput-only: the kept result keeps its timing rows)
+    await stage('timing (native, agent, JFR; alternating)', () => {
     const agentArg = (extra: string) => `-agentpath:${agent}=out=${agentDir}${extra}`;
     const checkAgent = (round: number) => {
       if (round !== 0) return;
@@ -430,7 +439,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
   // --no-trace: the kept result's trace stages stay, with this run's timing rows
   if (o.noTrace)
     return before?.emulated
-      ? { ...before, runs: res.runs, run: res.run, startup: res.startup, metadataBytes: res.metadataBytes, timingDate: res.date, ok: before.ok && res.ok, errors: [...before.errors.filter((e) => !e.stage.startsWith('timing')), ...res.errors] }
+      ? keptWith(before, res, { runs: res.runs, run: res.run, startup: res.startup, metadataBytes: res.metadataBytes, timingDate: res.date }, 'timing')
       : res;
   const trace = path.join(dir, 'trace');
   let traced = false;
@@ -502,14 +511,14 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
     });
     // --throughput-only: the new throughput row in the kept result, nothing else of it changed
     if (o.throughputOnly)
-      return { ...before!, throughput: res.throughput ?? before!.throughput, ok: before!.ok && res.ok, errors: [...before!.errors.filter((e) => !e.stage.startsWith('decode throughput')), ...res.errors] };
+      return keptWith(before!, res, { throughput: res.throughput ?? before!.throughput }, 'decode throughput');
     await stage('decoder stages (flow, attribute, recover)', () => {
       const r = spawnSync(process.execPath, [NODE_HEAP, path.join(__dirname, '..', 'bench-stages.js'), trace], { encoding: 'utf8', maxBuffer: 16 << 20 });
       if (r.status !== 0) throw new Error(`bench-stages exited ${r.status ?? r.signal}: ${oneLine(r.stderr)}`);
       res.stages = JSON.parse(r.stdout) as StageTimes;
     });
   }
-  if (o.throughputOnly) return { ...before!, ok: false, errors: [...before!.errors, ...res.errors] };
+  if (o.throughputOnly) return keptWith(before!, { ...res, ok: false }, {}, 'decode throughput');
   if (traced) {
     await stage('jportal analyze --json', () => {
       const a = analyze(trace, []);
