@@ -4,7 +4,9 @@
  * once per bci and the rewritten form every later time. Attribution relies on this to tell methods with the same
  * bytecode apart (packages/decode/src/rewrites.ts). Checked against ground truth on a real JVM: per bytecode of the
  * example's methods that rewrites itself on its first run, the class-file form must have run once and the
- * rewritten form as often as single-stepping saw it run after that.
+ * rewritten form as often as single-stepping saw it run after that. And constant-pool resolution (resolution.ts):
+ * per constant an instance getfield or invoke of the example's classes names, the template called the VM to resolve
+ * it on the first run of any bytecode naming it, and found it resolved on every later run that tested.
  */
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
@@ -22,9 +24,14 @@ const missing = [!jdk17 && 'JDK 17', !qemu && 'qemu-x86_64', !fs.existsSync(PLUG
 if (missing.length) console.warn(`SKIP bytecode form tests: missing ${missing.join(', ')}`);
 const maybe = missing.length ? describe.skip : describe;
 
-/** BytecodeForm (docs/decoded-format.md): an interpreted bytecode's aux */
+/** BytecodeForm (docs/decoded-format.md): an interpreted bytecode's aux & FORM_MASK; the resolution its template saw */
 const ORIGINAL = 2;
 const REWRITTEN = 3;
+const FORM_MASK = 3;
+const RESOLVED_PATH = 4;
+const SLOW_PATH = 8;
+/** getfield, invokevirtual, invokespecial, invokeinterface: instance members, which the VM never keeps unresolved */
+const INSTANCE_RESOLVING = new Set([180, 182, 183, 185]);
 
 maybe('the interpreter\'s bytecode rewriting, read from the trace', () => {
   // Switches: iload of its many locals; Exceptions: getfield and aload_0 of its list nodes (static and instance code)
@@ -60,8 +67,9 @@ maybe('the interpreter\'s bytecode rewriting, read from the trace', () => {
         const k = m && site(m.className, m.name, m.signature, e.bci[i], e.opcode[i]);
         if (!k) continue;
         const c = ours.get(k) ?? [0, 0];
-        if (e.aux[i] === ORIGINAL) c[0]++;
-        else if (e.aux[i] === REWRITTEN) c[1]++;
+        const form = e.aux[i] & FORM_MASK;
+        if (form === ORIGINAL) c[0]++;
+        else if (form === REWRITTEN) c[1]++;
         ours.set(k, c);
       }
       // truth: how often each site ran: once in the class-file form, the rest rewritten
@@ -89,6 +97,44 @@ maybe('the interpreter\'s bytecode rewriting, read from the trace', () => {
       expect(theirs.size).toBeGreaterThanOrEqual(5);
       expect([...theirs.values()].some(([, n]) => n > 100)).toBe(true);
       expect(Object.fromEntries(ours)).toEqual(Object.fromEntries(theirs));
+
+      // constant-pool resolution: per constant of the example's classes an instance getfield or invoke names
+      // (JDK 17: one resolved entry per class and constant), the template called the VM the first time any
+      // bytecode of the class ran with it, and found it resolved every later time
+      const cpKey = (cls: string, name: string, signature: string, bci: number, op: number): string | undefined => {
+        const c = code.get(`${cls}.${name}${signature}`);
+        return c && INSTANCE_RESOLVING.has(op) && c[bci] === op ? `${cls}#${(c[bci + 1] << 8) | c[bci + 2]} op ${op}` : undefined;
+      };
+      const oursCp = new Map<string, [number, number]>();
+      for (let i = 0; i < e.length; i++) {
+        if (e.kind[i] !== 0 || e.source[i] !== 0) continue;
+        const m = model.methods.get(e.method[i]);
+        const k = m && cpKey(m.className, m.name, m.signature, e.bci[i], e.opcode[i]);
+        if (!k) continue;
+        const c = oursCp.get(k) ?? [0, 0];
+        if (e.aux[i] & SLOW_PATH) c[0]++;
+        else if (e.aux[i] & RESOLVED_PATH) c[1]++;
+        oursCp.set(k, c);
+      }
+      // (a getfield runs its resolving template until a run of it completes and rewrites it: fast_agetfield tests
+      // nothing; a run on null throws first)
+      const cpRuns = new Map<string, number>();
+      const rewritten = new Set<string>();
+      for (let i = 0; i < ev.length; i++) {
+        if (ev.kind[i] !== OracleKind.Bytecode) continue;
+        const m = names.get(ev.method[i]);
+        const k = m && cpKey(m.className, m.name, m.signature, ev.bci[i], ev.opcode[i]);
+        if (!k) continue;
+        if (ev.opcode[i] === 180) {
+          const at = `${ev.method[i]}@${ev.bci[i]}`;
+          if (rewritten.has(at)) continue;
+          if (i + 1 < ev.length && ev.kind[i + 1] === OracleKind.Bytecode && ev.method[i + 1] === ev.method[i]) rewritten.add(at);
+        }
+        cpRuns.set(k, (cpRuns.get(k) ?? 0) + 1);
+      }
+      const theirsCp = new Map([...cpRuns].map(([k, n]) => [k, [1, n - 1] as [number, number]]));
+      expect(theirsCp.size).toBeGreaterThanOrEqual(3);
+      expect(Object.fromEntries(oursCp)).toEqual(Object.fromEntries(theirsCp));
     } finally {
       cleanup(dir);
     }

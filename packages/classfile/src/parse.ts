@@ -59,6 +59,8 @@ export interface ClassFile {
    * InterfaceMethodref (what new, getstatic/putstatic and invokestatic name); undefined for anything else.
    */
   classRef(index: number): string | undefined;
+  /** the tag of constant-pool entry `index` (JVMS 4.4: 7 Class, 8 String, 9 Fieldref, ...), 0 when out of range */
+  constantTag(index: number): number;
 }
 
 export interface MethodRef {
@@ -93,13 +95,15 @@ export function parseClass(bytes: Uint8Array, file?: string): ClassFile {
   const cpCount = u2('constant pool count');
   const utf8: (string | undefined)[] = new Array(cpCount);
   const classNameIdx = new Int32Array(cpCount).fill(-1);
-  // Methodref / InterfaceMethodref: class index, name-and-type index; NameAndType: name index, descriptor index
+  // Methodref / InterfaceMethodref: class index, name-and-type index; NameAndType: name index, descriptor index;
+  // refTag: every entry's tag
   const refA = new Int32Array(cpCount).fill(-1);
   const refB = new Int32Array(cpCount).fill(-1);
   const refTag = new Uint8Array(cpCount);
   for (let i = 1; i < cpCount; i++) {
     const at = p;
     const tag = u1('constant pool');
+    refTag[i] = tag;
     switch (tag) {
       case Tag.Utf8: {
         const len = u2('constant pool');
@@ -261,7 +265,8 @@ export function parseClass(bytes: Uint8Array, file?: string): ClassFile {
     const u = cls > 0 && cls < cpCount ? classNameIdx[cls] : -1;
     return u > 0 ? utf8[u] : undefined;
   };
-  return { major, minor, access, name, superName, interfaces, methods, sourceFile, method: (n, d) => byKey.get(n + d), methodRef, classRef };
+  const constantTag = (index: number): number => (index > 0 && index < cpCount ? refTag[index] : 0);
+  return { major, minor, access, name, superName, interfaces, methods, sourceFile, method: (n, d) => byKey.get(n + d), methodRef, classRef, constantTag };
 }
 
 const NO_LINES = new Uint32Array(0);

@@ -22,7 +22,7 @@
  * frame's first opcodes are computed once per opcode sequence (search-trie.ts).
  */
 import { ClassFile, ExceptionHandler, parseClass } from '@jportal/classfile';
-import { BytecodeForm, EventKind, EventSource, EventStream } from './events';
+import { BytecodeForm, EventKind, EventSource, EventStream, FORM_MASK } from './events';
 import { ENTRY_FROM_VM, EntryClass } from './java';
 import { JvmModel } from './load';
 import { SuccessorTable } from './successor-table';
@@ -30,10 +30,12 @@ import { KeySet, StatePool, StateRoots } from './state-pool';
 import { edgeKey, SearchNode } from './search-trie';
 import { collectOpcodes, FitWalk, isIfOpcode, isReturn, LOOKAHEAD_MAX, outcomeAllows } from './lookahead';
 import { RanBytecodes, STRONG } from './rewrites';
+import { ResolvedEntries } from './resolution';
 
 const ACC_STATIC = 0x0008;
 const ACC_NATIVE = 0x0100;
 const ACC_INTERFACE = 0x0200;
+const NEW = 187;
 const ACC_ABSTRACT = 0x0400;
 /** more live states than this in one frame: the frame is given up (pathological ambiguity) */
 const MAX_STATES = 50_000;
@@ -43,6 +45,8 @@ const CHAIN_EVIDENCE_MAX = 4096;
 /** rankOf of a static initializer the VM is running for the caller's instruction: below it, the ranks of those (the
  * VM's own rules: an implicit exception's constructors rank -Infinity). */
 const INITIALIZING_RANK = -1e303;
+/** rankOf of an instance method of a class with no object made in this thread yet: after every other known rank. */
+const UNCONSTRUCTED_RANK = 5e298;
 /** Past this many candidates, a frame's ambiguous end is chosen without chainEvidence. */
 const CHAIN_EVIDENCE_CANDIDATES = 64;
 /** deepest inlining chain of compiled code kept (deeper inlined frames are not resumed as callers at a deopt) */
@@ -149,6 +153,8 @@ export class MethodUniverse {
   readonly firstSynthetic: number;
   /** compiled code's inlining contexts: the bcis each names in PcDescs (CodeImage.pcContexts) */
   readonly pcContexts: readonly ReadonlySet<number>[];
+  /** the traced JVM's feature release (0: unknown): how it shares resolved constant-pool entries (resolution.ts) */
+  readonly javaFeature: number;
 
   constructor(model: JvmModel) {
     const known = new Map<string, number>();
@@ -158,6 +164,7 @@ export class MethodUniverse {
       if (id > maxId) maxId = id;
     }
     this.firstSynthetic = maxId + 1;
+    this.javaFeature = model.javaFeature ?? 0;
     this.pcContexts = model.image?.pcContexts ?? [];
     model.firstSyntheticMethod = this.firstSynthetic;
     let next = maxId + 1;
@@ -401,6 +408,21 @@ export class MethodUniverse {
     return list ? (list.find((x) => x.loader === loader) ?? list[0]) : undefined;
   }
 
+  /** The class and its superclasses, by name, the class first (classes the trace has no bytes of end it). */
+  superclasses(className: string): readonly string[] {
+    let list = this.superclassCache.get(className);
+    if (list) return list;
+    list = [];
+    const seen = new Set<string>();
+    for (let c: string | undefined = className; c !== undefined && !seen.has(c); c = this.classes.get(c)?.[0].cf.superName) {
+      seen.add(c);
+      list.push(c);
+    }
+    this.superclassCache.set(className, list);
+    return list;
+  }
+  private readonly superclassCache = new Map<string, string[]>();
+
   /** How many classes and interfaces `className` is (supertypes: itself included). */
   supertypeCount(className: string): number {
     return this.supertypes(className).size;
@@ -576,10 +598,15 @@ export class Attribution {
   private readonly ids: Int32Array;
   /** by Method.index: static initializers this thread has run (a class is initialized once) */
   private readonly ranClinit: Uint8Array;
-  /** per class: when this thread last finished one of its constructors (an object of it exists) */
-  private readonly constructedAt = new Map<ClassFile, number>();
+  /**
+   * per class name: when this thread last allocated or constructed an object of it or of a subclass (an interpreted
+   * `new`, a constructor that ran): its instance methods have a receiver only from then on
+   */
+  private readonly constructedAt = new Map<string, number>();
   /** the interpreted bytecodes this thread has been attributed (what the interpreter's rewriting is read against) */
   private readonly ran: RanBytecodes;
+  /** the constant-pool entries this thread's interpreted bytecodes have run with (what resolution is read against) */
+  private readonly resolved: ResolvedEntries;
   private readonly pool = new StatePool();
   /** the stack: frames[0..depth); frames beyond are kept for reuse */
   private readonly frames: Frame[] = [];
@@ -631,6 +658,15 @@ export class Attribution {
     this.ids = Int32Array.from(this.methods, (m) => m.id);
     this.ranClinit = new Uint8Array(this.methods.length);
     this.ran = new RanBytecodes(this.methods.length, (mi) => this.methods[mi].code?.length ?? 0);
+    this.resolved = new ResolvedEntries(this.methods, universe.javaFeature);
+  }
+
+  /**
+   * How much what the interpreter showed of interpreted bytecode `op` (event aux: its rewritten form, its
+   * constant-pool entry's resolution) speaks against attributing it to (method mi, bci): rewrites.ts, resolution.ts.
+   */
+  private evidenceAgainst(aux: number, mi: number, bci: number, op: number): number {
+    return this.ran.against(aux & FORM_MASK, mi, bci, this.methods[mi].code!, op) + this.resolved.against(aux, mi, bci);
   }
 
   /** The whole input, part after part (each let go once read). */
@@ -700,6 +736,11 @@ export class Attribution {
           top.ownLen = -1;
         }
         if (compiled) this.followChain(kind, source, input.method[i], input.bci[i], input.aux[i]);
+        // compiled code entered a constructor (or one inlined): an object of its class is being made
+        if (kind === EventKind.Entry && compiled && input.method[i] >= 0) {
+          const m = universe.byId.get(input.method[i]);
+          if (m?.init) this.markConstructed(m.cf.name, tsc);
+        }
         if (kind === EventKind.Bytecode && compiled) {
           lastCompiledMethod = input.method[i];
           lastCompiledBci = input.bci[i];
@@ -1174,10 +1215,26 @@ export class Attribution {
       out.method[e] = ids[pool.method[x]];
       out.bci[e] = pool.bci[x];
       this.ran.mark(pool.method[x], pool.bci[x]);
+      if (out.kind[e] === EventKind.Bytecode && pool.bci[x] >= 0 && !isIfOpcode(out.opcode[e])) {
+        this.resolved.mark(pool.method[x], pool.bci[x], out.aux[e]);
+        if (out.opcode[e] === NEW) this.madeObject(pool.method[x], pool.bci[x], out.tsc[e]);
+      }
       const p = pool.prev[x];
       if (p < 0 || pool.ev[p] < 0) break;
     }
     pool.prev[s] = -1;
+  }
+
+  /** The `new` at (method mi, bci) ran at `tsc`. */
+  private madeObject(mi: number, bci: number, tsc: number): void {
+    const code = this.methods[mi].code!;
+    const cls = this.methods[mi].cf.classRef((code[bci + 1] << 8) | code[bci + 2]);
+    if (cls !== undefined) this.markConstructed(cls, tsc);
+  }
+
+  /** An object of class `className` was made at `tsc`: of it and of each of its superclasses (their constructors ran). */
+  private markConstructed(className: string, tsc: number): void {
+    for (const c of this.universe.superclasses(className)) this.constructedAt.set(c, tsc);
   }
 
   private resolveEntry(f: Frame): void {
@@ -1198,7 +1255,7 @@ export class Attribution {
       const mi = this.pool.method[s];
       const m = this.methods[mi];
       if (m.clinit) this.ranClinit[mi] = 1;
-      else if (m.init) this.constructedAt.set(m.cf, tsc);
+      else if (m.init) this.markConstructed(m.cf.name, tsc);
       id = this.ids[mi];
       if (f.entryEv >= 0 && out.method[f.entryEv] < 0) out.method[f.entryEv] = id;
     } else if (!f.lost && f.anyBci >= 0) id = this.ids[f.anyBci]; // (a deoptimized activation that ran no bytecode)
@@ -1260,8 +1317,8 @@ export class Attribution {
    * is left; of the rest, those it fits come first (when two states meet later, the first one's chain is kept).
    */
   private orderByForm(ev: number, op: number): void {
-    const { pool, methods, ran } = this;
-    const form = this.out.aux[ev];
+    const pool = this.pool;
+    const aux = this.out.aux[ev];
     const n = this.scratchN;
     let fits = 0;
     let weak = 0;
@@ -1269,7 +1326,7 @@ export class Attribution {
     for (let k = 0; k < n; k++) {
       const s = this.scratch[k];
       const mi = pool.method[s];
-      score[k] = ran.against(form, mi, pool.bci[s], methods[mi].code!, op);
+      score[k] = this.evidenceAgainst(aux, mi, pool.bci[s], op);
       if (score[k] === 0) fits++;
       else if (score[k] < STRONG) weak++;
     }
@@ -1427,7 +1484,11 @@ export class Attribution {
     if (initializing && m.clinit && initializing.has(m.cf.name)) return INITIALIZING_RANK - (1000 - Math.min(999, this.universe.supertypeCount(m.cf.name))) * 1e300;
     if (m.loadTsc > tsc) return 1e300;
     if (preferred && preferred.includes(m)) return -1e300;
-    const used = Math.max(m.loadTsc, this.constructedAt.get(m.cf) ?? -Infinity);
+    const constructed = this.constructedAt.get(m.cf.name);
+    // an instance method of a class no object of which this thread has seen made: after every method whose class
+    // had one (objects made by other threads, or by the VM without a constructor, are rarer)
+    if (constructed === undefined && !m.isStatic && !m.init && !m.clinit && (m.cf.access & ACC_INTERFACE) === 0) return UNCONSTRUCTED_RANK;
+    const used = Math.max(m.loadTsc, constructed ?? -Infinity);
     return used === -Infinity ? 1e299 : -used;
   }
 
@@ -1494,17 +1555,14 @@ export class Attribution {
    * chain, back to the last settled event (at most CHAIN_EVIDENCE_MAX).
    */
   private chainEvidence(f: Frame, k: number): number {
-    const { out, methods, ran } = this;
+    const out = this.out;
     let sum = 0;
     if (f.pathLen) {
       let j = k;
       for (let l = f.pathLen - 1; l >= 0 && j >= 0 && f.pathLen - l <= CHAIN_EVIDENCE_MAX; l--) {
         const node = f.path[l];
-        const form = out.aux[f.pathEvs[l]];
-        if ((form === BytecodeForm.Original || form === BytecodeForm.Rewritten) && !isIfOpcode(node.op)) {
-          const mi = node.method[j];
-          sum += ran.against(form, mi, node.bci[j], methods[mi].code!, node.op);
-        }
+        const aux = out.aux[f.pathEvs[l]];
+        if (aux > 0 && !isIfOpcode(node.op)) sum += this.evidenceAgainst(aux, node.method[j], node.bci[j], node.op);
         j = node.parent[j];
       }
       return sum;
@@ -1513,12 +1571,9 @@ export class Attribution {
     let steps = 0;
     for (let x = f.states[k]; x >= 0 && pool.ev[x] >= 0 && steps < CHAIN_EVIDENCE_MAX; x = pool.prev[x], steps++) {
       const ev = pool.ev[x];
-      const form = out.aux[ev];
+      const aux = out.aux[ev];
       const op = out.opcode[ev];
-      if ((form === BytecodeForm.Original || form === BytecodeForm.Rewritten) && out.kind[ev] === EventKind.Bytecode && pool.bci[x] >= 0 && !isIfOpcode(op)) {
-        const mi = pool.method[x];
-        sum += ran.against(form, mi, pool.bci[x], methods[mi].code!, op);
-      }
+      if (aux > 0 && out.kind[ev] === EventKind.Bytecode && pool.bci[x] >= 0 && !isIfOpcode(op)) sum += this.evidenceAgainst(aux, pool.method[x], pool.bci[x], op);
     }
     return sum;
   }

@@ -36,7 +36,8 @@ export function classPathOf(flags: { name: string; value: string }[], javaVersio
   return { entries, stamps: stamps && stamps.length === entries.length ? stamps : undefined, javaFeature: featureOf(javaVersion) };
 }
 
-function featureOf(version: string): number {
+/** The feature release of a java.version string: 17 of "17.0.9", 8 of "1.8.0_392" (0: not one). */
+export function featureOf(version: string): number {
   const m = /^(?:1\.)?(\d+)/.exec(version);
   return m ? Number(m[1]) : 0;
 }

@@ -12,7 +12,7 @@ export { invokeCallees } from './callees';
 export type { FlowSink, FlowOptions, FlowStats, CallCandidates, GapSite } from './flow';
 export { BlockDecoder, BlockEnd, BLOCK_END_NAMES } from './x86';
 export type { DecodedBlock } from './x86';
-export { EventStream, EventKind, EventSource, BytecodeForm, EVENT_NAMES, EventBudgetError, EVENT_BYTES, streamByteBudget, heldStreamByteBudget, maxStreamEvents } from './events';
+export { EventStream, EventKind, EventSource, BytecodeForm, RESOLVED_PATH, SLOW_PATH, FORM_MASK, EVENT_NAMES, EventBudgetError, EVENT_BYTES, streamByteBudget, heldStreamByteBudget, maxStreamEvents } from './events';
 export type { SpliceValues } from './events';
 export { grown } from './typed';
 export { JavaEventBuilder, EntryClass } from './java';

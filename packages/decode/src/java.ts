@@ -12,7 +12,7 @@
  */
 import { FlowSink, GapReason } from './flow';
 import { CodeImage, NmethodInfo, SectionKind } from './image';
-import { BytecodeForm, COMPILED_CONTEXT, EventKind, EventSource, EventStream } from './events';
+import { BytecodeForm, COMPILED_CONTEXT, EventKind, EventSource, EventStream, RESOLVED_PATH, SLOW_PATH } from './events';
 import { JvmModel } from './load';
 import { BlockEnd } from './x86';
 
@@ -41,6 +41,18 @@ const REWRITTEN_WHEN_RUN = new Set([180, 42, 21]);
 
 /** The rewritten forms above, by template name (what the interpreter runs at a bci that ran before). */
 const RUNTIME_REWRITES = /^fast_([abcdfilsz](get|put)field|aload_0|[iaf]access_0|iload2?|icaload|invokevfinal)$/;
+
+/**
+ * The templates that look up a constant-pool (cache) entry the interpreter resolves the first time it is used:
+ * Java bytecodes ldc, ldc_w, get/put field/static, invoke*, checkcast, instanceof, and by template name the forms
+ * the class's linking rewrote some of them to. Their slow path calls InterpreterRuntime (a call out of the traced
+ * range) within the first blocks of the template; their fast path calls nothing. (new, anewarray, multianewarray,
+ * newarray and monitorenter call the VM for other reasons too: allocation, contention.)
+ */
+const RESOLVING_BYTECODES = new Set([18, 19, 178, 179, 180, 181, 182, 183, 184, 185, 186, 192, 193]);
+const RESOLVING_TEMPLATES = new Set(['fast_aldc', 'fast_aldc_w', 'invokehandle', 'nofast_getfield', 'nofast_putfield']);
+/** How many blocks of a resolving template (from its dispatch target on) may come before its call into the VM. */
+const SLOW_PATH_BLOCKS = 8;
 
 const EXCEPTION_BLOB = /^(ExceptionBlob|forward exception|catch_exception|unwind_exception|handle_exception|forward_exception|throw_|.* throw_exception)/;
 const DEOPT_BLOB = /^(DeoptimizationBlob|UncommonTrapBlob|deoptimize)/;
@@ -141,6 +153,8 @@ export class JavaEventBuilder implements FlowSink {
   /** The events so far, handed over: the builder starts a new stream (so the old one can be freed by its taker). */
   takeEvents(): EventStream {
     this.releaseHeld();
+    this.branchEvent = -1;
+    this.slowEvent = -1;
     const e = this.events;
     this.events = new EventStream(16);
     return e;
@@ -152,11 +166,13 @@ export class JavaEventBuilder implements FlowSink {
    */
   takeSettledEvents(): EventStream {
     const e = this.events;
-    const keep = this.branchEvent >= 0 ? this.branchEvent : e.length;
+    let keep = this.branchEvent >= 0 ? this.branchEvent : e.length;
+    if (this.slowEvent >= 0 && this.slowEvent < keep) keep = this.slowEvent;
     this.events = new EventStream(Math.max(4096, e.length - keep));
     if (keep < e.length) {
       this.events.appendStream(e.view(keep, e.length));
-      this.branchEvent -= keep;
+      if (this.branchEvent >= 0) this.branchEvent -= keep;
+      if (this.slowEvent >= 0) this.slowEvent -= keep;
     }
     e.length = keep;
     return e;
@@ -171,6 +187,13 @@ export class JavaEventBuilder implements FlowSink {
   private readonly opsLists: number[][] = [];
   /** the BytecodeForm of each of opsLists */
   private readonly opsForms: BytecodeForm[] = [];
+  /** dispatch targets whose template resolves a constant-pool entry on first use (RESOLVING_BYTECODES) */
+  private readonly resolvingTargets = new Set<number>();
+  /** whether each of opsLists is such a template's */
+  private readonly opsResolve: boolean[] = [];
+  /** The interpreted bytecode event whose resolving template may still call the VM (-1: none), and its blocks so far. */
+  private slowEvent = -1;
+  private slowBlocks = 0;
   private readonly opsIndex = new Map<number[], number>();
   private readonly blockTargets = new BlockMemo();
   private readonly blockSpecials = new BlockMemo();
@@ -249,6 +272,7 @@ export class JavaEventBuilder implements FlowSink {
       if (bc < 202) {
         this.dispatchOps.set(target, [bc]);
         if (REWRITTEN_WHEN_RUN.has(bc)) this.dispatchForms.set(target, BytecodeForm.Original);
+        if (RESOLVING_BYTECODES.has(bc)) this.resolvingTargets.add(target);
         continue;
       }
       // a rewritten bytecode: the codelet holding the target names it
@@ -257,6 +281,7 @@ export class JavaEventBuilder implements FlowSink {
         const ops = FAST_BYTECODES[c.description[k]];
         if (ops) this.dispatchOps.set(target, ops);
         if (ops && RUNTIME_REWRITES.test(c.description[k])) this.dispatchForms.set(target, BytecodeForm.Rewritten);
+        if (ops && RESOLVING_TEMPLATES.has(c.description[k])) this.resolvingTargets.add(target);
       }
     }
   }
@@ -300,6 +325,7 @@ export class JavaEventBuilder implements FlowSink {
         this.opsIndex.set(ops, (k = this.opsLists.length));
         this.opsLists.push(ops);
         this.opsForms.push(this.dispatchForms.get(start) ?? BytecodeForm.Unknown);
+        this.opsResolve.push(this.resolvingTargets.has(start));
       }
       target = k;
     } else if (this.methodEntries.has(start)) target = METHOD_ENTRY - (this.entryClass.get(start) ?? EntryClass.Bytecode);
@@ -340,8 +366,11 @@ export class JavaEventBuilder implements FlowSink {
         const target = this.blockTargetOf(b, start);
         if (target >= 0) {
           const ops = this.opsLists[target];
-          const form = this.opsForms[target];
+          const resolving = this.opsResolve[target];
+          const form = this.opsForms[target] + (resolving ? RESOLVED_PATH : 0);
           for (let i = 0; i < ops.length; i++) this.events.push(EventKind.Bytecode, EventSource.Interpreter, -1, -1, ops[i], tsc, form);
+          this.slowEvent = resolving ? this.events.length - 1 : -1;
+          this.slowBlocks = 0;
           this.stats.bytecodes += ops.length;
           this.stats.interpreted += ops.length;
           if (ops.length === 1 && isIf(ops[0])) this.awaitBranch(sec, start, b);
@@ -394,6 +423,7 @@ export class JavaEventBuilder implements FlowSink {
       const kind = this.blobEvent(sec);
       if (kind >= 0) this.events.push(kind, EventSource.Other, -1, -1, -1, tsc);
     }
+    if (this.slowEvent >= 0) this.watchSlowPath(b, s.kind);
     this.prevKind = B.kind[b];
     this.prevSection = sec;
   }
@@ -569,6 +599,20 @@ export class JavaEventBuilder implements FlowSink {
     if (this.image.blocks.last[b] === this.branchJcc) this.pastJcc = true;
   }
 
+  /**
+   * Block b ran while a resolving template's event (slowEvent) is the newest: a direct call out of the traced range
+   * from the template's first blocks is its call into the VM (SLOW_PATH); leaving the interpreter, another event or
+   * SLOW_PATH_BLOCKS blocks without one end the watch (the event keeps RESOLVED_PATH).
+   */
+  private watchSlowPath(b: number, kind: SectionKind): void {
+    const B = this.image.blocks;
+    if (kind !== SectionKind.Interpreter || this.events.length - 1 !== this.slowEvent) this.slowEvent = -1;
+    else if (B.kind[b] === BlockEnd.Call && !this.image.inRange(B.target[b])) {
+      this.events.aux[this.slowEvent] += SLOW_PATH - RESOLVED_PATH;
+      this.slowEvent = -1;
+    } else if (++this.slowBlocks > SLOW_PATH_BLOCKS) this.slowEvent = -1;
+  }
+
   /** Block `b` (starting at `start`) ran while an if* outcome is pending. */
   private branchOutcome(b: number, start: number): void {
     if (this.pastJcc) {
@@ -580,6 +624,7 @@ export class JavaEventBuilder implements FlowSink {
 
   partial(b: number, insns: number, tsc: number): void {
     this.branchEvent = -1;
+    this.slowEvent = -1;
     if (insns > 0) this.prevKind = BlockEnd.Next;
     this.prevSection = this.image.blocks.section[b];
     void tsc;
@@ -605,6 +650,7 @@ export class JavaEventBuilder implements FlowSink {
     this.events.push(EventKind.Gap, EventSource.Other, -1, reason, -1, tscBegin, tscEnd);
     this.stats.gaps++;
     this.branchEvent = -1;
+    this.slowEvent = -1;
     this.chain.length = 0;
     this.chainBcis.length = 0;
     this.savedFloor = this.nsaved;

@@ -5,7 +5,7 @@
 import { FLAG_REPLAY, isRecord, MetaReader, PtSideband, readPtSideband, TraceRecord } from '@jportal/format';
 import * as path from 'path';
 import { CodeImage, CodeSection, NmethodInfo, SectionKind } from './image';
-import { CLASS_PATH_SOURCE, readNamedClasses, type VmClassSources } from './class-path';
+import { CLASS_PATH_SOURCE, featureOf, readNamedClasses, type VmClassSources } from './class-path';
 import { IMAGE_CLASS_SOURCE } from './runtime-image';
 import { BlockEnd } from './x86';
 import { jumpTableArms, type AddedPcDesc } from './jump-tables';
@@ -50,6 +50,8 @@ export interface JvmModel {
    * VMInit, the JVM's main thread, which runs no Java code meanwhile. vmStartTsc when there are none.
    */
   vmInitEndTsc: number;
+  /** the traced JVM's Java feature release (17 for 17.0.9), from VM_INFO; 0 when unknown */
+  javaFeature?: number;
   problems: string[];
 }
 
@@ -264,7 +266,8 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
 
   const sideband = readPtSideband(dir);
   if (sideband) image.ranges = sideband.ranges;
-  return { image, methods, classes, classLoadTsc, codelets, dispatch, methodEntries, threads, sideband, tscPerNs, vmStartTsc, vmInitEndTsc, problems };
+  const javaFeature = vmInfo ? featureOf(vmInfo.java_version) : 0;
+  return { image, methods, classes, classLoadTsc, codelets, dispatch, methodEntries, threads, sideband, tscPerNs, vmStartTsc, vmInitEndTsc, javaFeature, problems };
 }
 
 /** Length of the first instruction of a C1/C2 verified entry: a stack bang `mov %eax,-N(%rsp)` or `sub $N,%rsp`. */

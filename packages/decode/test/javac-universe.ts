@@ -8,8 +8,11 @@ import { JvmModel, MethodUniverse } from '../src';
 
 export const haveJavac = spawnSync('sh', ['-c', 'command -v javac'], { encoding: 'utf8' }).status === 0;
 
-/** `sources`: file name -> source; `classes`: the classes to load (by name). insns(cls, name): the method's opcodes. */
-export function compileUniverse(sources: Record<string, string>, classes: string[]) {
+/**
+ * `sources`: file name -> source; `classes`: the classes to load (by name); `javaFeature`: the traced JVM's release
+ * the model names (0: unknown). insns(cls, name): the method's opcodes.
+ */
+export function compileUniverse(sources: Record<string, string>, classes: string[], javaFeature = 0) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jportal-javac-'));
   for (const [f, src] of Object.entries(sources)) fs.writeFileSync(path.join(dir, f), src);
   const r = spawnSync('javac', ['--release', '17', '-d', dir, ...Object.keys(sources).map((f) => path.join(dir, f))], { encoding: 'utf8' });
@@ -17,7 +20,7 @@ export function compileUniverse(sources: Record<string, string>, classes: string
   const bytes = new Map<string, Uint8Array>();
   for (const c of classes) bytes.set(`0:${c}`, new Uint8Array(fs.readFileSync(path.join(dir, `${c}.class`))));
   fs.rmSync(dir, { recursive: true, force: true });
-  const model = { methods: new Map(), classes: bytes } as unknown as JvmModel;
+  const model = { methods: new Map(), classes: bytes, javaFeature } as unknown as JvmModel;
   const universe = new MethodUniverse(model);
   const insns = (cls: string, name: string) => {
     const id = [...model.methods].find(([, m]) => m.className === cls && m.name === name)![0];
