@@ -28,6 +28,7 @@ import { AppContext, AppDef, AppSize, APPS, appCommand, appInputs, appMissing, r
 import type { StageTimes } from '../bench-stages';
 import { CliError, ExitCode } from '../exit';
 import { extractJacocoAgent, jacocoAgentOption, jacocoMissing, jacocoReportXml, parseJacocoXml } from '../jacoco';
+import { lineShapes, twinLines } from '../coverage-twins';
 import { findExecutable, locateAgent, locateEmulatorPlugin } from '../agent-path';
 import { stderrLogger } from '../log';
 import { LOSS_PRESETS } from './accuracy';
@@ -98,6 +99,11 @@ export interface CoverageCheck {
   onlyOursSample: string[];
   /** disagreements by class (Java source file), the largest first */
   byFile: { file: string; onlyJacoco: number; onlyOurs: number }[];
+  /**
+   * Of the lines only one tool covers, those whose bytecode is the same as a line only the other covers
+   * (coverage-twins.ts): code the trace cannot tell from its twin. Absent when the jars were not read.
+   */
+  twins?: { onlyJacoco: number; onlyOurs: number; sample: string[] };
   /**
    * Garbage collections (-Xlog:gc) of the workload without JaCoCo and of the JaCoCo run whose coverage was taken, and
    * the young generation that run was given (undefined: the JVM's default) so that it collects no more often
@@ -288,6 +294,11 @@ interface AnalyzeJson {
   problems: string[];
 }
 
+function twinsOf(onlyJ: string[], onlyO: string[], jars: readonly string[]): CoverageCheck['twins'] {
+  const t = twinLines(onlyJ, onlyO, lineShapes(jars));
+  return { onlyJacoco: t.onlyFirst, onlyOurs: t.onlySecond, sample: t.sample };
+}
+
 /** jportal analyze under /usr/bin/time: wall seconds and peak RSS. */
 function analyze(trace: string, extra: string[]): { seconds: number; maxRssBytes: number; summary: AnalyzeJson } {
   const timeFile = path.join(trace, 'analyze.time');
@@ -304,7 +315,7 @@ function analyze(trace: string, extra: string[]): { seconds: number; maxRssBytes
   return { seconds: Number(e), maxRssBytes: Number(m) * 1024, summary };
 }
 
-export function compareCoverage(jacocoXml: string, oursXml: string): CoverageCheck {
+export function compareCoverage(jacocoXml: string, oursXml: string, jars?: readonly string[]): CoverageCheck {
   const jx = parseJacocoXml(jacocoXml).lines;
   const ox = parseJacocoXml(oursXml).lines;
   let both = 0;
@@ -344,6 +355,7 @@ export function compareCoverage(jacocoXml: string, oursXml: string): CoverageChe
     onlyJacocoSample: onlyJ.slice(0, 20),
     onlyOursSample: onlyO.slice(0, 20),
     byFile: [...byFile.values()].sort((a, b) => b.onlyJacoco + b.onlyOurs - (a.onlyJacoco + a.onlyOurs)).slice(0, 15),
+    twins: jars ? twinsOf(onlyJ, onlyO, jars) : undefined,
   };
 }
 
@@ -613,7 +625,7 @@ async function coverageStage(
       jacoco = collections(`under JaCoCo (young generation ${mib} MiB)`, [jacocoAgentOption(agentJar, exec), `-Xmn${mib}m`, `-Xmx${2 * mib}m`, `-XX:MetaspaceSize=${mib / 2}m`]);
     }
     const xml = jacocoReportXml(java, exec, app.coverageJars, path.join(jd, 'jacoco.xml'), app.name, path.join(jd, 'no-sources'), jd);
-    res.coverage = { ...compareCoverage(xml, fs.readFileSync(ours, 'utf8')), gc: { plain, jacoco, youngMiB, metaspaceMiB: youngMiB && youngMiB / 2 } };
+    res.coverage = { ...compareCoverage(xml, fs.readFileSync(ours, 'utf8'), app.coverageJars), gc: { plain, jacoco, youngMiB, metaspaceMiB: youngMiB && youngMiB / 2 } };
   });
 }
 
@@ -701,15 +713,22 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
     L.push('meets stale code, counts an error and skips to the next PSB, so it decodes fewer instructions in less time and');
     L.push('its MB/s counts bytes it skipped. Ratios are of times on the same bytes (> 1: ours faster).', '');
     L.push('### Line coverage against JaCoCo 0.8.6 (same workload, separate run; loss-free trace)', '');
-    L.push('| app | JaCoCo covered | jportal covered | both | only JaCoCo | only jportal | agreement (both / either) | collections: plain, JaCoCo (its young gen.) |');
-    L.push('|---|---|---|---|---|---|---|---|');
+    L.push('| app | JaCoCo covered | jportal covered | both | only JaCoCo | only jportal | agreement (both / either) | of the disagreements, twins: only JaCoCo, only jportal | agreement outside twins | collections: plain, JaCoCo (its young gen.) |');
+    L.push('|---|---|---|---|---|---|---|---|---|---|');
     for (const r of rs) {
       const v = r.coverage;
       // (a jar compiled without line-number tables, as Debian's sunflow.jar is, has no lines for either tool)
       const agreement = !v ? '—' : v.jacocoCovered + v.oursCovered === 0 ? 'n/a: no line numbers in the jar' : `${(100 * v.agreement).toFixed(2)}%`;
       const gc = v?.gc ? `${v.gc.plain}, ${v.gc.jacoco}${v.gc.youngMiB ? ` (${v.gc.youngMiB} MiB${v.gc.metaspaceMiB ? `; metaspace ${v.gc.metaspaceMiB} MiB` : ''})` : ''}` : '—';
-      L.push(v ? `| ${r.app} | ${v.jacocoCovered} | ${v.oursCovered} | ${v.both} | ${v.onlyJacoco} | ${v.onlyOurs} | ${agreement} | ${gc} |` : `| ${r.app} | — | — | — | — | — | — | — |`);
+      const t = v?.twins;
+      const twins = t ? `${t.onlyJacoco}, ${t.onlyOurs}` : '—';
+      const outside = t && v && v.both + v.onlyJacoco + v.onlyOurs > 0 ? `${((100 * v.both) / (v.both + v.onlyJacoco + v.onlyOurs - t.onlyJacoco - t.onlyOurs)).toFixed(2)}%` : '—';
+      L.push(v ? `| ${r.app} | ${v.jacocoCovered} | ${v.oursCovered} | ${v.both} | ${v.onlyJacoco} | ${v.onlyOurs} | ${agreement} | ${twins} | ${outside} | ${gc} |` : `| ${r.app} | — | — | — | — | — | — | — | — | — |`);
     }
+    L.push('');
+    L.push('*Twins*: lines only one tool covers whose bytecode (the opcodes of each range of the line) is the same as that of');
+    L.push('a line only the other covers. PT shows which opcodes the interpreter ran, not which method or switch case they');
+    L.push('belong to: where two such pieces of code exist and one ran, the trace cannot tell which (`packages/cli/src/coverage-twins.ts`).');
     L.push('');
     L.push('The JaCoCo run has the traced run\'s JVM flags (`record --deterministic`). Finalizers run only after a garbage');
     L.push('collection, and JaCoCo\'s probes allocate and its instrumented classes fill metaspace sooner: its run is given a larger');
