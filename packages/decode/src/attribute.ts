@@ -1232,9 +1232,18 @@ export class Attribution {
     if (cls !== undefined) this.markConstructed(cls, tsc);
   }
 
-  /** An object of class `className` was made at `tsc`: of it and of each of its superclasses (their constructors ran). */
+  /**
+   * An object of class `className` was made at `tsc`: of it and of each of its superclasses (their constructors ran).
+   * A superclass is marked a tick earlier per level, so that of a method and its override the class made is the more
+   * recent (rankOf): the receiver is an object of it.
+   */
   private markConstructed(className: string, tsc: number): void {
-    for (const c of this.universe.superclasses(className)) this.constructedAt.set(c, tsc);
+    const supers = this.universe.superclasses(className);
+    for (let k = 0; k < supers.length; k++) {
+      const at = tsc - k;
+      const was = this.constructedAt.get(supers[k]);
+      if (was === undefined || was < at) this.constructedAt.set(supers[k], at);
+    }
   }
 
   private resolveEntry(f: Frame): void {

@@ -90,9 +90,10 @@ export const enum BytecodeForm {
 /**
  * Added to the `aux` of an interpreted bytecode event whose template looks up a constant-pool cache entry the
  * interpreter resolves on first use (invoke*, get/put field/static, checkcast, instanceof, ldc of a class or string):
- * RESOLVED_PATH when the template went on at once (the entry was resolved: some earlier run resolved it),
- * SLOW_PATH when it called into the VM first (InterpreterRuntime's resolution: no earlier run had resolved it,
- * unless the VM keeps it unresolved, see resolution.ts). The form is `aux & FORM_MASK`.
+ * RESOLVED_PATH when the template went on at once (the entry was resolved: some earlier run resolved it; not given
+ * for checkcast and instanceof, whose templates go on at once for null without testing the entry), SLOW_PATH when
+ * it called into the VM first (InterpreterRuntime's resolution: no earlier run had resolved it, unless the VM keeps
+ * it unresolved, see resolution.ts). The form is `aux & FORM_MASK`.
  */
 export const RESOLVED_PATH = 4;
 export const SLOW_PATH = 8;

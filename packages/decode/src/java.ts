@@ -50,6 +50,11 @@ const RUNTIME_REWRITES = /^fast_([abcdfilsz](get|put)field|aload_0|[iaf]access_0
  * newarray and monitorenter call the VM for other reasons too: allocation, contention.)
  */
 const RESOLVING_BYTECODES = new Set([18, 19, 178, 179, 180, 181, 182, 183, 184, 185, 186, 192, 193]);
+/**
+ * Of those, the ones whose template may go on without testing the entry: checkcast and instanceof of null (the
+ * template tests for null first). Their fast path tells nothing (no RESOLVED_PATH); their slow path does.
+ */
+const NULL_FIRST = new Set([192, 193]);
 const RESOLVING_TEMPLATES = new Set(['fast_aldc', 'fast_aldc_w', 'invokehandle', 'nofast_getfield', 'nofast_putfield']);
 /** How many blocks of a resolving template (from its dispatch target on) may come before its call into the VM. */
 const SLOW_PATH_BLOCKS = 8;
@@ -145,6 +150,8 @@ export interface JavaDecodeStats {
   compiled: number;
   entries: number;
   gaps: number;
+  /** PcDescs of inlined callees taken back as code C2 placed among the caller's (JavaEventBuilder.retractHoisted) */
+  hoisted: number;
 }
 
 export class JavaEventBuilder implements FlowSink {
@@ -155,6 +162,7 @@ export class JavaEventBuilder implements FlowSink {
     this.releaseHeld();
     this.branchEvent = -1;
     this.slowEvent = -1;
+    this.hoistEv = -1;
     const e = this.events;
     this.events = new EventStream(16);
     return e;
@@ -168,16 +176,21 @@ export class JavaEventBuilder implements FlowSink {
     const e = this.events;
     let keep = this.branchEvent >= 0 ? this.branchEvent : e.length;
     if (this.slowEvent >= 0 && this.slowEvent < keep) keep = this.slowEvent;
+    if (this.hoistEv >= 0 && this.hoistEv < keep) keep = this.hoistEv;
     this.events = new EventStream(Math.max(4096, e.length - keep));
     if (keep < e.length) {
       this.events.appendStream(e.view(keep, e.length));
       if (this.branchEvent >= 0) this.branchEvent -= keep;
       if (this.slowEvent >= 0) this.slowEvent -= keep;
+      if (this.hoistEv >= 0) {
+        this.hoistEv -= keep;
+        this.hoistEnd -= keep;
+      }
     }
     e.length = keep;
     return e;
   }
-  readonly stats: JavaDecodeStats = { bytecodes: 0, interpreted: 0, compiled: 0, entries: 0, gaps: 0 };
+  readonly stats: JavaDecodeStats = { bytecodes: 0, interpreted: 0, compiled: 0, entries: 0, gaps: 0, hoisted: 0 };
   private readonly image: CodeImage;
   /** dispatch target -> Java opcodes it executes (one or two) */
   private readonly dispatchOps = new Map<number, number[]>();
@@ -191,6 +204,8 @@ export class JavaEventBuilder implements FlowSink {
   private readonly resolvingTargets = new Set<number>();
   /** whether each of opsLists is such a template's */
   private readonly opsResolve: boolean[] = [];
+  /** whether each of opsLists is one whose fast path tells the entry was resolved (not checkcast, instanceof) */
+  private readonly opsResolvedTells: boolean[] = [];
   /** The interpreted bytecode event whose resolving template may still call the VM (-1: none), and its blocks so far. */
   private slowEvent = -1;
   private slowBlocks = 0;
@@ -238,6 +253,14 @@ export class JavaEventBuilder implements FlowSink {
   private readonly heldTsc = new Float64Array(MAX_HELD);
   private heldCount = 0;
   private heldCommon = 0;
+  /**
+   * The events of the last PcDesc that entered inlined frames and left none (from hoistEv to hoistEnd: entries, then
+   * its bytecode; -1: none, or something came after), how many frames it kept (hoistCommon) and their bcis before.
+   */
+  private hoistEv = -1;
+  private hoistEnd = 0;
+  private hoistCommon = 0;
+  private readonly hoistBcis: number[] = [];
   /** the pc of the first held PcDesc: a jump back to it or before it (a loop's next round) ends the wait */
   private heldPc0 = 0;
   /**
@@ -326,6 +349,7 @@ export class JavaEventBuilder implements FlowSink {
         this.opsLists.push(ops);
         this.opsForms.push(this.dispatchForms.get(start) ?? BytecodeForm.Unknown);
         this.opsResolve.push(this.resolvingTargets.has(start));
+        this.opsResolvedTells.push(this.resolvingTargets.has(start) && !(ops.length === 1 && NULL_FIRST.has(ops[0])));
       }
       target = k;
     } else if (this.methodEntries.has(start)) target = METHOD_ENTRY - (this.entryClass.get(start) ?? EntryClass.Bytecode);
@@ -354,7 +378,8 @@ export class JavaEventBuilder implements FlowSink {
     const viaBranch = this.prevKind !== BlockEnd.Next && this.prevKind !== BlockEnd.Cond;
     if (this.branchEvent >= 0) this.branchOutcome(b, start);
     // held caller events wait only while the flow goes forward inside the nmethod's own code
-    if (this.heldCount > 0 && (sec !== this.prevSection || (this.prevKind > BlockEnd.Jump && this.prevKind !== BlockEnd.Next) || start < this.heldPc0)) this.releaseHeld();
+    if (this.heldCount > 0 && (sec !== this.prevSection || (this.prevKind > BlockEnd.Jump && this.prevKind !== BlockEnd.Next) || start < this.heldPc0)) this.releaseHeld(true);
+    if (sec !== this.prevSection) this.hoistEv = -1;
     if (s.kind === SectionKind.Interpreter) {
       // entering the interpreter's exception or deoptimization codelets (once per visit)
       const special = this.blockSpecialOf(b, start);
@@ -367,7 +392,7 @@ export class JavaEventBuilder implements FlowSink {
         if (target >= 0) {
           const ops = this.opsLists[target];
           const resolving = this.opsResolve[target];
-          const form = this.opsForms[target] + (resolving ? RESOLVED_PATH : 0);
+          const form = this.opsForms[target] + (this.opsResolvedTells[target] ? RESOLVED_PATH : 0);
           for (let i = 0; i < ops.length; i++) this.events.push(EventKind.Bytecode, EventSource.Interpreter, -1, -1, ops[i], tsc, form);
           this.slowEvent = resolving ? this.events.length - 1 : -1;
           this.slowBlocks = 0;
@@ -412,7 +437,10 @@ export class JavaEventBuilder implements FlowSink {
       }
       this.compiledBlock(nm, b, start, B.end[b], tsc);
       const kind = B.kind[b];
-      if (kind === BlockEnd.Call || kind === BlockEnd.IndirectCall || kind === BlockEnd.Return) this.releaseHeld();
+      if (kind === BlockEnd.Call || kind === BlockEnd.IndirectCall || kind === BlockEnd.Return) {
+        this.releaseHeld(true);
+        this.hoistEv = -1;
+      }
       if ((kind === BlockEnd.Call || kind === BlockEnd.IndirectCall) && this.chain.length > 0 && this.chain.length <= MAX_SAVED_DEPTH) this.saveChain(s.nmethod, B.end[b]);
       if (kind === BlockEnd.Return) {
         for (let i = 0; i < this.chain.length; i++) this.events.push(EventKind.Exit, i === this.chain.length - 1 ? EventSource.Compiled : EventSource.Inlined, this.chain[i], -1, -1, tsc);
@@ -475,10 +503,17 @@ export class JavaEventBuilder implements FlowSink {
     }
   }
 
-  /** The held caller events (heldNm) go out as they came. */
-  private releaseHeld(): void {
+  /**
+   * The held caller events (heldNm) go out as they came. `flowGoesOn`: the wait ended with the flow going on
+   * elsewhere (not at a gap or the end): then a callee entered by one PcDesc just before the held events, which the
+   * caller went on before the call site after and the callee did not go on from, was callee code C2 placed among
+   * the caller's (a load hoisted and shared: DebugNonSafepoints names the scope of one node of several), not a call
+   * made then: it is taken back (retractHoisted), and the caller's events go out in its frame.
+   */
+  private releaseHeld(flowGoesOn = false): void {
     const n = this.heldCount;
     if (n === 0) return;
+    if (flowGoesOn && this.hoistEv >= 0 && this.heldCommon === this.hoistCommon) this.retractHoisted();
     this.heldCount = 0;
     for (let k = 0; k < n; k++) this.pcDescEvents(this.heldNm[k], this.heldPc[k], this.heldTsc[k], false);
   }
@@ -531,9 +566,16 @@ export class JavaEventBuilder implements FlowSink {
       return;
     }
     if (this.heldCount > 0) {
-      this.releaseHeld();
+      this.releaseHeld(true);
       this.pcDescEvents(nm, i, tsc, hold);
       return;
+    }
+    this.hoistEv = -1;
+    const oldLength = chain.length;
+    const firstEv = this.events.length;
+    if (oldLength === common && depth > common && nm.frames[f0 * 2 + 1] >= 0) {
+      this.hoistBcis.length = 0;
+      for (let k = 0; k < common; k++) this.hoistBcis.push(bcis[k]);
     }
     // exits for frames of the old chain deeper than the common part
     while (chain.length > common) {
@@ -563,6 +605,31 @@ export class JavaEventBuilder implements FlowSink {
     this.events.push(EventKind.Bytecode, depth > 1 ? EventSource.Inlined : EventSource.Compiled, nm.frames[f0 * 2], nm.frames[f0 * 2 + 1], -1, tsc, (imm > 0 && imm < COMPILED_CONTEXT ? imm : 0) + COMPILED_CONTEXT * (ctx + 1));
     this.stats.bytecodes++;
     this.stats.compiled++;
+    // a callee entered by this one PcDesc (no frame left): taken back if the caller goes on before the call site
+    if (oldLength === common && depth > common) {
+      this.hoistEv = firstEv;
+      this.hoistEnd = this.events.length;
+      this.hoistCommon = common;
+    }
+  }
+
+  /**
+   * Takes back the events of the callee entered by one PcDesc (hoistEv..hoistEnd: its entries and its bytecode), and
+   * the chain goes back to what it was.
+   */
+  private retractHoisted(): void {
+    if (this.hoistEv < 0 || this.events.length !== this.hoistEnd) return;
+    const entries = this.hoistEnd - this.hoistEv - 1;
+    this.events.length = this.hoistEv;
+    // (inner frames first: the callee's frames are the first ones)
+    this.chain.splice(0, this.chain.length - this.hoistCommon);
+    this.chainBcis.splice(0, this.chainBcis.length - this.hoistCommon);
+    for (let k = 0; k < this.hoistCommon; k++) this.chainBcis[k] = this.hoistBcis[k];
+    this.stats.entries -= entries;
+    this.stats.bytecodes--;
+    this.stats.compiled--;
+    this.stats.hoisted++;
+    this.hoistEv = -1;
   }
 
   /**
@@ -608,7 +675,8 @@ export class JavaEventBuilder implements FlowSink {
     const B = this.image.blocks;
     if (kind !== SectionKind.Interpreter || this.events.length - 1 !== this.slowEvent) this.slowEvent = -1;
     else if (B.kind[b] === BlockEnd.Call && !this.image.inRange(B.target[b])) {
-      this.events.aux[this.slowEvent] += SLOW_PATH - RESOLVED_PATH;
+      const aux = this.events.aux[this.slowEvent];
+      this.events.aux[this.slowEvent] = aux - (aux & RESOLVED_PATH) + SLOW_PATH;
       this.slowEvent = -1;
     } else if (++this.slowBlocks > SLOW_PATH_BLOCKS) this.slowEvent = -1;
   }
@@ -625,6 +693,7 @@ export class JavaEventBuilder implements FlowSink {
   partial(b: number, insns: number, tsc: number): void {
     this.branchEvent = -1;
     this.slowEvent = -1;
+    this.hoistEv = -1;
     if (insns > 0) this.prevKind = BlockEnd.Next;
     this.prevSection = this.image.blocks.section[b];
     void tsc;
@@ -647,6 +716,7 @@ export class JavaEventBuilder implements FlowSink {
 
   gap(reason: GapReason, fromOffset: number, toOffset: number, tscBegin: number, tscEnd: number): void {
     this.releaseHeld();
+    this.hoistEv = -1;
     this.events.push(EventKind.Gap, EventSource.Other, -1, reason, -1, tscBegin, tscEnd);
     this.stats.gaps++;
     this.branchEvent = -1;

@@ -170,7 +170,7 @@ class ThreadAssembly {
   fed = 0;
   ms = 0;
   flow: FlowStats = emptyFlow();
-  java: JavaDecodeStats = { bytecodes: 0, interpreted: 0, compiled: 0, entries: 0, gaps: 0 };
+  java: JavaDecodeStats = { bytecodes: 0, interpreted: 0, compiled: 0, entries: 0, gaps: 0, hoisted: 0 };
   private readonly pipe: ThreadPipeline;
   private fedBytes = 0;
 
@@ -196,7 +196,7 @@ class ThreadAssembly {
     r.flow.gapReasons.forEach((n, j) => (flow.gapReasons[j] += n));
     mergeGapSites(flow.gapSites, r.flow.gapSites);
     flow.lastTsc = r.flow.lastTsc;
-    for (const k of ['bytecodes', 'interpreted', 'compiled', 'entries', 'gaps'] as const) this.java[k] += r.java[k];
+    for (const k of ['bytecodes', 'interpreted', 'compiled', 'entries', 'gaps', 'hoisted'] as const) this.java[k] += r.java[k];
   }
 
   /** The thread's events (or their count, when they went to a sink) and statistics into `d`. */

@@ -161,8 +161,7 @@ export class ResolvedEntries {
   /**
    * How much the resolution the event tells (aux) speaks against attributing it to (method mi, bci): STRONG for a
    * slow path at an entry seen resolved; MEDIUM for one at an entry run before (WEAK for a getstatic, 0 for a put:
-   * the VM keeps those unresolved at times); WEAK for a resolved entry this thread never ran (another thread, or
-   * lost data, may have); else 0.
+   * the VM keeps those unresolved at times); else 0.
    */
   against(aux: number, mi: number, bci: number): number {
     const path = aux >= RESOLVED_PATH ? aux & (RESOLVED_PATH | SLOW_PATH) : 0;
@@ -170,7 +169,9 @@ export class ResolvedEntries {
     const k = this.entryOf(mi, bci);
     if (k < 0) return 0;
     const seen = this.seen[k];
-    if (path === RESOLVED_PATH) return seen === 0 ? WEAK : 0;
+    // (a resolved entry this thread never ran says little: another thread, compiled code's run or an earlier
+    // attribution to a twin may have resolved it; taken as evidence it made jython's coverage worse)
+    if (path === RESOLVED_PATH) return 0;
     if (seen & SEEN_RESOLVED) return STRONG;
     if (seen === 0) return 0;
     const op = this.methods[mi].code![bci];

@@ -1,7 +1,8 @@
 /**
  * JavaEventBuilder on compiled code whose inlined frames C2 scheduled into each other (java.ts, heldNm): a
  * caller PcDesc between two PcDescs of the same inlined callee at the same call site is not an exit and a new
- * entry of the callee.
+ * entry of the callee. And the reverse: one PcDesc of a callee among many of the caller before its call site is code
+ * C2 moved up (its scope is one node's of several), not a call.
  */
 import { CodeImage, EventKind, EventSource, JavaEventBuilder, SectionKind } from '../src';
 import type { JvmModel, NmethodInfo } from '../src';
@@ -78,5 +79,24 @@ describe('inlined frames scheduled into their caller', () => {
     expect(run(model(pcs), [0x0c, 0x04, 0x22])).toEqual([
       'inlined entry @12', 'inlined bc 17', 'inlined exit', 'bc 11', 'inlined entry @12', 'inlined bc 11', 'inlined bc 17', 'inlined exit', 'bc 11', 'exit',
     ]);
+  });
+
+  test('one callee PcDesc among many of the caller before the call site is hoisted code, not a call: taken back', () => {
+    // fib@1, then one PcDesc of the callee inlined at call site 30 (a load C2 moved up), then the caller goes on
+    // at bcis 3..10 (before 30), then past it at 31
+    const pcs: [number, number[]][] = [[2, [FIB, 1]], [4, [FIB, 5, FIB, 30]], [6, [FIB, 3]], [8, [FIB, 4]], [10, [FIB, 6]], [12, [FIB, 8]], [14, [FIB, 10]], [16, [FIB, 31]]];
+    expect(run(model(pcs), [0, 0x22])).toEqual(['entry', 'bc 1', 'bc 3', 'bc 4', 'bc 6', 'bc 8', 'bc 10', 'bc 31', 'exit']);
+  });
+
+  test('a callee with two PcDescs is a call: kept', () => {
+    const pcs: [number, number[]][] = [[2, [FIB, 1]], [4, [FIB, 5, FIB, 30]], [5, [FIB, 6, FIB, 30]], [6, [FIB, 3]], [8, [FIB, 4]], [10, [FIB, 6]], [12, [FIB, 8]], [14, [FIB, 10]], [16, [FIB, 31]]];
+    expect(run(model(pcs), [0, 0x22])).toContain('inlined entry @30');
+  });
+
+  test('one callee PcDesc between two of the caller before the call site, the callee not going on: taken back', () => {
+    // Value.convertTo@42, convertToDate@125 inlined at call site 359 (a klass load C2 shared and moved up), @44,
+    // then the flow leaves (the return)
+    const pcs: [number, number[]][] = [[2, [FIB, 42]], [4, [FIB, 125, FIB, 359]], [6, [FIB, 44]]];
+    expect(run(model(pcs), [0, 0x22])).toEqual(['entry', 'bc 42', 'bc 44', 'exit']);
   });
 });

@@ -30,6 +30,8 @@ export interface ThreadSummary {
   bytecodes: number;
   interpreted: number;
   compiled: number;
+  /** PcDescs of inlined callees taken back as code C2 placed among the caller's (hoisted), not calls */
+  hoisted: number;
   gaps: number;
   gapReasons: Record<string, number>;
   skippedBytes: number;
@@ -163,6 +165,7 @@ function summarizeThread(model: JvmModel, t: DecodedThread, file?: string): Thre
     bytecodes: t.java.bytecodes,
     interpreted: t.java.interpreted,
     compiled: t.java.compiled,
+    hoisted: t.java.hoisted,
     gaps: t.flow.gaps,
     gapReasons,
     skippedBytes: t.flow.skippedBytes,
