@@ -60,18 +60,23 @@ maybe('the interpreter\'s bytecode rewriting, read from the trace', () => {
       // decoded: per such site of the example's methods, [class-file form runs, rewritten form runs]
       const { model, threads } = decodeTrace(trace);
       const e = threads.find((t) => t.name === 'main')!.events;
-      const ours = new Map<string, [number, number]>();
-      for (let i = 0; i < e.length; i++) {
-        if (e.kind[i] !== 0 || e.source[i] !== 0) continue;
-        const m = model.methods.get(e.method[i]);
-        const k = m && site(m.className, m.name, m.signature, e.bci[i], e.opcode[i]);
-        if (!k) continue;
-        const c = ours.get(k) ?? [0, 0];
-        const form = e.aux[i] & FORM_MASK;
-        if (form === ORIGINAL) c[0]++;
-        else if (form === REWRITTEN) c[1]++;
-        ours.set(k, c);
-      }
+      type Key = (cls: string, name: string, signature: string, bci: number, op: number) => string | undefined;
+      /** per key of the interpreted events keyOf names: [runs `which` says 0 of, runs it says 1 of] */
+      const countDecoded = (keyOf: Key, which: (aux: number) => number): Map<string, [number, number]> => {
+        const counts = new Map<string, [number, number]>();
+        for (let i = 0; i < e.length; i++) {
+          if (e.kind[i] !== 0 || e.source[i] !== 0) continue;
+          const m = model.methods.get(e.method[i]);
+          const k = m && keyOf(m.className, m.name, m.signature, e.bci[i], e.opcode[i]);
+          if (!k) continue;
+          const c = counts.get(k) ?? [0, 0];
+          const w = which(e.aux[i]);
+          if (w >= 0) c[w]++;
+          counts.set(k, c);
+        }
+        return counts;
+      };
+      const ours = countDecoded(site, (aux) => ((aux & FORM_MASK) === ORIGINAL ? 0 : (aux & FORM_MASK) === REWRITTEN ? 1 : -1));
       // truth: how often each site ran: once in the class-file form, the rest rewritten
       const o = readOracle(truth);
       const ev = readOracleThread(o, o.threads.find((t) => t.name === 'main')!);
@@ -101,21 +106,11 @@ maybe('the interpreter\'s bytecode rewriting, read from the trace', () => {
       // constant-pool resolution: per constant of the example's classes an instance getfield or invoke names
       // (JDK 17: one resolved entry per class and constant), the template called the VM the first time any
       // bytecode of the class ran with it, and found it resolved every later time
-      const cpKey = (cls: string, name: string, signature: string, bci: number, op: number): string | undefined => {
+      const cpKey: Key = (cls, name, signature, bci, op) => {
         const c = code.get(`${cls}.${name}${signature}`);
         return c && INSTANCE_RESOLVING.has(op) && c[bci] === op ? `${cls}#${(c[bci + 1] << 8) | c[bci + 2]} op ${op}` : undefined;
       };
-      const oursCp = new Map<string, [number, number]>();
-      for (let i = 0; i < e.length; i++) {
-        if (e.kind[i] !== 0 || e.source[i] !== 0) continue;
-        const m = model.methods.get(e.method[i]);
-        const k = m && cpKey(m.className, m.name, m.signature, e.bci[i], e.opcode[i]);
-        if (!k) continue;
-        const c = oursCp.get(k) ?? [0, 0];
-        if (e.aux[i] & SLOW_PATH) c[0]++;
-        else if (e.aux[i] & RESOLVED_PATH) c[1]++;
-        oursCp.set(k, c);
-      }
+      const oursCp = countDecoded(cpKey, (aux) => (aux & SLOW_PATH ? 0 : aux & RESOLVED_PATH ? 1 : -1));
       // (a getfield runs its resolving template until a run of it completes and rewrites it: fast_agetfield tests
       // nothing; a run on null throws first)
       const cpRuns = new Map<string, number>();
