@@ -1321,9 +1321,12 @@ export class Attribution {
   }
 
   /**
-   * The states in scratch (explaining interpreted bytecode `op`, output event `ev`) as the interpreter's rewriting
-   * tells (rewrites.ts): those at a bci that cannot have run in the form the event tells are dropped, unless none
-   * is left; of the rest, those it fits come first (when two states meet later, the first one's chain is kept).
+   * The states in scratch (explaining interpreted bytecode `op`, output event `ev`) ordered by what the interpreter
+   * showed (rewrites.ts, resolution.ts): those it fits first, then those it speaks weakly against, then those it
+   * says cannot be (when two states meet later, the first one's chain is kept). None is dropped: that evidence is
+   * read against this thread's earlier attributions, which may have named a twin, and dropping the state that is
+   * right leaves a frame only a wrong method fits (h2 short: 35 lines jportal alone covered, SimpleCase.mapColumns
+   * among them, came from that). The opcodes that follow decide; at an ambiguous end chainEvidence does.
    */
   private orderByForm(ev: number, op: number): void {
     const pool = this.pool;
@@ -1339,14 +1342,16 @@ export class Attribution {
       if (score[k] === 0) fits++;
       else if (score[k] < STRONG) weak++;
     }
-    if (fits === n || fits + weak === 0) return;
-    const keep = fits + weak;
+    if (fits === n) return;
+    const keep = n;
     const order = this.formOrder.length < n ? (this.formOrder = new Int32Array(n * 2)) : this.formOrder;
     let a = 0;
     let b = fits;
+    let c = fits + weak;
     for (let k = 0; k < n; k++) {
       if (score[k] === 0) order[a++] = this.scratch[k];
       else if (score[k] < STRONG) order[b++] = this.scratch[k];
+      else order[c++] = this.scratch[k];
     }
     this.scratch.set(order.subarray(0, keep));
     this.scratchN = keep;
