@@ -14,7 +14,8 @@ const MIN_OPCODES = 2;
 
 /** "package/File.java:line" -> the opcodes of the line's bytecode ranges, one string, for every class of the jars. */
 export function lineShapes(jars: readonly string[]): Map<string, string> {
-  const parts = new Map<string, string[]>();
+  // per line: its ranges' opcodes, and how many opcodes in all
+  const parts = new Map<string, { ranges: string[]; opcodes: number }>();
   for (const jar of jars) {
     let entries;
     try {
@@ -43,9 +44,10 @@ export function lineShapes(jars: readonly string[]): Map<string, string> {
         const flush = () => {
           if (ops.length === 0) return;
           const key = `${file}:${ln[k + 1]}`;
-          const list = parts.get(key) ?? [];
-          list.push(ops.join(','));
-          parts.set(key, list);
+          const p = parts.get(key) ?? { ranges: [], opcodes: 0 };
+          p.ranges.push(ops.join(','));
+          p.opcodes += ops.length;
+          parts.set(key, p);
           ops = [];
         };
         forEachInstruction(code, (bci) => {
@@ -60,7 +62,7 @@ export function lineShapes(jars: readonly string[]): Map<string, string> {
     }
   }
   const shapes = new Map<string, string>();
-  for (const [key, list] of parts) if (list.join(',').split(',').length >= MIN_OPCODES) shapes.set(key, list.join('|'));
+  for (const [key, p] of parts) if (p.opcodes >= MIN_OPCODES) shapes.set(key, p.ranges.join('|'));
   return shapes;
 }
 
