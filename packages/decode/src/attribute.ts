@@ -23,7 +23,8 @@
  */
 import { ClassFile, ExceptionHandler, parseClass } from '@jportal/classfile';
 import { BytecodeForm, EventKind, EventSource, EventStream, FORM_MASK } from './events';
-import { ENTRY_FROM_VM, EntryClass } from './java';
+import { ENTRY_CLASS_MASK, ENTRY_FROM_VM, EntryClass } from './java';
+import { EnteredMethods, extraLocals } from './method-entry';
 import { JvmModel } from './load';
 import { SuccessorTable } from './successor-table';
 import { KeySet, StatePool, StateRoots } from './state-pool';
@@ -96,6 +97,8 @@ export interface Method {
   descriptor: string;
   /** whether it is static */
   isStatic: boolean;
+  /** the locals the interpreter clears when it enters it: max_locals beyond its parameters' slots */
+  extraLocals: number;
 }
 
 /** What an interpreted entry right after an invoke may start (MethodUniverse.callSite). */
@@ -190,7 +193,7 @@ export class MethodUniverse {
         const m: Method = {
           id, index: this.methods.length, code: mi.code ?? null, handlers: mi.handlers, native: (mi.access & ACC_NATIVE) !== 0, cf, loader, succ: null,
           loadTsc: model.classLoadTsc?.get(key) ?? -Infinity, clinit: mi.name === '<clinit>', init: mi.name === '<init>', descriptor: mi.descriptor,
-          isStatic: (mi.access & ACC_STATIC) !== 0,
+          isStatic: (mi.access & ACC_STATIC) !== 0, extraLocals: extraLocals(mi.maxLocals, mi.descriptor, (mi.access & ACC_STATIC) !== 0),
         };
         this.methods.push(m);
         this.byId.set(id, m);
@@ -507,6 +510,8 @@ class Frame implements StateRoots {
   constructing: string | null = null;
   /** for a frame whose caller was ambiguous: the targets of the invoke of the caller's state ranked first (a
    * callee's choice follows its caller's); else null */
+  /** the input aux of the interpreted entry that started it (what its entry codelet told: method-entry.ts); 0: none */
+  entryAux = 0;
   preferred: readonly Method[] | null = null;
 
   /** How many of `states` hold the frame's states (StateRoots): none while it follows the trie. */
@@ -531,6 +536,7 @@ class Frame implements StateRoots {
     this.initializing = null;
     this.linkerArgs = null;
     this.constructing = null;
+    this.entryAux = 0;
     this.preferred = null;
   }
 
@@ -607,6 +613,8 @@ export class Attribution {
   private readonly ran: RanBytecodes;
   /** the constant-pool entries this thread's interpreted bytecodes have run with (what resolution is read against) */
   private readonly resolved: ResolvedEntries;
+  /** the methods this thread entered, and when first (what an interpreted entry's counters are read against) */
+  private readonly entered: EnteredMethods;
   private readonly pool = new StatePool();
   /** the stack: frames[0..depth); frames beyond are kept for reuse */
   private readonly frames: Frame[] = [];
@@ -659,6 +667,7 @@ export class Attribution {
     this.ranClinit = new Uint8Array(this.methods.length);
     this.ran = new RanBytecodes(this.methods.length, (mi) => this.methods[mi].code?.length ?? 0);
     this.resolved = new ResolvedEntries(this.methods, universe.javaFeature);
+    this.entered = new EnteredMethods(this.methods.length);
   }
 
   /**
@@ -740,6 +749,8 @@ export class Attribution {
         if (kind === EventKind.Entry && compiled && input.method[i] >= 0) {
           const m = universe.byId.get(input.method[i]);
           if (m?.init) this.markConstructed(m.cf.name, tsc);
+          // (a method compiled on its own had its counters; one inlined need not have)
+          if (m && source === EventSource.Compiled) this.entered.mark(m.index, ev);
         }
         if (kind === EventKind.Bytecode && compiled) {
           lastCompiledMethod = input.method[i];
@@ -787,7 +798,7 @@ export class Attribution {
         const top = this.depth ? this.frames[this.depth - 1] : undefined;
         // the VM made this call (through the call stub): no invoke of the code before it did, and the invoke that
         // code may be at (resolving it loads and initializes classes) makes its call after this one returns
-        const fromVm = input.aux[i] >= ENTRY_FROM_VM;
+        const fromVm = (input.aux[i] & ENTRY_FROM_VM) !== 0;
         if (top) top.ownLen = -1; // a frame that made a call is not read again (its callee followed its candidates)
         if (fromVm) {
           // (no site: found by search)
@@ -806,7 +817,7 @@ export class Attribution {
         const raisesNpe =
           fromVm && (afterDeopt || lastWasCompiled ? this.dereferences(lastCompiledMethod, lastCompiledBci) : top !== undefined && !top.lost && this.dereferencesAt(top));
         lastWasCompiled = false;
-        const cls = (fromVm ? input.aux[i] - ENTRY_FROM_VM : input.aux[i]) as EntryClass;
+        const cls = (input.aux[i] & ENTRY_CLASS_MASK) as EntryClass;
         if (cls !== EntryClass.Bytecode) {
           // native, intrinsic or abstract: no bytecodes run in this activation
           const only = site ? onlyTarget(site.targets, cls === EntryClass.Native) : undefined;
@@ -819,6 +830,7 @@ export class Attribution {
         out.aux[ev] = 0;
         const initializing = fromVm && top && !top.lost ? this.initializingAt(top) : null;
         this.startFrame(site?.candidates, ev);
+        this.frames[this.depth - 1].entryAux = input.aux[i];
         this.frames[this.depth - 1].initializing = initializing;
         this.frames[this.depth - 1].preferred = preferred;
         this.frames[this.depth - 1].linkerArgs = !fromVm && top && !top.lost ? this.linkerArgsAt(top) : null;
@@ -1267,6 +1279,7 @@ export class Attribution {
       else if (m.init) this.markConstructed(m.cf.name, tsc);
       id = this.ids[mi];
       if (f.entryEv >= 0 && out.method[f.entryEv] < 0) out.method[f.entryEv] = id;
+      if (f.entryEv >= 0) this.entered.mark(mi, f.entryEv);
     } else if (!f.lost && f.anyBci >= 0) id = this.ids[f.anyBci]; // (a deoptimized activation that ran no bytecode)
     if (emitExit) out.push(EventKind.Exit, EventSource.Interpreter, id, -1, -1, tsc);
   }
@@ -1551,7 +1564,7 @@ export class Attribution {
     for (let k = 0; k < n; k++) {
       const mi = methodAt(k);
       const r = this.rankOf(mi, tsc, f.initializing, f.constructing, f.preferred);
-      const against = evidence ? this.chainEvidence(f, k) : 0;
+      const against = (evidence ? this.chainEvidence(f, k) : 0) + (f.entryAux ? this.entered.against(f.entryAux, mi, this.methods[mi].extraLocals, f.entryEv) : 0);
       const strong = Math.floor(against / STRONG);
       const tier = r <= INITIALIZING_RANK ? 0 : r >= 1e300 ? 2 : 1;
       const weak = against - strong * STRONG;

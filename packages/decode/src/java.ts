@@ -120,6 +120,33 @@ export const enum EntryClass {
  * of the code that ran before it.
  */
 export const ENTRY_FROM_VM = 8;
+/** The EntryClass of an interpreter `entry` event's aux. */
+export const ENTRY_CLASS_MASK = 7;
+
+/**
+ * Added to an interpreter `entry` event's aux when the flow went through the entry codelet to its dispatch of the
+ * method's first bytecode and the codelet tells whether the method had its invocation counters
+ * (HotSpot's MethodCounters, made the first time the interpreter enters a method: generate_counter_incr calls
+ * InterpreterRuntime::build_method_counters, a call out of the traced range before the dispatch). Plain entries
+ * only (a synchronized entry's lock may call the VM as well), and only once the thread's decoding saw that entry
+ * codelet build counters: -Xint's entries count nothing. (A VM that calls out of every entry, with JVMTI's
+ * interpreter-only mode or DTraceMethodProbes, would be read as building counters each time.)
+ */
+export const COUNTERS_TOLD = 16;
+/** With COUNTERS_TOLD: the entry built the method's counters (no interpreted entry of it had run before). */
+export const COUNTERS_BUILT = 32;
+/**
+ * Added when the entry codelet's loop that clears the method's locals beyond its parameters was seen through
+ * (`push 0; dec; jg` once per local): aux / LOCALS_UNIT, rounded down, is how many rounds it made, max_locals
+ * less the parameters' slots (0 when the method has none beyond them).
+ */
+export const LOCALS_TOLD = 64;
+export const LOCALS_UNIT = 128;
+
+/** How many blocks of an entry codelet, its locals loop's rounds not counted, the entry watch follows. */
+const ENTRY_WATCH_BLOCKS = 64;
+/** How many blocks from a method entry the search for its locals loop visits. */
+const LOCALS_LOOP_SEARCH = 16;
 
 function entryClassOf(kind: string): EntryClass {
   if (kind === '' || kind.startsWith('zerolocals') || kind === 'java_lang_ref_reference_get') return EntryClass.Bytecode;
@@ -162,6 +189,7 @@ export class JavaEventBuilder implements FlowSink {
     this.releaseHeld();
     this.branchEvent = -1;
     this.slowEvent = -1;
+    this.entryEvent = -1;
     this.hoistEv = -1;
     const e = this.events;
     this.events = new EventStream(16);
@@ -176,12 +204,14 @@ export class JavaEventBuilder implements FlowSink {
     const e = this.events;
     let keep = this.branchEvent >= 0 ? this.branchEvent : e.length;
     if (this.slowEvent >= 0 && this.slowEvent < keep) keep = this.slowEvent;
+    if (this.entryEvent >= 0 && this.entryEvent < keep) keep = this.entryEvent;
     if (this.hoistEv >= 0 && this.hoistEv < keep) keep = this.hoistEv;
     this.events = new EventStream(Math.max(4096, e.length - keep));
     if (keep < e.length) {
       this.events.appendStream(e.view(keep, e.length));
       if (this.branchEvent >= 0) this.branchEvent -= keep;
       if (this.slowEvent >= 0) this.slowEvent -= keep;
+      if (this.entryEvent >= 0) this.entryEvent -= keep;
       if (this.hoistEv >= 0) {
         this.hoistEv -= keep;
         this.hoistEnd -= keep;
@@ -215,6 +245,28 @@ export class JavaEventBuilder implements FlowSink {
   private readonly blockFirstPcs = new BlockMemo();
   private readonly methodEntries: Map<number, number>;
   private readonly entryClass = new Map<number, EntryClass>();
+  /** method entries whose codelet is read (entries of methods with bytecode: zerolocals, synchronized or not; not
+   * Reference.get's, which returns at once for a live reference) */
+  private readonly watchedEntries = new Set<number>();
+  /** of those, the ones whose counters test is read (not synchronized) */
+  private readonly countersEntries = new Set<number>();
+  /**
+   * Of those, the ones seen calling the VM before their dispatch: a VM that counts invocations (not -Xint, whose
+   * entries have no counters code), so that an entry making no such call tells the counters were there.
+   */
+  private readonly countersSeen = new Set<number>();
+  /** by method entry: the start of its locals loop's block (-1: none found), once asked (localsLoopOf) */
+  private readonly localsLoops = new Map<number, number>();
+  /**
+   * The interpreter entry event being watched (-1: none): the entry's locals loop and its rounds, the lowest
+   * address it called the VM from, the entry if its counters test is read (else -1), and the blocks so far.
+   */
+  private entryEvent = -1;
+  private entryLoop = -1;
+  private entryRounds = 0;
+  private entryVmCall = -1;
+  private entryCounters = -1;
+  private entryBlocks = 0;
   /** [begin, end, EventKind] of the interpreter codelets that mean an exception or a deoptimization */
   private readonly specialRanges: number[] = [];
   private inSpecial = -1;
@@ -290,6 +342,8 @@ export class JavaEventBuilder implements FlowSink {
       const k = codeletAt(c, target);
       const kind = k >= 0 ? /kind = (\w+)/.exec(c.description[k])?.[1] ?? '' : '';
       this.entryClass.set(target, entryClassOf(kind));
+      if (kind.startsWith('zerolocals')) this.watchedEntries.add(target);
+      if (kind === 'zerolocals') this.countersEntries.add(target);
     }
     for (const [target, bc] of model.dispatch) {
       if (bc < 202) {
@@ -403,6 +457,7 @@ export class JavaEventBuilder implements FlowSink {
           const fromVm = this.prevSection >= 0 && this.isCallStub(this.prevSection);
           this.events.push(EventKind.Entry, EventSource.Interpreter, -1, -1, -1, tsc, METHOD_ENTRY - target + (fromVm ? ENTRY_FROM_VM : 0));
           this.stats.entries++;
+          if (this.watchedEntries.has(start)) this.watchEntry(sec, start);
         }
       }
     } else if (s.kind === SectionKind.Nmethod) {
@@ -452,6 +507,7 @@ export class JavaEventBuilder implements FlowSink {
       if (kind >= 0) this.events.push(kind, EventSource.Other, -1, -1, -1, tsc);
     }
     if (this.slowEvent >= 0) this.watchSlowPath(b, s.kind);
+    else if (this.entryEvent >= 0) this.entryBlock(b, s.kind);
     this.prevKind = B.kind[b];
     this.prevSection = sec;
   }
@@ -666,6 +722,77 @@ export class JavaEventBuilder implements FlowSink {
     if (this.image.blocks.last[b] === this.branchJcc) this.pastJcc = true;
   }
 
+  /** Starts watching the entry event just pushed (a bytecode method's entry at `start`, in section `sec`). */
+  private watchEntry(sec: number, start: number): void {
+    this.entryEvent = this.events.length - 1;
+    this.entryLoop = this.localsLoopOf(sec, start);
+    this.entryRounds = 0;
+    this.entryVmCall = -1;
+    this.entryCounters = this.countersEntries.has(start) ? start : -1;
+    this.entryBlocks = 0;
+  }
+
+  /**
+   * The start of the block of method entry `start`'s locals loop (`push 0; dec; jg` back to itself), found once
+   * among the first blocks the entry may run; -1 when there is none (the loop's rounds are then not told).
+   */
+  private localsLoopOf(sec: number, start: number): number {
+    let loop = this.localsLoops.get(start);
+    if (loop !== undefined) return loop;
+    loop = -1;
+    const s = this.image.sections[sec];
+    const B = this.image.blocks;
+    const queue = [start];
+    const seen = new Set<number>([start]);
+    for (let q = 0; q < queue.length && q < LOCALS_LOOP_SEARCH && loop < 0; q++) {
+      const b = this.image.block(sec, queue[q]);
+      if (b < 0) continue;
+      const kind = B.kind[b];
+      if (kind === BlockEnd.Cond && B.target[b] === B.start[b]) loop = B.start[b];
+      const next: number[] = [];
+      if (kind === BlockEnd.Cond || kind === BlockEnd.Next) next.push(B.end[b]);
+      if (kind === BlockEnd.Cond || kind === BlockEnd.Jump) next.push(B.target[b]);
+      for (const a of next) {
+        if (a >= s.begin && a < s.end && !seen.has(a)) {
+          seen.add(a);
+          queue.push(a);
+        }
+      }
+    }
+    this.localsLoops.set(start, loop);
+    return loop;
+  }
+
+  /**
+   * Block b ran while an interpreted entry's event (entryEvent) is the newest: the rounds of its locals loop and its
+   * calls into the VM are counted until the codelet dispatches the method's first bytecode (an indirect jump), which
+   * writes what they tell into the entry's aux. Leaving the interpreter, another event or lost data end the watch
+   * with nothing told.
+   */
+  private entryBlock(b: number, kind: SectionKind): void {
+    const B = this.image.blocks;
+    if (kind !== SectionKind.Interpreter || this.events.length - 1 !== this.entryEvent) {
+      this.entryEvent = -1;
+      return;
+    }
+    const k = B.kind[b];
+    if (B.start[b] === this.entryLoop) this.entryRounds++;
+    else if (k === BlockEnd.Call && !this.image.inRange(B.target[b])) {
+      if (this.entryVmCall < 0 || B.last[b] < this.entryVmCall) this.entryVmCall = B.last[b];
+    } else if (k === BlockEnd.IndirectJump) {
+      let told = 0;
+      if (this.entryLoop >= 0) told += LOCALS_TOLD + this.entryRounds * LOCALS_UNIT;
+      if (this.entryCounters >= 0) {
+        // (the counter overflow's call into the VM comes after the dispatch in the codelet: out of line)
+        const built = this.entryVmCall >= 0 && this.entryVmCall < B.last[b];
+        if (built) this.countersSeen.add(this.entryCounters);
+        if (this.countersSeen.has(this.entryCounters)) told += COUNTERS_TOLD + (built ? COUNTERS_BUILT : 0);
+      }
+      this.events.aux[this.entryEvent] += told;
+      this.entryEvent = -1;
+    } else if (++this.entryBlocks > ENTRY_WATCH_BLOCKS) this.entryEvent = -1;
+  }
+
   /**
    * Block b ran while a resolving template's event (slowEvent) is the newest: a direct call out of the traced range
    * from the template's first blocks is its call into the VM (SLOW_PATH); leaving the interpreter, another event or
@@ -693,6 +820,7 @@ export class JavaEventBuilder implements FlowSink {
   partial(b: number, insns: number, tsc: number): void {
     this.branchEvent = -1;
     this.slowEvent = -1;
+    this.entryEvent = -1;
     this.hoistEv = -1;
     if (insns > 0) this.prevKind = BlockEnd.Next;
     this.prevSection = this.image.blocks.section[b];
@@ -721,6 +849,7 @@ export class JavaEventBuilder implements FlowSink {
     this.stats.gaps++;
     this.branchEvent = -1;
     this.slowEvent = -1;
+    this.entryEvent = -1;
     this.chain.length = 0;
     this.chainBcis.length = 0;
     this.savedFloor = this.nsaved;

@@ -4,7 +4,7 @@
  * on in after a gap (the top frame's method somewhere else, a caller right after its call, a caller elsewhere).
  */
 import { EventKind, EventSource, EventStream } from './events';
-import { ENTRY_FROM_VM, EntryClass } from './java';
+import { ENTRY_CLASS_MASK, EntryClass } from './java';
 import { SuccessorTable } from './successor-table';
 
 /** At most this many opcodes are looked at: enough to tell a loop body from a three-bytecode constructor. */
@@ -16,7 +16,7 @@ const WALK_STATES_MAX = 4096;
 
 /** Whether `op` returns from its method (ireturn .. return). */
 export const isReturn = (op: number) => op >= 0xac && op <= 0xb1;
-const entryClass = (aux: number): EntryClass => (aux >= ENTRY_FROM_VM ? aux - ENTRY_FROM_VM : aux);
+const entryClass = (aux: number): EntryClass => aux & ENTRY_CLASS_MASK;
 /** Whether `op` is a conditional branch (if*, if_*cmp*, ifnull, ifnonnull). */
 export const isIfOpcode = (op: number) => (op >= 153 && op <= 166) || op === 198 || op === 199;
 
