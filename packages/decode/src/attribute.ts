@@ -28,8 +28,8 @@ import { EnteredMethods, extraLocals } from './method-entry';
 import { JvmModel } from './load';
 import { SuccessorTable } from './successor-table';
 import { KeySet, StatePool, StateRoots } from './state-pool';
-import { edgeKey, SearchNode } from './search-trie';
-import { collectOpcodes, FitWalk, isIfOpcode, isReturn, LOOKAHEAD_MAX, outcomeAllows } from './lookahead';
+import { edgeKey, SearchNode, switchEdgeKey } from './search-trie';
+import { collectOpcodes, FitWalk, isIfOpcode, isReturn, isSwitchOpcode, LOOKAHEAD_MAX, outcomeAllows } from './lookahead';
 import { RanBytecodes, STRONG } from './rewrites';
 import { ResolvedEntries } from './resolution';
 
@@ -1328,7 +1328,7 @@ export class Attribution {
       for (let k = 0; k < f.n; k++) this.successorStates(f.states[k], op, ev);
     }
     if (this.scratchN === 0 || this.scratchN > MAX_STATES) return false;
-    if (this.scratchN > 1 && this.out.aux[ev] !== BytecodeForm.Unknown && !isIfOpcode(op)) this.orderByForm(ev, op);
+    if (this.scratchN > 1 && this.out.aux[ev] !== BytecodeForm.Unknown && !isIfOpcode(op) && !isSwitchOpcode(op)) this.orderByForm(ev, op);
     this.giveScratch(f);
     return true;
   }
@@ -1433,8 +1433,9 @@ export class Attribution {
 
   /** The child of `node` by opcode `op` (`ev`: the event that led to `node`, whose aux tells an if*'s outcome). */
   private searchChild(node: SearchNode, ev: number, op: number): SearchNode {
-    const aux = isIfOpcode(node.op) ? this.out.aux[ev] : 0;
-    const key = edgeKey(op, aux > 0 ? 1 : aux < 0 ? -1 : 0);
+    const branch = isIfOpcode(node.op);
+    const aux = branch || isSwitchOpcode(node.op) ? this.out.aux[ev] : 0;
+    const key = branch || aux === 0 ? edgeKey(op, aux > 0 ? 1 : aux < 0 ? -1 : 0) : switchEdgeKey(op, aux);
     let child = node.children.get(key);
     if (child) return child;
     // the NFA step of every entry, in order (as `step` would make the states)

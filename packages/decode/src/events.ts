@@ -99,6 +99,19 @@ export const RESOLVED_PATH = 4;
 export const SLOW_PATH = 8;
 export const FORM_MASK = 3;
 
+/**
+ * The `aux` of an interpreted tableswitch or lookupswitch whose template the flow read to its dispatch (java.ts):
+ * SWITCH_TOLD, plus SWITCH_DEFAULT when it took the default case. The way a case shows: a tableswitch tells only
+ * that it took one; HotSpot's linear search of a lookupswitch of few pairs (fast_linearswitch) compares them from
+ * the last down, and `floor(aux / SWITCH_DETAIL)` is how many compares it made (the pair it took is pairs less that);
+ * its binary search (fast_binaryswitch, SWITCH_BINARY) chooses by cmov, and `floor(aux / SWITCH_DETAIL)` is how
+ * many rounds it made, which depends on the key. (switch-arms.ts reads it.)
+ */
+export const SWITCH_TOLD = 16;
+export const SWITCH_DEFAULT = 32;
+export const SWITCH_BINARY = 64;
+export const SWITCH_DETAIL = 128;
+
 /** Where a bytecode event came from. */
 export const enum EventSource {
   Interpreter = 0,

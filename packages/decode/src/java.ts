@@ -12,7 +12,7 @@
  */
 import { FlowSink, GapReason } from './flow';
 import { CodeImage, NmethodInfo, SectionKind } from './image';
-import { BytecodeForm, COMPILED_CONTEXT, EventKind, EventSource, EventStream, RESOLVED_PATH, SLOW_PATH } from './events';
+import { BytecodeForm, COMPILED_CONTEXT, EventKind, EventSource, EventStream, RESOLVED_PATH, SLOW_PATH, SWITCH_BINARY, SWITCH_DEFAULT, SWITCH_DETAIL, SWITCH_TOLD } from './events';
 import { JvmModel } from './load';
 import { BlockEnd } from './x86';
 
@@ -58,6 +58,8 @@ const NULL_FIRST = new Set([192, 193]);
 const RESOLVING_TEMPLATES = new Set(['fast_aldc', 'fast_aldc_w', 'invokehandle', 'nofast_getfield', 'nofast_putfield']);
 /** How many blocks of a resolving template (from its dispatch target on) may come before its call into the VM. */
 const SLOW_PATH_BLOCKS = 8;
+
+const TABLESWITCH = 170;
 
 const EXCEPTION_BLOB = /^(ExceptionBlob|forward exception|catch_exception|unwind_exception|handle_exception|forward_exception|throw_|.* throw_exception)/;
 const DEOPT_BLOB = /^(DeoptimizationBlob|UncommonTrapBlob|deoptimize)/;
@@ -148,6 +150,30 @@ const ENTRY_WATCH_BLOCKS = 64;
 /** How many blocks from a method entry the search for its locals loop visits. */
 const LOCALS_LOOP_SEARCH = 16;
 
+/** The interpreter's switch templates (by name) whose blocks tell which way the switch went (java.ts: SwitchShape). */
+const enum SwitchTemplate {
+  /** tableswitch: two bounds checks jump to the default case, else an indexed jump */
+  Table = 1,
+  /** fast_linearswitch (a lookupswitch of few pairs): compares the pairs from the last down, the rounds tell which */
+  Linear = 2,
+  /** fast_binaryswitch: a binary search by cmov, its rounds (which depend on the key) and a last compare */
+  Binary = 3,
+}
+const SWITCH_TEMPLATES: Record<string, SwitchTemplate> = { tableswitch: SwitchTemplate.Table, fast_linearswitch: SwitchTemplate.Linear, fast_binaryswitch: SwitchTemplate.Binary };
+/**
+ * Where a switch template's way shows, found once by decoding it (switchShapeOf): `a` and `b` are block starts whose
+ * runs are counted. Table: `a` the default case. Linear: `a` the compare, `b` the loop's decrement (equal counts:
+ * a pair matched, at index pairs - compares; one decrement more: none did). Binary: `a` the search's round, `b` the
+ * default case.
+ */
+interface SwitchShape {
+  template: SwitchTemplate;
+  a: number;
+  b: number;
+}
+/** How many blocks a switch template may run before its dispatch (a binary search's rounds included). */
+const SWITCH_WATCH_BLOCKS = 96;
+
 function entryClassOf(kind: string): EntryClass {
   if (kind === '' || kind.startsWith('zerolocals') || kind === 'java_lang_ref_reference_get') return EntryClass.Bytecode;
   if (kind.startsWith('native')) return EntryClass.Native;
@@ -190,6 +216,7 @@ export class JavaEventBuilder implements FlowSink {
     this.branchEvent = -1;
     this.slowEvent = -1;
     this.entryEvent = -1;
+    this.switchEvent = -1;
     this.hoistEv = -1;
     const e = this.events;
     this.events = new EventStream(16);
@@ -205,6 +232,7 @@ export class JavaEventBuilder implements FlowSink {
     let keep = this.branchEvent >= 0 ? this.branchEvent : e.length;
     if (this.slowEvent >= 0 && this.slowEvent < keep) keep = this.slowEvent;
     if (this.entryEvent >= 0 && this.entryEvent < keep) keep = this.entryEvent;
+    if (this.switchEvent >= 0 && this.switchEvent < keep) keep = this.switchEvent;
     if (this.hoistEv >= 0 && this.hoistEv < keep) keep = this.hoistEv;
     this.events = new EventStream(Math.max(4096, e.length - keep));
     if (keep < e.length) {
@@ -212,6 +240,7 @@ export class JavaEventBuilder implements FlowSink {
       if (this.branchEvent >= 0) this.branchEvent -= keep;
       if (this.slowEvent >= 0) this.slowEvent -= keep;
       if (this.entryEvent >= 0) this.entryEvent -= keep;
+      if (this.switchEvent >= 0) this.switchEvent -= keep;
       if (this.hoistEv >= 0) {
         this.hoistEv -= keep;
         this.hoistEnd -= keep;
@@ -236,6 +265,18 @@ export class JavaEventBuilder implements FlowSink {
   private readonly opsResolve: boolean[] = [];
   /** whether each of opsLists is one whose fast path tells the entry was resolved (not checkcast, instanceof) */
   private readonly opsResolvedTells: boolean[] = [];
+  /** whether each of opsLists is a switch template's (switchTargets) */
+  private readonly opsSwitch: boolean[] = [];
+  /** dispatch target -> the switch template it starts */
+  private readonly switchTargets = new Map<number, SwitchTemplate>();
+  /** dispatch target -> where its template's way shows (null: not read) */
+  private readonly switchShapes = new Map<number, SwitchShape | null>();
+  /** The interpreted switch event being watched (-1: none), its shape, the runs of its blocks a and b, blocks so far. */
+  private switchEvent = -1;
+  private switchShape: SwitchShape | null = null;
+  private switchRunsA = 0;
+  private switchRunsB = 0;
+  private switchBlocks = 0;
   /** The interpreted bytecode event whose resolving template may still call the VM (-1: none), and its blocks so far. */
   private slowEvent = -1;
   private slowBlocks = 0;
@@ -350,6 +391,7 @@ export class JavaEventBuilder implements FlowSink {
         this.dispatchOps.set(target, [bc]);
         if (REWRITTEN_WHEN_RUN.has(bc)) this.dispatchForms.set(target, BytecodeForm.Original);
         if (RESOLVING_BYTECODES.has(bc)) this.resolvingTargets.add(target);
+        if (bc === TABLESWITCH) this.switchTargets.set(target, SwitchTemplate.Table);
         continue;
       }
       // a rewritten bytecode: the codelet holding the target names it
@@ -359,6 +401,7 @@ export class JavaEventBuilder implements FlowSink {
         if (ops) this.dispatchOps.set(target, ops);
         if (ops && RUNTIME_REWRITES.test(c.description[k])) this.dispatchForms.set(target, BytecodeForm.Rewritten);
         if (ops && RESOLVING_TEMPLATES.has(c.description[k])) this.resolvingTargets.add(target);
+        if (ops && SWITCH_TEMPLATES[c.description[k]]) this.switchTargets.set(target, SWITCH_TEMPLATES[c.description[k]]);
       }
     }
   }
@@ -404,6 +447,7 @@ export class JavaEventBuilder implements FlowSink {
         this.opsForms.push(this.dispatchForms.get(start) ?? BytecodeForm.Unknown);
         this.opsResolve.push(this.resolvingTargets.has(start));
         this.opsResolvedTells.push(this.resolvingTargets.has(start) && !(ops.length === 1 && NULL_FIRST.has(ops[0])));
+        this.opsSwitch.push(this.switchTargets.has(start));
       }
       target = k;
     } else if (this.methodEntries.has(start)) target = METHOD_ENTRY - (this.entryClass.get(start) ?? EntryClass.Bytecode);
@@ -453,6 +497,7 @@ export class JavaEventBuilder implements FlowSink {
           this.stats.bytecodes += ops.length;
           this.stats.interpreted += ops.length;
           if (ops.length === 1 && isIf(ops[0])) this.awaitBranch(sec, start, b);
+          else if (this.opsSwitch[target]) this.awaitSwitch(sec, start);
         } else if (target <= METHOD_ENTRY) {
           const fromVm = this.prevSection >= 0 && this.isCallStub(this.prevSection);
           this.events.push(EventKind.Entry, EventSource.Interpreter, -1, -1, -1, tsc, METHOD_ENTRY - target + (fromVm ? ENTRY_FROM_VM : 0));
@@ -508,6 +553,7 @@ export class JavaEventBuilder implements FlowSink {
     }
     if (this.slowEvent >= 0) this.watchSlowPath(b, s.kind);
     else if (this.entryEvent >= 0) this.entryBlock(b, s.kind);
+    else if (this.switchEvent >= 0) this.switchBlock(b, s.kind);
     this.prevKind = B.kind[b];
     this.prevSection = sec;
   }
@@ -722,6 +768,82 @@ export class JavaEventBuilder implements FlowSink {
     if (this.image.blocks.last[b] === this.branchJcc) this.pastJcc = true;
   }
 
+  /** Starts watching the switch event just pushed (its template starts at dispatch target `start`, in section `sec`). */
+  private awaitSwitch(sec: number, start: number): void {
+    let shape = this.switchShapes.get(start);
+    if (shape === undefined) this.switchShapes.set(start, (shape = this.switchShapeOf(sec, start, this.switchTargets.get(start)!)));
+    if (!shape) return;
+    this.switchEvent = this.events.length - 1;
+    this.switchShape = shape;
+    this.switchRunsA = 0;
+    this.switchRunsB = 0;
+    this.switchBlocks = 0;
+  }
+
+  /**
+   * Where switch template `template`, starting at `start`, shows its way (SwitchShape), from its first blocks; null
+   * when they are not as expected (another release's template: the switch is then not read).
+   */
+  private switchShapeOf(sec: number, start: number, template: SwitchTemplate): SwitchShape | null {
+    const B = this.image.blocks;
+    const s = this.image.sections[sec];
+    const inside = (a: number) => a >= s.begin && a < s.end;
+    const blockAt = (a: number) => (inside(a) ? this.image.block(sec, a) : -1);
+    // the template's conditional jumps in the order it runs them on its straight path (a jump followed, a
+    // conditional one not taken), at most 8 blocks
+    const conds: number[] = [];
+    for (let k = blockAt(start), n = 0; k >= 0 && n < 8 && conds.length < 3; n++) {
+      const kind = B.kind[k];
+      if (kind === BlockEnd.Cond) conds.push(k);
+      const next = kind === BlockEnd.Cond || kind === BlockEnd.Next ? B.end[k] : kind === BlockEnd.Jump ? B.target[k] : -1;
+      k = blockAt(next);
+    }
+    if (conds.length === 0) return null;
+    const c0 = conds[0];
+    if (template === SwitchTemplate.Table) {
+      // cmp low; jl default; cmp high; jg default
+      return conds.length >= 2 && B.target[conds[1]] === B.target[c0] && B.target[c0] > B.last[conds[1]] ? { template, a: B.target[c0], b: -1 } : null;
+    }
+    // the loop: a conditional jump back into the template
+    if (!(B.target[c0] < B.start[c0] && B.target[c0] >= start)) return null;
+    if (template === SwitchTemplate.Linear) {
+      // jmp entry; loop: cmp key, pair; je found; entry: dec; jge loop
+      const compare = blockAt(B.target[c0]);
+      return compare >= 0 && B.kind[compare] === BlockEnd.Cond && B.end[compare] === B.start[c0] ? { template, a: B.target[c0], b: B.start[c0] } : null;
+    }
+    // jmp entry; round: ... cmov ...; entry: cmp; jl round; (the last compare) jne default
+    const last = blockAt(B.end[c0]);
+    return last >= 0 && B.kind[last] === BlockEnd.Cond && B.target[last] > B.last[last] ? { template, a: B.target[c0], b: B.target[last] } : null;
+  }
+
+  /**
+   * Block b ran while an interpreted switch's event (switchEvent) is the newest: the runs of its shape's blocks are
+   * counted until the template dispatches the case's first bytecode (an indirect jump), which writes the way the
+   * switch went into the event's aux (SWITCH_TOLD, events.ts). Leaving the interpreter, another event or lost data
+   * end the watch with nothing told.
+   */
+  private switchBlock(b: number, kind: SectionKind): void {
+    const B = this.image.blocks;
+    if (kind !== SectionKind.Interpreter || this.events.length - 1 !== this.switchEvent) {
+      this.switchEvent = -1;
+      return;
+    }
+    const shape = this.switchShape!;
+    const start = B.start[b];
+    if (start === shape.a) this.switchRunsA++;
+    else if (start === shape.b) this.switchRunsB++;
+    if (B.kind[b] === BlockEnd.IndirectJump) {
+      let told = SWITCH_TOLD;
+      if (shape.template === SwitchTemplate.Table) told += this.switchRunsA > 0 ? SWITCH_DEFAULT : 0;
+      else if (shape.template === SwitchTemplate.Linear) {
+        const found = this.switchRunsA === this.switchRunsB;
+        told += found ? this.switchRunsA * SWITCH_DETAIL : this.switchRunsB === this.switchRunsA + 1 ? SWITCH_DEFAULT : -SWITCH_TOLD;
+      } else told += SWITCH_BINARY + this.switchRunsA * SWITCH_DETAIL + (this.switchRunsB > 0 ? SWITCH_DEFAULT : 0);
+      this.events.aux[this.switchEvent] += told;
+      this.switchEvent = -1;
+    } else if (++this.switchBlocks > SWITCH_WATCH_BLOCKS) this.switchEvent = -1;
+  }
+
   /** Starts watching the entry event just pushed (a bytecode method's entry at `start`, in section `sec`). */
   private watchEntry(sec: number, start: number): void {
     this.entryEvent = this.events.length - 1;
@@ -821,6 +943,7 @@ export class JavaEventBuilder implements FlowSink {
     this.branchEvent = -1;
     this.slowEvent = -1;
     this.entryEvent = -1;
+    this.switchEvent = -1;
     this.hoistEv = -1;
     if (insns > 0) this.prevKind = BlockEnd.Next;
     this.prevSection = this.image.blocks.section[b];
@@ -850,6 +973,7 @@ export class JavaEventBuilder implements FlowSink {
     this.branchEvent = -1;
     this.slowEvent = -1;
     this.entryEvent = -1;
+    this.switchEvent = -1;
     this.chain.length = 0;
     this.chainBcis.length = 0;
     this.savedFloor = this.nsaved;

@@ -3,6 +3,7 @@
  * walked as an NFA over its successor table. Attribution uses it to choose which frame of its stack the trace goes
  * on in after a gap (the top frame's method somewhere else, a caller right after its call, a caller elsewhere).
  */
+import { switchAllows } from './switch-arms';
 import { EventKind, EventSource, EventStream } from './events';
 import { ENTRY_CLASS_MASK, EntryClass } from './java';
 import { SuccessorTable } from './successor-table';
@@ -14,18 +15,27 @@ const LOOKAHEAD_SPAN = 4096;
 /** A walk holding more states than this at once stops (it tells nothing any more). */
 const WALK_STATES_MAX = 4096;
 
+const TABLESWITCH = 0xaa;
+const LOOKUPSWITCH = 0xab;
+
 /** Whether `op` returns from its method (ireturn .. return). */
 export const isReturn = (op: number) => op >= 0xac && op <= 0xb1;
 const entryClass = (aux: number): EntryClass => aux & ENTRY_CLASS_MASK;
+/** Whether `op` is a tableswitch or lookupswitch. */
+export const isSwitchOpcode = (op: number) => op === TABLESWITCH || op === LOOKUPSWITCH;
 /** Whether `op` is a conditional branch (if*, if_*cmp*, ifnull, ifnonnull). */
 export const isIfOpcode = (op: number) => (op >= 153 && op <= 166) || op === 198 || op === 199;
 
 /**
  * Whether the instruction at `bci` may go on to successor `t` given `aux`, the outcome the trace told of it
- * (an if*: 1 taken, -1 not taken; 0 or any other instruction: any successor).
+ * (an if*: 1 taken, -1 not taken; a switch: the way its template went, switch-arms.ts; 0 or any other
+ * instruction: any successor).
  */
 export function outcomeAllows(code: Uint8Array, bci: number, t: number, aux: number): boolean {
-  if (aux === 0 || !isIfOpcode(code[bci])) return true;
+  if (aux === 0) return true;
+  const op = code[bci];
+  if (op === TABLESWITCH || op === LOOKUPSWITCH) return switchAllows(code, bci, t, aux);
+  if (!isIfOpcode(op)) return true;
   return aux > 0 ? t === bci + (((code[bci + 1] << 24) >> 16) | code[bci + 2]) : t === bci + 3;
 }
 

@@ -38,3 +38,8 @@ export class SearchNode {
 export function edgeKey(op: number, outcome: number): number {
   return op * 3 + outcome + 1;
 }
+
+/** The key of the edge by `op` from a switch whose event told the way it went (`aux`, events.ts SWITCH_TOLD). */
+export function switchEdgeKey(op: number, aux: number): number {
+  return -1 - (op + 256 * aux);
+}
