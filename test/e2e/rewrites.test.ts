@@ -5,7 +5,7 @@
  * bytecode apart (packages/decode/src/rewrites.ts). Checked against ground truth on a real JVM: per bytecode of the
  * example's methods that rewrites itself on its first run, the class-file form must have run once and the
  * rewritten form as often as single-stepping saw it run after that. And constant-pool resolution (resolution.ts):
- * per constant an instance getfield or invoke of the example's classes names, the template called the VM to resolve
+ * per constant an instance getfield, invoke or new of the example's classes names, the template called the VM to resolve
  * it on the first run of any bytecode naming it, and found it resolved on every later run that tested.
  */
 import { spawnSync } from 'child_process';
@@ -30,8 +30,9 @@ const REWRITTEN = 3;
 const FORM_MASK = 3;
 const RESOLVED_PATH = 4;
 const SLOW_PATH = 8;
-/** getfield, invokevirtual, invokespecial, invokeinterface: instance members, which the VM never keeps unresolved */
-const INSTANCE_RESOLVING = new Set([180, 182, 183, 185]);
+/** getfield, invokevirtual, invokespecial, invokeinterface: instance members, which the VM never keeps unresolved;
+ * new: its class (the template tests the entry's tag) */
+const INSTANCE_RESOLVING = new Set([180, 182, 183, 185, 187]);
 
 maybe('the interpreter\'s bytecode rewriting, read from the trace', () => {
   // Switches: iload of its many locals; Exceptions: getfield and aload_0 of its list nodes (static and instance code)

@@ -47,7 +47,8 @@ const RUNTIME_REWRITES = /^fast_([abcdfilsz](get|put)field|aload_0|[iaf]access_0
  * Java bytecodes ldc, ldc_w, get/put field/static, invoke*, checkcast, instanceof, and by template name the forms
  * the class's linking rewrote some of them to. Their slow path calls InterpreterRuntime (a call out of the traced
  * range) within the first blocks of the template; their fast path calls nothing. (new, anewarray, multianewarray,
- * newarray and monitorenter call the VM for other reasons too: allocation, contention.)
+ * newarray and monitorenter call the VM for other reasons too: allocation, contention. new is read otherwise: its
+ * template's first jump, the test of its class entry's tag, goes to the slow path when the entry is unresolved.)
  */
 const RESOLVING_BYTECODES = new Set([18, 19, 178, 179, 180, 181, 182, 183, 184, 185, 186, 192, 193]);
 /**
@@ -60,6 +61,7 @@ const RESOLVING_TEMPLATES = new Set(['fast_aldc', 'fast_aldc_w', 'invokehandle',
 const SLOW_PATH_BLOCKS = 8;
 
 const TABLESWITCH = 170;
+const NEW = 187;
 
 const EXCEPTION_BLOB = /^(ExceptionBlob|forward exception|catch_exception|unwind_exception|handle_exception|forward_exception|throw_|.* throw_exception)/;
 const DEOPT_BLOB = /^(DeoptimizationBlob|UncommonTrapBlob|deoptimize)/;
@@ -357,17 +359,19 @@ export class JavaEventBuilder implements FlowSink {
   /** the pc of the first held PcDesc: a jump back to it or before it (a loop's next round) ends the wait */
   private heldPc0 = 0;
   /**
-   * if* templates: dispatch target -> [address of the template's first conditional jump, its target, its
+   * if* and new templates: dispatch target -> [address of the template's first conditional jump, its target, its
    * fall-through], found by decoding the template (null: none within a few blocks).
    */
   private readonly decisions = new Map<number, [number, number, number] | null>();
-  /** The if* bytecode event whose outcome the next blocks tell (-1: none), and where its decision lies. */
+  /** The if* (or new) bytecode event whose outcome the next blocks tell (-1: none), and where its decision lies. */
   private branchEvent = -1;
   private branchJcc = 0;
   private branchNotTaken = 0;
   private branchTaken = 0;
   private pastJcc = false;
   private branchBlocks = 0;
+  /** whether branchEvent is a `new`, whose template's first jump tells its class entry's resolution, not an if* */
+  private branchIsNew = false;
 
   constructor(model: JvmModel) {
     this.image = model.image;
@@ -496,7 +500,8 @@ export class JavaEventBuilder implements FlowSink {
           this.slowBlocks = 0;
           this.stats.bytecodes += ops.length;
           this.stats.interpreted += ops.length;
-          if (ops.length === 1 && isIf(ops[0])) this.awaitBranch(sec, start, b);
+          if (ops.length === 1 && isIf(ops[0])) this.awaitBranch(sec, start, b, false);
+          else if (ops.length === 1 && ops[0] === NEW) this.awaitBranch(sec, start, b, true);
           else if (this.opsSwitch[target]) this.awaitSwitch(sec, start);
         } else if (target <= METHOD_ENTRY) {
           const fromVm = this.prevSection >= 0 && this.isCallStub(this.prevSection);
@@ -741,7 +746,7 @@ export class JavaEventBuilder implements FlowSink {
    * the branch taken (then the template's `branch` code). The jump is found by decoding the template from the
    * dispatch target; outcomes go into the event's aux (1 taken, -1 not taken, 0 unknown).
    */
-  private awaitBranch(sec: number, target: number, b: number): void {
+  private awaitBranch(sec: number, target: number, b: number, isNew: boolean): void {
     let d = this.decisions.get(target);
     if (d === undefined) {
       d = null;
@@ -761,6 +766,7 @@ export class JavaEventBuilder implements FlowSink {
     }
     if (!d) return;
     this.branchEvent = this.events.length - 1;
+    this.branchIsNew = isNew;
     [this.branchJcc, this.branchNotTaken, this.branchTaken] = d;
     this.pastJcc = false;
     this.branchBlocks = 0;
@@ -933,7 +939,11 @@ export class JavaEventBuilder implements FlowSink {
   /** Block `b` (starting at `start`) ran while an if* outcome is pending. */
   private branchOutcome(b: number, start: number): void {
     if (this.pastJcc) {
-      this.events.aux[this.branchEvent] = start === this.branchNotTaken ? -1 : start === this.branchTaken ? 1 : 0;
+      const outcome = start === this.branchNotTaken ? -1 : start === this.branchTaken ? 1 : 0;
+      // new: the template's first jump goes to its slow path when the class's constant-pool entry is unresolved (an
+      // if*'s template jumps on the negated condition: its jump going is the bytecode's not taken, -1)
+      if (this.branchIsNew) this.events.aux[this.branchEvent] += outcome < 0 ? SLOW_PATH : outcome > 0 ? RESOLVED_PATH : 0;
+      else this.events.aux[this.branchEvent] = outcome;
       this.branchEvent = -1;
     } else if (this.image.blocks.last[b] === this.branchJcc) this.pastJcc = true;
     else if (++this.branchBlocks > 6) this.branchEvent = -1;

@@ -145,8 +145,9 @@ export class ResolvedEntries {
   }
 
   /**
-   * An interpreted bytecode with event aux `aux` was attributed to (method mi, bci). new, anewarray and
-   * multianewarray resolve their class too (their slow path is not told: allocation takes it as well).
+   * An interpreted bytecode with event aux `aux` was attributed to (method mi, bci). anewarray and multianewarray
+   * resolve their class too (their slow path is not told: they always call the VM); so does a new whose template's
+   * tag test was not read.
    */
   mark(mi: number, bci: number, aux: number): void {
     const path = aux >= RESOLVED_PATH ? aux & (RESOLVED_PATH | SLOW_PATH) : 0;
