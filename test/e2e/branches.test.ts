@@ -31,6 +31,25 @@ const SWITCH_DEFAULT = 32;
 const SWITCH_BINARY = 64;
 const SWITCH_DETAIL = 128;
 
+/**
+ * Per bytecode of the Switches class whose opcode `which` picks in the oracle's main thread: its method, bci and the
+ * bci the same frame went on at (in -Xint nothing runs between a bytecode and its successor); `visit` gets each.
+ */
+function successorsInTruth(truth: string, which: (op: number) => boolean, visit: (m: { name: string; signature: string }, op: number, bci: number, next: number) => void): void {
+  const o = readOracle(truth);
+  const ev = readOracleThread(o, o.threads.find((t) => t.name === 'main')!);
+  const names = new Map(o.methods.map((m) => [m.id, m]));
+  for (let i = 0; i < ev.length; i++) {
+    if (ev.kind[i] !== OracleKind.Bytecode || !which(ev.opcode[i])) continue;
+    const m = names.get(ev.method[i]);
+    if (!m || m.className !== 'Switches') continue;
+    let j = i + 1;
+    while (j < ev.length && ev.kind[j] !== OracleKind.Bytecode) j++;
+    if (j >= ev.length || ev.method[j] !== ev.method[i]) continue;
+    visit(m, ev.opcode[i], ev.bci[i], ev.bci[j]);
+  }
+}
+
 /** Rounds of a binary search for `key` in sorted `keys` as HotSpot's fast_binaryswitch makes them */
 function rounds(keys: Int32Array, key: number): number {
   let [i, j, r] = [0, keys.length, 0];
@@ -75,23 +94,13 @@ maybe('interpreter branch outcomes from the template TNT bits', () => {
       expect(known).toBe(ifs);
 
       // truth: the next bytecode after an if* (in -Xint nothing runs between a branch and its successor)
-      const o = readOracle(truth);
-      const om = o.threads.find((t) => t.name === 'main')!;
-      const ev = readOracleThread(o, om);
       const theirs = new Map<string, [number, number]>();
-      const names = new Map(o.methods.map((m) => [m.id, m]));
-      for (let i = 0; i < ev.length; i++) {
-        if (ev.kind[i] !== OracleKind.Bytecode || !isIf(ev.opcode[i])) continue;
-        const m = names.get(ev.method[i]);
-        if (!m || m.className !== 'Switches') continue;
-        let j = i + 1;
-        while (j < ev.length && ev.kind[j] !== OracleKind.Bytecode) j++;
-        if (j >= ev.length || ev.method[j] !== ev.method[i]) continue;
-        const k = `${m.name}${m.signature}@${ev.bci[i]}`;
+      successorsInTruth(truth, isIf, (m, _op, bci, next) => {
+        const k = `${m.name}${m.signature}@${bci}`;
         const c = theirs.get(k) ?? [0, 0];
-        c[ev.bci[j] !== ev.bci[i] + 3 ? 0 : 1]++;
+        c[next !== bci + 3 ? 0 : 1]++;
         theirs.set(k, c);
-      }
+      });
       expect(theirs.size).toBeGreaterThan(5);
       expect(Object.fromEntries(ours)).toEqual(Object.fromEntries(theirs));
       // both ways occur (a test that could not tell taken from not taken would not see this)
@@ -145,26 +154,16 @@ maybe('interpreter branch outcomes from the template TNT bits', () => {
       // truth: the case each switch took (the next bytecode in the same frame), as HotSpot's template for it shows
       // it: a tableswitch default or not, a lookupswitch of fewer than 5 pairs (BinarySwitchThreshold) the pair,
       // of more the rounds of the binary search for the pair's key
-      const o = readOracle(truth);
-      const ev = readOracleThread(o, o.threads.find((t) => t.name === 'main')!);
-      const names = new Map(o.methods.map((m) => [m.id, m]));
       const theirs = new Map<string, Record<string, number>>();
-      for (let i = 0; i < ev.length; i++) {
-        if (ev.kind[i] !== OracleKind.Bytecode || !isSwitch(ev.opcode[i])) continue;
-        const m = names.get(ev.method[i]);
-        if (!m || m.className !== 'Switches') continue;
-        let j = i + 1;
-        while (j < ev.length && ev.kind[j] !== OracleKind.Bytecode) j++;
-        if (j >= ev.length || ev.method[j] !== ev.method[i]) continue;
-        const c = code.get(`${m.name}${m.signature}`)!;
-        const table = switchTable(c, ev.bci[i])!;
-        const k = table.targets.indexOf(ev.bci[j]);
-        const way = k < 0 ? 'default' : ev.opcode[i] === 0xaa ? 'case' : table.keys.length >= 5 ? `rounds ${rounds(table.keys, table.keys[k])}` : `pair ${k}`;
-        const site = `${m.name}${m.signature}@${ev.bci[i]}`;
+      successorsInTruth(truth, isSwitch, (m, op, bci, next) => {
+        const table = switchTable(code.get(`${m.name}${m.signature}`)!, bci)!;
+        const k = table.targets.indexOf(next);
+        const way = k < 0 ? 'default' : op === 0xaa ? 'case' : table.keys.length >= 5 ? `rounds ${rounds(table.keys, table.keys[k])}` : `pair ${k}`;
+        const site = `${m.name}${m.signature}@${bci}`;
         const w = theirs.get(site) ?? {};
         w[way] = (w[way] ?? 0) + 1;
         theirs.set(site, w);
-      }
+      });
       // a tableswitch, a binary and a linear lookupswitch, each with more than one way
       expect(theirs.size).toBe(4);
       expect([...theirs.values()].every((w) => Object.keys(w).length > 1)).toBe(true);
