@@ -613,7 +613,8 @@ export class Attribution {
   private readonly ran: RanBytecodes;
   /** the constant-pool entries this thread's interpreted bytecodes have run with (what resolution is read against) */
   private readonly resolved: ResolvedEntries;
-  /** the methods this thread entered, and when first (what an interpreted entry's counters are read against) */
+  /** the methods this thread entered, and when first (what an interpreted entry's counters are read against), by
+   * output event counted from the thread's first (flushed + the index in `out`: events handed over leave `out`) */
   private readonly entered: EnteredMethods;
   private readonly pool = new StatePool();
   /** the stack: frames[0..depth); frames beyond are kept for reuse */
@@ -750,7 +751,7 @@ export class Attribution {
           const m = universe.byId.get(input.method[i]);
           if (m?.init) this.markConstructed(m.cf.name, tsc);
           // (a method compiled on its own had its counters; one inlined need not have)
-          if (m && source === EventSource.Compiled) this.entered.mark(m.index, ev);
+          if (m && source === EventSource.Compiled) this.entered.mark(m.index, this.flushed + ev);
         }
         if (kind === EventKind.Bytecode && compiled) {
           lastCompiledMethod = input.method[i];
@@ -1279,7 +1280,7 @@ export class Attribution {
       else if (m.init) this.markConstructed(m.cf.name, tsc);
       id = this.ids[mi];
       if (f.entryEv >= 0 && out.method[f.entryEv] < 0) out.method[f.entryEv] = id;
-      if (f.entryEv >= 0) this.entered.mark(mi, f.entryEv);
+      if (f.entryEv >= 0) this.entered.mark(mi, this.flushed + f.entryEv);
     } else if (!f.lost && f.anyBci >= 0) id = this.ids[f.anyBci]; // (a deoptimized activation that ran no bytecode)
     if (emitExit) out.push(EventKind.Exit, EventSource.Interpreter, id, -1, -1, tsc);
   }
@@ -1565,7 +1566,7 @@ export class Attribution {
     for (let k = 0; k < n; k++) {
       const mi = methodAt(k);
       const r = this.rankOf(mi, tsc, f.initializing, f.constructing, f.preferred);
-      const against = (evidence ? this.chainEvidence(f, k) : 0) + (f.entryAux ? this.entered.against(f.entryAux, mi, this.methods[mi].extraLocals, f.entryEv) : 0);
+      const against = (evidence ? this.chainEvidence(f, k) : 0) + (f.entryAux ? this.entered.against(f.entryAux, mi, this.methods[mi].extraLocals, this.flushed + f.entryEv) : 0);
       const strong = Math.floor(against / STRONG);
       const tier = r <= INITIALIZING_RANK ? 0 : r >= 1e300 ? 2 : 1;
       const weak = against - strong * STRONG;
