@@ -162,7 +162,9 @@ maybe('jportal record + inspect', () => {
     expect(end.dropped).toBe(dropped);
     expect(dropped).toBeGreaterThan(0);
     expect(trace.byType('INTERP_CODE')).toHaveLength(0);
-    expect(trace.byType('CODELET').length).toBeGreaterThan(200);
+    // the ring goes on after a drop: later records arrive (how many of the ~300 codelets depends on when the drain
+    // thread runs: more than 200 on an idle machine, 5 once with the machine's two cores busy beside the test)
+    expect(trace.byType('CODELET').length).toBeGreaterThan(0);
   });
 
   test('record --pt=emulate writes the metadata and per-thread PT streams into one directory', () => {
