@@ -24,7 +24,7 @@
 import { ClassFile, ExceptionHandler, parseClass } from '@jportal/classfile';
 import { BytecodeForm, EventKind, EventSource, EventStream, FORM_MASK } from './events';
 import { ENTRY_CLASS_MASK, ENTRY_FROM_VM, EntryClass } from './java';
-import { EnteredMethods, extraLocals } from './method-entry';
+import { EnteredMethods, extraLocals, parameterLetters } from './method-entry';
 import { JvmModel } from './load';
 import { SuccessorTable } from './successor-table';
 import { KeySet, StatePool, StateRoots } from './state-pool';
@@ -2081,22 +2081,6 @@ function linkerReaches(m: Method, bci: number, callee: Method): boolean {
   return (ref.name === 'linkToStatic') === callee.isStatic;
 }
 
-/** A method descriptor's parameter types, one letter each (classes and arrays: 'L'). */
-function parameterLetters(descriptor: string): string {
-  let out = '';
-  for (let i = 1; i < descriptor.length && descriptor[i] !== ')'; i++) {
-    const c = descriptor[i];
-    if (c === '[') {
-      while (descriptor[i] === '[') i++;
-      if (descriptor[i] === 'L') i = descriptor.indexOf(';', i);
-      out += 'L';
-    } else if (c === 'L') {
-      i = descriptor.indexOf(';', i);
-      out += 'L';
-    } else out += c;
-  }
-  return out;
-}
 
 /** How many of a target's primitive parameters have exactly the type a linker passes (`args` from
  * linkerArgsAt): of overloads with the same bytecode (`prepend(J[BI...)` and `prepend(J[BB...)`), the one the

@@ -842,8 +842,9 @@ export class JavaEventBuilder implements FlowSink {
       let told = SWITCH_TOLD;
       if (shape.template === SwitchTemplate.Table) told += this.switchRunsA > 0 ? SWITCH_DEFAULT : 0;
       else if (shape.template === SwitchTemplate.Linear) {
-        const found = this.switchRunsA === this.switchRunsB;
-        told += found ? this.switchRunsA * SWITCH_DETAIL : this.switchRunsB === this.switchRunsA + 1 ? SWITCH_DEFAULT : -SWITCH_TOLD;
+        // a pair matched: as many compares as decrements; none did: one decrement more; else not told
+        const [compares, decrements] = [this.switchRunsA, this.switchRunsB];
+        told = compares === decrements ? told + compares * SWITCH_DETAIL : decrements === compares + 1 ? told + SWITCH_DEFAULT : 0;
       } else told += SWITCH_BINARY + this.switchRunsA * SWITCH_DETAIL + (this.switchRunsB > 0 ? SWITCH_DEFAULT : 0);
       this.events.aux[this.switchEvent] += told;
       this.switchEvent = -1;

@@ -12,18 +12,28 @@
 import { COUNTERS_BUILT, COUNTERS_TOLD, LOCALS_TOLD, LOCALS_UNIT } from './java';
 import { STRONG, WEAK } from './rewrites';
 
-/** The slots a method's parameters take in its locals (long and double two, the receiver one). */
-export function parameterSlots(descriptor: string, isStatic: boolean): number {
-  let n = isStatic ? 0 : 1;
+/** A method descriptor's parameter types, one letter each (classes and arrays: 'L'). */
+export function parameterLetters(descriptor: string): string {
+  let out = '';
   for (let i = 1; i < descriptor.length && descriptor[i] !== ')'; i++) {
     const c = descriptor[i];
-    if (c === 'J' || c === 'D') n += 2;
-    else {
-      n++;
+    if (c === '[') {
       while (descriptor[i] === '[') i++;
       if (descriptor[i] === 'L') i = descriptor.indexOf(';', i);
-    }
+      out += 'L';
+    } else if (c === 'L') {
+      i = descriptor.indexOf(';', i);
+      out += 'L';
+    } else out += c;
   }
+  return out;
+}
+
+/** The slots a method's parameters take in its locals (long and double two, the receiver one). */
+export function parameterSlots(descriptor: string, isStatic: boolean): number {
+  const p = parameterLetters(descriptor);
+  let n = isStatic ? 0 : 1;
+  for (let i = 0; i < p.length; i++) n += p[i] === 'J' || p[i] === 'D' ? 2 : 1;
   return n;
 }
 
