@@ -61,7 +61,6 @@ export const DEFAULT_WINDOW = 4096;
  * see README.md for this value's.
  */
 const ANCHOR_COUNT = 1024;
-const NONE = { a: new Int32Array(0), b: new Int32Array(0) };
 /**
  * Farthest an anchor may lie from its region's diagonal, as a share of the region's longer side. Measured on
  * exceptions -Xint at 25% loss (1.43 M truth bytecodes, 46% of the decoded ones unnamed, so few grams anchor):
@@ -80,6 +79,7 @@ const FORCED_WINDOW = 1024;
 class Aligner {
   readonly myers = new Myers();
   readonly runs = new Runs();
+  readonly agree = (i: number, j: number): boolean => this.p.match(i, j);
 
   constructor(
     readonly p: Matcher,
@@ -219,7 +219,15 @@ class Aligner {
       const s1 = stack.pop()!;
       const s0 = stack.pop()!;
       if (s0 >= s1 || e0 >= e1 || (!first && this.exact(s0, s1, e0, e1))) continue;
-      first = false;
+      // the whole is first cut at grams unique in each whole sequence (patience diff), before any greedy
+      // extension: extending first through a loop lets the windows slip by rounds wherever one side has rounds
+      // the other lacks, and stay slipped to the region's end (switches -Xint at 25% loss: the backward extension
+      // paired the truth's first rounds with decoded rounds 13 k events later). Only the whole: in a piece of a
+      // loop, a gram once on each side may be two different rounds.
+      if (first) {
+        first = false;
+        if (s1 - s0 + (e1 - e0) > 4 * this.window && this.split(s0, s1, e0, e1, stack, 1)) continue;
+      }
       const [fi, fj] = this.extend(s0, s1, e0, e1, 1);
       if (fi === s1 || fj === e1) continue;
       const [bi, bj] = this.extend(fi, s1, fj, e1, -1);
@@ -230,19 +238,28 @@ class Aligner {
       // (unique grams; where there is none, grams occurring equally often on both sides: a loop's rounds)
       // (and near the region's diagonal: a gram the two sides share only by chance, one near the start of one
       // side and the other near the end of the other, would write off everything between as unmatched)
-      const band = Math.max(this.window, BAND * Math.max(bi - fi, bj - fj));
-      const { a, b } = short ? NONE : countAnchors(this.p.keyA, fi, bi, this.p.keyB, fj, bj, this.gram, this.anchorCount, band);
-      let ci = fi;
-      let cj = fj;
-      for (let t = 0; t < a.length; t++) {
-        if (a[t] === fi && b[t] === fj) continue;
-        stack.push(ci, a[t], cj, b[t]);
-        ci = a[t];
-        cj = b[t];
-      }
-      if (ci !== fi || cj !== fj) stack.push(ci, bi, cj, bj);
-      else this.forced(fi, bi, fj, bj);
+      if (short || !this.split(fi, bi, fj, bj, stack, this.anchorCount)) this.forced(fi, bi, fj, bj);
     }
+  }
+
+  /**
+   * Cuts A[a0, a1) x B[b0, b1) at its anchors (grams occurring equally often on both sides, at most maxCount
+   * times, near the region's diagonal), pushing the pieces on the stack; false if there is none.
+   */
+  private split(a0: number, a1: number, b0: number, b1: number, stack: number[], maxCount: number): boolean {
+    const band = Math.max(this.window, BAND * Math.max(a1 - a0, b1 - b0));
+    const { a, b } = countAnchors(this.p.keyA, a0, a1, this.p.keyB, b0, b1, this.gram, maxCount, band, this.agree);
+    let ci = a0;
+    let cj = b0;
+    for (let t = 0; t < a.length; t++) {
+      if (a[t] === a0 && b[t] === b0) continue;
+      stack.push(ci, a[t], cj, b[t]);
+      ci = a[t];
+      cj = b[t];
+    }
+    if (ci === a0 && cj === b0) return false;
+    stack.push(ci, a1, cj, b1);
+    return true;
   }
 }
 

@@ -44,6 +44,12 @@ function sameGram(a: Int32Array, i: number, b: Int32Array, j: number, k: number)
   return true;
 }
 
+/** Every pair of the two grams satisfies `agree` (the matcher's own predicate: keys can be coarser than it). */
+function agreeing(agree: (i: number, j: number) => boolean, i: number, j: number, k: number): boolean {
+  for (let t = 0; t < k; t++) if (!agree(i + t, j + t)) return false;
+  return true;
+}
+
 /** Open addressing on 32-bit hashes with one int32 value per entry (-1 = none). */
 class HashIndex {
   readonly hash: Int32Array;
@@ -74,10 +80,23 @@ class HashIndex {
  * stay small), the t-th occurrence in A paired with the t-th in B, chained into the longest sequence increasing
  * on both sides; only unique grams when there are any. maxCount 1 is patience diff's unique grams; more lets
  * the rounds of a loop anchor (a gram of a loop's body runs once per round on both sides when the rounds decode
- * whole). Anchors farther than `band` events (on B) from the region's diagonal are left out. Returns absolute
+ * whole). Anchors farther than `band` events (on B) from the region's diagonal are left out, and so are pairs
+ * of grams equal in their keys whose events `agree` does not pair (keys are opcodes: a gram of one method's
+ * bytecodes is often the same as another's). Returns absolute
  * positions (a[t], b[t]) of each gram's start.
  */
-export function countAnchors(keyA: Int32Array, a0: number, a1: number, keyB: Int32Array, b0: number, b1: number, k: number, maxCount = 1, band = Infinity): { a: Int32Array; b: Int32Array } {
+export function countAnchors(
+  keyA: Int32Array,
+  a0: number,
+  a1: number,
+  keyB: Int32Array,
+  b0: number,
+  b1: number,
+  k: number,
+  maxCount = 1,
+  band = Infinity,
+  agree?: (i: number, j: number) => boolean,
+): { a: Int32Array; b: Int32Array } {
   const ga = gramHashes(keyA, a0, a1, k);
   const gb = gramHashes(keyB, b0, b1, k);
   const na = ga.hash.length;
@@ -132,7 +151,7 @@ export function countAnchors(keyA: Int32Array, a0: number, a1: number, keyB: Int
       const n = start[s + 1] - start[s];
       if (n === 0 || n > limit) continue;
       const q = posB[start[s] + seen[s]++];
-      if (Math.abs(q - p * slope) <= band && sameGram(keyA, a0 + p, keyB, b0 + q, k)) {
+      if (Math.abs(q - p * slope) <= band && sameGram(keyA, a0 + p, keyB, b0 + q, k) && (!agree || agreeing(agree, a0 + p, b0 + q, k))) {
         pa.push(a0 + p);
         pb.push(b0 + q);
       }

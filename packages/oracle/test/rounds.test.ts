@@ -1,4 +1,4 @@
-import { sequenceAccuracy } from '../src';
+import { lossAccuracy, sequenceAccuracy } from '../src';
 import { Builder, corrupt, program, rng } from './gen';
 
 /**
@@ -141,5 +141,58 @@ describe('anchors off the diagonal', () => {
     console.log(`misplaced stretch: ${res.matched} matched of ${kept} the rounds and ends give (truth ${truth.length})`);
     // the rounds align (less the misplaced stretch, which no monotone alignment can have with them)
     expect(res.matched).toBeGreaterThanOrEqual(0.99 * kept);
+  });
+});
+
+describe('fills of the wrong length', () => {
+  /**
+   * Truth: start-up, 600 alike rounds (every 20th also runs a block of its own: switches' rare sparse cases),
+   * the end. Decoded: the same with two gaps of 40 rounds, filled with copies of plain rounds, one 3x too long
+   * and one a third as long: the decoded events keep their truth, and each fill gets at most its gap.
+   */
+  test('decoded events are aligned before fills: a fill longer than its gap does not take the truth after it', () => {
+    const r = rng(41);
+    const prog = program(r, 40);
+    const t = new Builder();
+    const d = new Builder();
+    const origin: number[] = [];
+    const run = (out: Builder, b: number, o = -1): number => {
+      for (const e of prog[b]) {
+        out.push(0, e.method, e.bci, e.opcode);
+        if (o >= 0) origin.push(o);
+      }
+      return prog[b].length;
+    };
+    const round = (out: Builder, i: number, o = -1): number => {
+      let n = 0;
+      for (let b = 2; b <= 5; b++) n += run(out, b, o);
+      if (i % 20 === 0) n += run(out, 7 + i / 20, o);
+      return n;
+    };
+    run(t, 0);
+    run(t, 1);
+    for (let i = 0; i < 600; i++) round(t, i);
+    run(t, 6);
+    let observed = run(d, 0, 0) + run(d, 1, 0);
+    let gapped = 0;
+    let filled = 0;
+    for (let i = 0; i < 600; i++) {
+      if (i === 150) for (let k = 0; k < 120; k++) filled += round(d, 1, 2); // 3x the gap
+      if (i === 400) for (let k = 0; k < 13; k++) filled += round(d, 1, 2); // a third of it
+      if ((i >= 150 && i < 190) || (i >= 400 && i < 440)) gapped += round(new Builder(), i);
+      else observed += round(d, i, 0);
+    }
+    observed += run(d, 6, 0);
+    const truth = t.seq();
+    const decoded = { ...d.seq(), origin: Uint8Array.from(origin) };
+    const res = lossAccuracy(truth, decoded, { exactMaxEdits: 0 });
+    console.log(`fills: decoded ${res.decodedMatched} of ${res.decoded} matched; recovered ${res.recoveredMatched} of ${res.recovered} (gaps ${gapped})`);
+    expect(res.decoded).toBe(observed);
+    expect(res.recovered).toBe(filled);
+    expect(res.decodedMatched).toBeGreaterThanOrEqual(0.999 * observed);
+    // the long fill matches no more than its gap (40 rounds less its two rare blocks), the short one itself
+    const plain = prog.slice(2, 6).reduce((s, b) => s + b.length, 0);
+    expect(res.recoveredMatched).toBeLessThanOrEqual(53 * plain);
+    expect(res.recoveredMatched).toBeGreaterThanOrEqual(52 * plain);
   });
 });
