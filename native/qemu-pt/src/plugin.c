@@ -92,6 +92,8 @@ typedef struct thr {
   size_t seg_start;
   uint64_t seg_tsc, segments;
   int last_cpu;
+  /* off-CPU accounting: wall clock against the thread's CPU clock, sampled every SCHED_PERIOD instructions */
+  uint64_t sched_tsc, sched_mono, sched_cpu, sched_left, offcpu_ticks, offcpu_records;
   int finished;
   struct thr *next_all;
 } thr;
@@ -131,6 +133,7 @@ static struct {
 
 static __thread thr *T;
 static void end_segment(thr *t);
+static void sched_sample(thr *t);
 
 static inline uint64_t rdtsc(void) {
   uint32_t lo, hi;
@@ -242,6 +245,7 @@ static thr *thr_new(unsigned vcpu) {
   G.all = t;
   if (vcpu < MAX_VCPUS) G.by_vcpu[vcpu] = t;
   pthread_mutex_unlock(&G.mu);
+  sched_sample(t);
   char comm[64] = "?";
   snprintf(p, sizeof p, "/proc/self/task/%d/comm", t->tid);
   FILE *f = fopen(p, "r");
@@ -283,6 +287,7 @@ static void thr_finish(thr *t, const char *why) {
   }
   end_segment(t);
   flush_thr(t);
+  if (t == T) sched_sample(t); /* (its CPU clock is readable only on the thread itself) */
   sideband("{\"type\":\"thread_end\",\"tid\":%d,\"why\":\"%s\",\"insns\":%llu,\"faults\":%llu,\"unexpected\":%llu,\"bytes\":%lld,"
            "\"psb\":%llu,\"tnt\":%llu,\"tip\":%llu,\"pge\":%llu,\"pgd\":%llu,\"fup\":%llu,\"ovf\":%llu,\"compressed_rets\":%llu,\"lost_insns\":%llu,\"lost_bytes\":%llu,\"tsc\":%llu}",
            t->tid, why, (unsigned long long)t->insns, (unsigned long long)t->faults, (unsigned long long)t->unexpected,
@@ -425,6 +430,39 @@ static double rand01(uint64_t *s) {
   return (double)(*s >> 11) / 9007199254740992.0;
 }
 
+/* Off-CPU time, as a real capture's context-switch records give it (perf's PERF_RECORD_SWITCH): every
+ * SCHED_PERIOD traced instructions (and at the thread's start and end) the thread's CPU clock is read beside the
+ * wall clock; where the wall clock ran OFFCPU_MIN_NS or more ahead, the thread was off the CPU (preempted on a busy
+ * host, or blocked) for that long within the interval, and an `offcpu` record says so: `ticks` of TSC within
+ * [tsc_begin, tsc_end). The emulation's TSC is the host's, so a decoder that sizes a stretch of lost data by its
+ * time needs this as much as one on hardware does. */
+#define SCHED_PERIOD 4096
+#define OFFCPU_MIN_NS 50000
+
+static inline uint64_t clock_ns(clockid_t id) {
+  struct timespec ts;
+  clock_gettime(id, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sched_sample(thr *t) {
+  t->sched_left = SCHED_PERIOD;
+  uint64_t tsc = rdtsc(), mono = clock_ns(CLOCK_MONOTONIC), cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  if (t->sched_tsc && mono > t->sched_mono && tsc > t->sched_tsc) {
+    uint64_t wall = mono - t->sched_mono, ran = cpu - t->sched_cpu;
+    if (wall > ran && wall - ran >= OFFCPU_MIN_NS) {
+      uint64_t ticks = (uint64_t)((double)(wall - ran) / (double)wall * (double)(tsc - t->sched_tsc));
+      t->offcpu_ticks += ticks;
+      t->offcpu_records++;
+      sideband("{\"type\":\"offcpu\",\"tid\":%d,\"tsc_begin\":%llu,\"tsc_end\":%llu,\"ticks\":%llu}", t->tid,
+               (unsigned long long)t->sched_tsc, (unsigned long long)tsc, (unsigned long long)ticks);
+    }
+  }
+  t->sched_tsc = tsc;
+  t->sched_mono = mono;
+  t->sched_cpu = cpu;
+}
+
 /* The loss model, once per traced instruction (`cur` is about to execute): the buffer fills with what the
  * encoder produced and drains at the configured rate; when it is full, packets are dropped until it has
  * drained to half, then the stream resumes with OVF + FUP(cur), as a PT unit does after an overflow. */
@@ -550,6 +588,7 @@ done:
     t->rs_n = 0;
   }
   if (G.loss_capacity > 0) loss_step(t, cur);
+  if (--t->sched_left == 0) sched_sample(t);
   if (G.ncpus && t->enc.len - t->seg_start >= G.quantum && !t->enc.dropping) {
     /* preempted before `cur` runs, as by a timer interrupt: disabled at cur, enabled again at cur */
     pt_enc_fup(&t->enc, cur->va);

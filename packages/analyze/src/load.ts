@@ -154,7 +154,7 @@ class ThreadRefiner {
   }
 
   /** The steps on a stream of events (in place: they are the caller's own; a copy of 100 M events is gigabytes). */
-  refineEvents(events: EventStream, thread?: { name: string }): { events: EventStream; orphans?: OrphanReport; reconstruction?: ReconstructReport; recovery?: RecoveryStats } {
+  refineEvents(events: EventStream, thread?: { name: string; tid?: number }): { events: EventStream; orphans?: OrphanReport; reconstruction?: ReconstructReport; recovery?: RecoveryStats } {
     const { cfgOf, opts } = this;
     const out: { events: EventStream; orphans?: OrphanReport; reconstruction?: ReconstructReport; recovery?: RecoveryStats } = { events };
     if (cfgOf && hasOrphans(out.events)) {
@@ -173,7 +173,9 @@ class ThreadRefiner {
       this.fallback ??= cfgOf ? shortestPathBetween(cfgOf) : undefined;
       // the JVM's main thread ran the agent's VMInit work, no Java code, from VM_START to the last record it wrote
       const { vmStartTsc, vmInitEndTsc } = this.model;
-      const pauses = thread?.name === 'main' && vmInitEndTsc > vmStartTsc ? [vmStartTsc, vmInitEndTsc] : undefined;
+      const pauses = thread?.name === 'main' && vmInitEndTsc > vmStartTsc ? [vmStartTsc, vmInitEndTsc] : [];
+      // and the stretches the capture saw the thread off the CPU (a gap's time is the thread's own time only)
+      if (thread?.tid !== undefined) pauses.push(...offCpuOf(this.model, thread.tid));
       this.vmWork ??= vmWorkOf(this.model);
       const r = recoverGaps(out.events, { inPlace: true, fallback: this.fallback, pauses, vmWork: this.vmWork });
       out.events = r.events;
@@ -181,6 +183,13 @@ class ThreadRefiner {
     }
     return out;
   }
+}
+
+/** The [from, to) TSC stretches pt/sideband.jsonl's `offcpu` records put the thread off the CPU in. */
+function offCpuOf(model: JvmModel, tid: number): number[] {
+  const out: number[] = [];
+  for (const o of model.sideband?.offCpu ?? []) if (o.tid === tid) out.push(o.tscEnd - o.ticks, o.tscEnd);
+  return out;
 }
 
 /**

@@ -38,6 +38,12 @@ export interface PtSideband {
   /** Per-CPU mode: one stream per emulated CPU, and the stretches (switch records) each carries. */
   cpus: { cpu: number; file: string; bytes: number; segments: number; threads: number }[];
   switches: { cpu: number; tid: number; segment: number; offset: number; bytes: number; tscBegin: number; tscEnd: number }[];
+  /**
+   * Time threads spent off the CPU (preempted or blocked), as the capture saw it: `ticks` of TSC within
+   * [tscBegin, tscEnd) (the emulator samples the thread's CPU clock against the wall clock; perf's context-switch
+   * records say the same exactly).
+   */
+  offCpu: { tid: number; tscBegin: number; tscEnd: number; ticks: number }[];
   complete: boolean;
 }
 
@@ -49,7 +55,7 @@ export function readPtSideband(dir: string): PtSideband | undefined {
   if (!fs.existsSync(file)) return undefined;
   const text = fs.readFileSync(file, 'utf8');
   const sb: PtSideband = { source: '?', version: 0, psbPeriod: 0, returnCompression: false, ranges: [],
-    timing: { mtc: false, cyc: false, ctcRatio: 0, mtcFreq: 0, nomFreq: 0 }, threads: [], losses: [], cpus: [], switches: [], complete: false };
+    timing: { mtc: false, cyc: false, ctcRatio: 0, mtcFreq: 0, nomFreq: 0 }, threads: [], losses: [], cpus: [], switches: [], offCpu: [], complete: false };
   const byTid = new Map<number, PtThread>();
   let offset = 0;
   for (const line of text.split('\n')) {
@@ -79,6 +85,9 @@ export function readPtSideband(dir: string): PtSideband | undefined {
         break;
       case 'switch':
         sb.switches.push({ cpu: e.cpu, tid: e.tid, segment: e.segment, offset: e.offset, bytes: e.bytes, tscBegin: e.tsc_begin, tscEnd: e.tsc_end });
+        break;
+      case 'offcpu':
+        if (e.ticks > 0 && e.tsc_end >= e.tsc_begin) sb.offCpu.push({ tid: e.tid, tscBegin: e.tsc_begin, tscEnd: e.tsc_end, ticks: Math.min(e.ticks, e.tsc_end - e.tsc_begin) });
         break;
       case 'loss':
         sb.losses.push({ tid: e.tid, offset: e.offset, lostBytes: e.lost_bytes, lostInsns: e.lost_insns, tscBegin: e.tsc_begin, tscEnd: e.tsc_end });

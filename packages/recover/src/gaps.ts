@@ -50,9 +50,11 @@ export interface RecoveryOptions {
   /** most pieces a composed fill may have (default 4096) */
   maxPieces?: number;
   /**
-   * Stretches of time in which the thread is known to have run no Java code, as [from, to) pairs of TSC ticks
-   * one after the other (analyze passes the agent's VMInit work on the JVM's main thread: JvmModel.vmInitEndTsc).
-   * A gap's time counts without them.
+   * Stretches of time in which the thread is known to have run no Java code, as [from, to) pairs of TSC ticks, in
+   * any order, overlapping or not (analyze passes the agent's VMInit work on the JVM's main thread:
+   * JvmModel.vmInitEndTsc, and the stretches the capture saw the thread off the CPU: DecodedThread.offCpu). Every
+   * duration recovery takes (a gap's time, the thread's pace, the time a copy took where it ran) counts without
+   * them.
    */
   pauses?: number[];
   /**
@@ -225,6 +227,25 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
   /** Occurrences of the context ending at x: the key index when x's context is all named, else the opcode one. */
   const occurrencesOf = (x: number): Int32Array | undefined => (loose || Number.isNaN(bc.keyGram[x]) ? bc.opIndex.get(bc.opGram[x]) : bc.keyIndex.get(bc.keyGram[x]));
 
+  // the thread's own clock: TSC less the pauses before it (durations in it leave the pauses out)
+  const pauses = mergedPauses(opts.pauses ?? []);
+  const pausedBefore = new Float64Array(pauses.length / 2 + 1);
+  for (let p = 0; p + 1 < pauses.length; p += 2) pausedBefore[p / 2 + 1] = pausedBefore[p / 2] + pauses[p + 1] - pauses[p];
+  const ownTime = (t: number): number => {
+    let lo = 0;
+    let hi = pauses.length / 2;
+    while (lo < hi) {
+      const m = (lo + hi) >> 1;
+      if (pauses[2 * m] <= t) lo = m + 1;
+      else hi = m;
+    }
+    if (lo === 0) return t;
+    const p = 2 * (lo - 1);
+    return t - pausedBefore[lo - 1] - (Math.min(t, pauses[p + 1]) - pauses[p]);
+  };
+  /** The thread's own time at bytecode x. */
+  const clock = (x: number): number => ownTime(input.tsc[pos[x]]);
+
   /** Bytecodes per tick in the stretches of up to PACE_WINDOW bytecodes on each side of a gap. */
   const pace = (a: number, b: number): number => {
     let count = 0;
@@ -232,32 +253,22 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     if (a >= 0) {
       const s0 = Math.max(a - PACE_WINDOW, segStart[seg[a]]);
       count += a - s0;
-      ticks += input.tsc[pos[a]] - input.tsc[pos[s0]];
+      ticks += clock(a) - clock(s0);
     }
     if (b < n) {
       const s1 = Math.min(b + PACE_WINDOW, segEnd[seg[b]]);
       count += s1 - b;
-      ticks += input.tsc[pos[s1]] - input.tsc[pos[b]];
+      ticks += clock(s1) - clock(b);
     }
     return ticks > 0 ? count / ticks : 0;
   };
 
   /** The ticks from bytecode a to bytecode b the thread may have run Java code in (opts.pauses left out). */
-  const pauses = opts.pauses ?? [];
-  const javaTicks = (a: number, b: number): number => {
-    const t0 = input.tsc[pos[a]];
-    const t1 = input.tsc[pos[b]];
-    let span = t1 - t0;
-    for (let p = 0; p + 1 < pauses.length; p += 2) span -= Math.max(0, Math.min(t1, pauses[p + 1]) - Math.max(t0, pauses[p]));
-    return span;
-  };
+  const javaTicks = (a: number, b: number): number => clock(b) - clock(a);
 
   // opts.vmWork's records, less those inside a pause (its own: the agent's VMInit replays what existed before it,
   // and the pause's time is left out as a whole), ascending
-  const inPause = (t: number): boolean => {
-    for (let p = 0; p + 1 < pauses.length; p += 2) if (t >= pauses[p] && t < pauses[p + 1]) return true;
-    return false;
-  };
+  const inPause = (t: number): boolean => ownTime(t) !== ownTime(t + 1) - 1;
   const workAt = Array.prototype.filter.call(opts.vmWork ?? [], (t: number) => !inPause(t)) as number[];
   /** The first record after tsc t. */
   const firstAfter = (t: number): number => {
@@ -290,9 +301,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
         r++;
       }
       if (!k || input.kind[i] === GAP || input.kind[i - 1] === GAP) continue;
-      let paused = false;
-      for (let p = 0; p + 1 < pauses.length; p += 2) if (t0 < pauses[p + 1] && t1 > pauses[p]) paused = true;
-      if (paused) continue;
+      if (ownTime(t1) - ownTime(t0) !== t1 - t0) continue; // (a pause between them)
       waited += t1 - t0;
       records += k;
     }
@@ -342,7 +351,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
         }
         if (next < 0) break;
         copied -= cur - 1 - last;
-        done += input.tsc[pos[last]] - input.tsc[pos[pieceBase]];
+        done += clock(last) - clock(pieceBase);
         pieceBase = next;
         to.push(last);
         from.push(next + 1);
@@ -350,7 +359,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
         continue;
       }
       // how long the copy up to here took where it ran
-      const ticks = timed ? done + input.tsc[pos[cur]] - input.tsc[pos[pieceBase]] : 0;
+      const ticks = timed ? done + clock(cur) - clock(pieceBase) : 0;
       if (cur + postK - 1 < n && seg[cur + postK - 1] === seg[cur] && (timed ? ticks * factor >= span : copied >= lo) && (!ctx || key[post] === UNKNOWN || ctx[cur] === ctx[post]) && startsPost(cur, post, postK)) {
         // the end where the most of what follows the gap follows too (a loop's rounds differ: the round that
         // goes on as the trace does is the one that ran), then the one whose copy took the time closest to the
@@ -693,6 +702,20 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
 }
 
 /** Kinds of event a fill copies. */
+/** Pauses as sorted [from, to) pairs with overlapping or touching ones joined. */
+function mergedPauses(p: ArrayLike<number>): Float64Array {
+  const order: number[] = [];
+  for (let k = 0; k + 1 < p.length; k += 2) if (p[k + 1] > p[k]) order.push(k);
+  order.sort((x, y) => p[x] - p[y]);
+  const out: number[] = [];
+  for (const k of order) {
+    const n = out.length;
+    if (n && p[k] <= out[n - 1]) out[n - 1] = Math.max(out[n - 1], p[k + 1]);
+    else out.push(p[k], p[k + 1]);
+  }
+  return Float64Array.from(out);
+}
+
 const copied = (kind: number): boolean => kind === BYTECODE || kind === ENTRY || kind === EXIT || kind === EXCEPTION;
 
 /** Whether the stream has a gap of one of these reasons. */

@@ -223,6 +223,41 @@ describe('recovery of gaps from matching context', () => {
     expect(counted.fills[0].bytecodes).toBeGreaterThan(300);
   });
 
+  test('off-CPU time anywhere (in the gap, around it, where the copy comes from) counts in no duration', () => {
+    // a loop of 6 bytecodes, 10 ticks each; a gap hides 60 steps. The thread was preempted (offcpu records) for
+    // 3000 ticks in the gap, 2000 once after it and 500 every 30 steps outside it (where the pace is measured and
+    // the copy comes from): unaccounted, the first stretches the fill, the others shrink it
+    const steps = run(200, () => [[1, 0], [1, 2], [1, 5], [1, 6], [1, 8], [1, 9]]);
+    const hole = [902, 962];
+    const s = new EventStream();
+    let t = 0;
+    const pauses: number[] = [];
+    let inGap: number[] = [];
+    const away = (ticks: number) => {
+      pauses.push(t, t + ticks);
+      t += ticks;
+    };
+    for (let i = 0; i < steps.length; i++) {
+      t += 10;
+      if (i === 930) {
+        inGap = [t, t + 3000];
+        away(3000);
+      }
+      if (i === 1000) away(2000);
+      if (i % 30 === 7 && (i < hole[0] || i >= hole[1])) away(500);
+      if (i === hole[0]) s.push(GAP, 3, -1, 0, -1, t, t + 10 * (hole[1] - hole[0]) + 3000);
+      if (i >= hole[0] && i < hole[1]) continue;
+      const [m, bci] = steps[i] as number[];
+      s.push(BYTECODE, 1, m, bci, opcodeOf(m, bci), t);
+    }
+    const known = recoverGaps(s.clone(), { context: 3, pauses });
+    expect(known.fills[0].bytecodes).toBe(hole[1] - hole[0]);
+    expect(bytecodes(known.events)).toEqual(bytecodes(stream(steps)));
+    // only the gap's own pause known: the pace and the copy's time still hold the others
+    const gapOnly = recoverGaps(s, { context: 3, pauses: inGap });
+    expect(gapOnly.fills[0].bytecodes).not.toBe(hole[1] - hole[0]);
+  });
+
   test('a gap holding records of the VM\'s work (classes loaded, methods compiled) loses the thread\'s measured wait per record', () => {
     // a loop of 6 bytecodes, 10 ticks each. Where data is complete the thread waits 1000 ticks around each of four
     // records (two in one wait of 2000); the gap hides 60 steps and two records, so 2000 ticks of waiting
