@@ -85,3 +85,20 @@ test('a hidden activation with an exit missing inside (a misnamed callee) ends a
   expect(seen.counts.absError).toBe(0);
   expect(seen.sequence.accuracy).toBe(1);
 });
+
+test('a fill whose gap spans an activation the oracle could not see is left out; one over visible code is kept', () => {
+  // truth: 1 runs, calls 2 (hidden: entry, exit, no bytecodes), goes on, calls 4, goes on
+  const truth = seq([E(1), B(1, 0), E(2), X(2), B(1, 1), B(1, 2), E(4), B(4, 0), X(4), B(1, 3), X(1)]);
+  // decoded: lost data over the call of 2 (its fill: a call of 5 and one of 2, copied from elsewhere; the truth
+  // cannot judge them, and its hidden entry pairs with the copy's), then lost data over part of 4 (its fill: 4's
+  // bci 0, which the truth has)
+  const gap = (): [number, number, number] => [3, -1, 0];
+  const decoded = seq([E(1), B(1, 0), gap(), E(5), B(5, 0), X(5), E(2), B(2, 0), X(2), B(1, 1), B(1, 2), E(4), gap(), B(4, 0), X(4), B(1, 3), X(1)]);
+  decoded.origin = Uint8Array.from([0, 0, 0, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 2, 0, 0, 0]);
+  const m = maskUnseen(truth, decoded, () => true);
+  expect(m.hiddenFills).toBe(1);
+  expect(Array.from(m.keep)).toEqual([1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]);
+  // without a hidden activation nothing is left out
+  const plain = seq([E(1), B(1, 0), B(1, 1), B(1, 2), E(4), B(4, 0), X(4), B(1, 3), X(1)]);
+  expect(maskUnseen(plain, decoded, () => true).hiddenFills).toBe(0);
+});

@@ -93,7 +93,7 @@ export async function runCompare(o: CompareCommandOptions): Promise<number> {
           `(${c.sequence.matched} matched, ${c.sequence.unknownFieldsMatched} of them on the opcode alone; ${c.sequence.decodedLength} decoded); ` +
           `counts: error ${pct(c.counts.relError)}, coverage ${pct(c.counts.coverage)}; hot methods: ${Math.round(c.hot.overlap * c.hot.truth.length)}/${c.hot.truth.length} shared${c.hot.identical ? ' (identical)' : ''}; ` +
           `calls: ${pct(c.calls.accuracy)} of ${c.calls.truthLength}` +
-          (r.unseen.droppedEvents ? `; left out ${r.unseen.droppedEvents} decoded events inside ${r.unseen.paired} of the ${r.unseen.hiddenActivations} activations the oracle cannot see (VM upcalls)` : ''),
+          (r.unseen.droppedEvents ? `; left out ${r.unseen.droppedEvents} decoded events inside ${r.unseen.paired} of the ${r.unseen.hiddenActivations} activations the oracle cannot see (VM upcalls)${r.unseen.hiddenFills ? `, and ${r.unseen.hiddenFills} recovered fills over them` : ''}` : ''),
       );
     }
     if (unmatched.length) log.info(`oracle threads with no namesake in the trace: ${unmatched.join(', ')}`);
