@@ -115,6 +115,8 @@ export class PerfCaptureCore {
   private seq = 0;
   private previousRound?: bigint;
   private readonly threads = new Map<number, { comm?: string; ended: boolean; bytes: number; segments: number }>();
+  /** per thread: when it was last switched out (its context-switch records), until it is switched in again */
+  private readonly switchedOut = new Map<number, bigint>();
   private readonly toTsc: (time: bigint) => bigint;
   private finished = false;
 
@@ -280,9 +282,22 @@ export class PerfCaptureCore {
         this.endThread(r.tid, 'exit', this.toTsc(r.time));
         break;
       case 'switch':
-      case 'switch_cpu_wide':
+      case 'switch_cpu_wide': {
+        // the thread's time off the CPU, from its switch-out to its switch-in: an `offcpu` line (recovery leaves it
+        // out of a gap's time). The sample_id is the task switching (out, or in); an in seen before its out (the two
+        // CPUs' rings drained in either order within a round) gives nothing.
+        const tid = this.opts.layout === 'per-thread' ? s.source.key : r.sample.tid;
+        if (tid !== undefined) {
+          const since = this.switchedOut.get(tid);
+          if (r.out) this.switchedOut.set(tid, tsc);
+          else if (since !== undefined) {
+            this.switchedOut.delete(tid);
+            if (tsc > since) this.push(tsc, { type: 'offcpu', tid, tsc_begin: since, tsc_end: tsc, ticks: tsc - since });
+          }
+        }
         if (!r.out) this.resume(s, tsc);
         break;
+      }
       case 'lost':
         this.stats.lostRecords += Number(r.lost);
         this.push(tsc, { type: 'sideband_lost', [this.opts.layout === 'per-cpu' ? 'cpu' : 'tid']: s.source.key, lost: r.lost, tsc });

@@ -87,6 +87,9 @@ test('per-CPU full capture: wrap-around, a truncated chunk and lost records give
     '{"type":"thread_start","tid":101,"file":null,"comm":"C2 CompilerThre","tsc":1240}',
     '{"type":"switch","cpu":1,"tid":101,"segment":0,"offset":0,"bytes":50,"tsc_begin":1260,"tsc_end":1400}',
     '{"type":"switch","cpu":1,"tid":101,"segment":1,"offset":50,"bytes":60,"tsc_begin":1400,"tsc_end":1920}',
+    // (the main thread off the CPU from its switch-out at 610 to its switch-in at 900; C2's switch-in at 1150
+    // follows no switch-out and says nothing)
+    '{"type":"offcpu","tid":100,"tsc_begin":1220,"tsc_end":1800,"ticks":580}',
     '{"type":"switch","cpu":0,"tid":100,"segment":1,"offset":40,"bytes":30,"tsc_begin":1800,"tsc_end":1900}',
     '{"type":"switch","cpu":1,"tid":101,"segment":2,"offset":110,"bytes":4,"tsc_begin":1920,"tsc_end":1940}',
     '{"type":"loss","tid":101,"offset":114,"lost_bytes":0,"lost_insns":0,"tsc_begin":1940,"tsc_end":2300,"cause":"aux-truncated","cpu":1}',
