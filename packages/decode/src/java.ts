@@ -677,6 +677,13 @@ export class JavaEventBuilder implements FlowSink {
       this.pcDescEvents(nm, i, tsc, hold);
       return;
     }
+    // a callee entered by one PcDesc just before, left by this one for another callee the caller calls at an
+    // earlier bci: the caller never got past the first call site, so that PcDesc was callee code C2 placed among
+    // the caller's (the hoisted load of retractHoisted; h2's Value.convertTo: a klass load at its start carries
+    // convertToDate@125's scope, and the next PcDesc is convertToNumeric's, called at convertTo@336 < 359)
+    if (this.hoistEv >= 0 && common > 0 && common === this.hoistCommon && depth > common && chain.length > common && nm.frames[(f1 - common) * 2 + 1] < bcis[chain.length - common]) {
+      this.retractHoisted();
+    }
     this.hoistEv = -1;
     const oldLength = chain.length;
     const firstEv = this.events.length;
@@ -970,7 +977,9 @@ export class JavaEventBuilder implements FlowSink {
   }
 
   disable(tsc: number): void {
-    this.releaseHeld();
+    // (held caller events wait on: tracing stops for a safepoint poll's trap or a call into the VM and goes on where
+    // it stopped, and the first block after it says how the flow went on; in h2's Value.convertTo, releasing them
+    // here kept a hoisted callee PcDesc the caller's next PcDescs would have taken back, 69 times)
     this.branchEvent = -1;
     this.prevKind = BlockEnd.IndirectJump;
     void tsc;

@@ -13,7 +13,7 @@ const FIB = 7;
 const CODE = new Uint8Array([...new Array(32).fill(0x90), 0xeb, 0xe2, 0xc3]);
 
 /** An nmethod of FIB with PcDescs [pc offset, frames innermost first as [method, bci] pairs]. */
-function model(pcs: [number, number[]][]): JvmModel {
+function model(pcs: [number, number[]][], code = CODE): JvmModel {
   const image = new CodeImage();
   const frames: number[] = [];
   const frameStart = [0];
@@ -22,12 +22,12 @@ function model(pcs: [number, number[]][]): JvmModel {
     frameStart.push(frames.length / 2);
   }
   const nm: NmethodInfo = {
-    method: FIB, codeBegin: BEGIN, codeEnd: BEGIN + CODE.length, entry: BEGIN, verifiedEntry: BEGIN, osrEntry: -1, osrBci: -1,
-    stubBegin: BEGIN + CODE.length, level: 4, compileId: 1, loadTsc: 0, unloadTsc: Infinity,
+    method: FIB, codeBegin: BEGIN, codeEnd: BEGIN + code.length, entry: BEGIN, verifiedEntry: BEGIN, osrEntry: -1, osrBci: -1,
+    stubBegin: BEGIN + code.length, level: 4, compileId: 1, loadTsc: 0, unloadTsc: Infinity,
     pcs: Float64Array.from(pcs, ([pc]) => BEGIN + pc), frameStart: Uint32Array.from(frameStart), frames: Int32Array.from(frames),
   };
   image.nmethods.push(nm);
-  image.addSection({ kind: SectionKind.Nmethod, begin: BEGIN, end: BEGIN + CODE.length, bytes: CODE, name: 'fib', validFrom: 0, validTo: Infinity, nmethod: 0, version: 0 });
+  image.addSection({ kind: SectionKind.Nmethod, begin: BEGIN, end: BEGIN + code.length, bytes: code, name: 'fib', validFrom: 0, validTo: Infinity, nmethod: 0, version: 0 });
   image.ranges = [{ lo: BEGIN, hi: BEGIN + 0x1000 }];
   const codelets = { begin: new Float64Array(0), end: new Float64Array(0), bytecode: new Int16Array(0), kind: new Uint8Array(0), description: [] };
   return { image, methods: new Map(), classes: new Map(), classLoadTsc: new Map(), codelets, dispatch: new Map(), methodEntries: new Map(), threads: [], tscPerNs: 0, vmStartTsc: 0, vmInitEndTsc: 0, problems: [] };
@@ -98,5 +98,34 @@ describe('inlined frames scheduled into their caller', () => {
     // then the flow leaves (the return)
     const pcs: [number, number[]][] = [[2, [FIB, 42]], [4, [FIB, 125, FIB, 359]], [6, [FIB, 44]]];
     expect(run(model(pcs), [0, 0x22])).toEqual(['entry', 'bc 42', 'bc 44', 'exit']);
+  });
+
+  test('tracing stopped and resumed (a safepoint trap) while caller events wait: the wait goes on, the callee is taken back', () => {
+    // two blocks: 16 nops and a `jmp` to the next instruction at 0x10, then 14 nops and `ret` at 0x20
+    const code = new Uint8Array([...new Array(16).fill(0x90), 0xeb, 0x00, ...new Array(14).fill(0x90), 0xc3]);
+    // convertTo@42, the hoisted convertToDate@125 at call site 359, convertTo@44 twice (waiting), then after the
+    // trap convertToNumeric@71 at call site 336
+    const pcs: [number, number[]][] = [[2, [FIB, 42]], [4, [FIB, 125, FIB, 359]], [6, [FIB, 44]], [8, [FIB, 44]], [0x14, [FIB, 71, FIB, 336]], [0x16, [FIB, 340]]];
+    const m = model(pcs, code);
+    const java = new JavaEventBuilder(m);
+    java.enable(BEGIN, 0);
+    java.block(m.image.blockAt(BEGIN, 0), 0);
+    java.disable(1);
+    java.enable(BEGIN + 0x12, 2);
+    java.block(m.image.blockAt(BEGIN + 0x12, 0), 2);
+    const e = java.takeEvents();
+    const out: string[] = [];
+    for (let i = 0; i < e.length; i++) out.push(e.kind[i] === EventKind.Bytecode ? `bc ${e.bci[i]}` : e.kind[i] === EventKind.Entry ? 'entry' : e.kind[i] === EventKind.Exit ? 'exit' : `kind ${e.kind[i]}`);
+    expect(out).toEqual(['entry', 'bc 42', 'bc 44', 'bc 44', 'entry', 'bc 71', 'exit', 'bc 340', 'exit']);
+  });
+
+  test('one callee PcDesc, then another callee called at an earlier bci of the caller: the first taken back', () => {
+    // Value.convertTo@42, convertToDate@125 inlined at call site 359 (the hoisted klass load), then the NUMERIC
+    // arm: convertToNumeric@71 inlined at call site 336 (< 359: the caller never reached 359)
+    const pcs: [number, number[]][] = [[2, [FIB, 42]], [4, [FIB, 125, FIB, 359]], [6, [FIB, 71, FIB, 336]], [8, [FIB, 340]]];
+    expect(run(model(pcs), [0, 0x22])).toEqual(['entry', 'bc 42', 'inlined entry @336', 'inlined bc 71', 'inlined exit', 'bc 340', 'exit']);
+    // called at a later bci (the caller got past 359): a call, kept
+    const later = pcs.map(([pc, f]): [number, number[]] => [pc, pc === 6 ? [FIB, 71, FIB, 400] : pc === 8 ? [FIB, 404] : f]);
+    expect(run(model(later), [0, 0x22])).toEqual(['entry', 'bc 42', 'inlined entry @359', 'inlined bc 125', 'inlined exit', 'inlined entry @400', 'inlined bc 71', 'inlined exit', 'bc 404', 'exit']);
   });
 });
