@@ -105,7 +105,7 @@ export function maskUnseen(truth: EventSeq, decoded: EventSeq, hasCode: (method:
       coveredTo = end;
     }
     paired += maskLostEntries(truth, decoded, hidden, exits, pt, pd, pairedWith, keep);
-    hiddenFills = maskFillsOverHidden(decoded, hidden, pt, pd, keep);
+    hiddenFills = maskFillsOverHidden(truth, decoded, hidden, pt, pd, keep);
   }
   let n = 0;
   for (let i = 0; i < keep.length; i++) n += keep[i];
@@ -159,18 +159,24 @@ function maskLostEntries(truth: EventSeq, decoded: EventSeq, hidden: Uint8Array,
 
 /**
  * Fills of lost data (recovered events, origin 2, right after an overflow gap) whose gap spans an activation the
- * oracle could not see: the truth between the calls the call alignment paired around the gap holds a hidden entry.
- * What ran there the truth does not have, so the fill is neither right nor wrong against it: it is left out, as the
- * decoded events inside such activations are. (examples/switches -Xint at 25% loss: the string concatenation's
+ * oracle could not see: the truth between the calls the call alignment paired around the gap holds a hidden entry,
+ * and fewer bytecodes than the fill. What ran there the truth does not have, so the fill is neither right nor wrong
+ * against it: it is left out, as the decoded events inside such activations are. (Where the truth has as many
+ * bytecodes there as the fill, it judges the fill: start-up's gaps lie among class loading's hidden activations,
+ * and leaving all their fills out took switches -Xint's String.startsWith from the decoded side's top 10.) (examples/switches -Xint at 25% loss: the string concatenation's
  * bootstrap at the end, 1,106 hidden activations of class loading and linkage, lay in one gap, and its 12.7 k
  * recovered events counted as wrong.) Returns how many fills it left out.
  */
-function maskFillsOverHidden(decoded: EventSeq, hidden: Uint8Array, pt: Int32Array, pd: Int32Array, keep: Uint8Array): number {
+function maskFillsOverHidden(truth: EventSeq, decoded: EventSeq, hidden: Uint8Array, pt: Int32Array, pd: Int32Array, keep: Uint8Array): number {
   const origin = decoded.origin;
   if (!origin) return 0;
-  // hidden entries before each truth index (prefix sums), to ask whether a truth span holds one
+  // hidden entries and truth bytecodes before each truth index (prefix sums)
   const before = new Int32Array(hidden.length + 1);
-  for (let i = 0; i < hidden.length; i++) before[i + 1] = before[i] + hidden[i];
+  const bytecodes = new Int32Array(hidden.length + 1);
+  for (let i = 0; i < hidden.length; i++) {
+    before[i + 1] = before[i] + hidden[i];
+    bytecodes[i + 1] = bytecodes[i] + (truth.kind[i] === EventKind.Bytecode ? 1 : 0);
+  }
   let found = 0;
   for (let g = 0; g < decoded.length; g++) {
     if (decoded.kind[g] !== DECODED_GAP || decoded.bci[g] !== OVERFLOW) continue;
@@ -182,7 +188,10 @@ function maskFillsOverHidden(decoded: EventSeq, hidden: Uint8Array, pt: Int32Arr
     const k1 = firstAbove(pd, end - 1);
     const t0 = k0 >= 0 ? pt[k0] + 1 : 0;
     const t1 = k1 < pt.length ? pt[k1] : hidden.length;
-    if (t1 > t0 && before[t1] - before[t0] > 0) {
+    let filled = 0;
+    for (let j = g + 1; j < end; j++) if (decoded.kind[j] === EventKind.Bytecode) filled++;
+    // (only where the truth there has fewer bytecodes than the fill: what it has, it can judge the fill by)
+    if (t1 > t0 && before[t1] - before[t0] > 0 && bytecodes[t1] - bytecodes[t0] < filled) {
       found++;
       for (let j = g + 1; j < end; j++) keep[j] = 0;
     }

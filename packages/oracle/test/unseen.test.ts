@@ -93,11 +93,15 @@ test('a fill whose gap spans an activation the oracle could not see is left out;
   // cannot judge them, and its hidden entry pairs with the copy's), then lost data over part of 4 (its fill: 4's
   // bci 0, which the truth has)
   const gap = (): [number, number, number] => [3, -1, 0];
-  const decoded = seq([E(1), B(1, 0), gap(), E(5), B(5, 0), X(5), E(2), B(2, 0), X(2), B(1, 1), B(1, 2), E(4), gap(), B(4, 0), X(4), B(1, 3), X(1)]);
-  decoded.origin = Uint8Array.from([0, 0, 0, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 2, 0, 0, 0]);
+  const decoded = seq([E(1), B(1, 0), gap(), E(5), B(5, 0), B(5, 1), B(5, 2), B(5, 3), X(5), E(2), B(2, 0), X(2), B(1, 1), B(1, 2), E(4), gap(), B(4, 0), X(4), B(1, 3), X(1)]);
+  decoded.origin = Uint8Array.from([0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 2, 0, 0, 0]);
   const m = maskUnseen(truth, decoded, () => true);
   expect(m.hiddenFills).toBe(1);
-  expect(Array.from(m.keep)).toEqual([1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]);
+  expect(Array.from(m.keep)).toEqual([1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]);
+  // a fill no longer than what the truth has there (its 3 bytecodes between the calls around the gap) is judged
+  const short = seq([E(1), B(1, 0), gap(), E(5), B(5, 0), X(5), E(2), B(2, 0), X(2), B(1, 1), B(1, 2), E(4), B(4, 0), X(4), B(1, 3), X(1)]);
+  short.origin = Uint8Array.from([0, 0, 0, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0]);
+  expect(maskUnseen(truth, short, () => true).hiddenFills).toBe(0);
   // without a hidden activation nothing is left out
   const plain = seq([E(1), B(1, 0), B(1, 1), B(1, 2), E(4), B(4, 0), X(4), B(1, 3), X(1)]);
   expect(maskUnseen(plain, decoded, () => true).hiddenFills).toBe(0);
