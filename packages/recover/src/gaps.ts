@@ -243,8 +243,14 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     const p = 2 * (lo - 1);
     return t - pausedBefore[lo - 1] - (Math.min(t, pauses[p + 1]) - pauses[p]);
   };
+  // (per bytecode, once: the walks read it at every step)
+  let own: Float64Array | undefined;
+  if (pauses.length) {
+    own = new Float64Array(n);
+    for (let x = 0; x < n; x++) own[x] = ownTime(input.tsc[pos[x]]);
+  }
   /** The thread's own time at bytecode x. */
-  const clock = (x: number): number => ownTime(input.tsc[pos[x]]);
+  const clock = (x: number): number => (own ? own[x] : input.tsc[pos[x]]);
 
   /** Bytecodes per tick in the stretches of up to PACE_WINDOW bytecodes on each side of a gap. */
   const pace = (a: number, b: number): number => {
