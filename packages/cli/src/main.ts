@@ -138,12 +138,13 @@ export async function main(argv: string[]): Promise<number> {
           .positional('oracle', { type: 'string', demandOption: true, describe: 'oracle directory (jportal oracle)' })
           .option('thread', { type: 'string', array: true, describe: 'only threads with these names' })
           .option('min-accuracy', { type: 'number', describe: 'exit 1 when a thread\'s sequence accuracy is below this (0..1)' })
-          .option('diff', { type: 'string', describe: 'write a readable diff per thread (methods losing most, regions where the sequences part) into this directory' })
+          .option('diff', { type: 'string', describe: 'write a readable diff per thread (methods losing most, regions where the sequences part) into this directory; with --refine also each fill of recovered events against its hole (.fills.tsv)' })
+          .option('refine', { type: 'boolean', default: false, describe: 'measure what analyze works on: reconstruction and recovery after decoding, as `jportal accuracy` does' })
           .option('json', { type: 'boolean', describe: 'print a machine-readable report on stdout' }),
       async (a) => {
         const min = a['min-accuracy'];
         if (min !== undefined && !(min >= 0 && min <= 1)) throw new CliError('compare: --min-accuracy wants a number in 0..1', ExitCode.BadInput);
-        code = await runCompare({ trace: a.trace, oracle: a.oracle, thread: a.thread, minAccuracy: min, json: a.json, diff: a.diff });
+        code = await runCompare({ trace: a.trace, oracle: a.oracle, thread: a.thread, minAccuracy: min, json: a.json, diff: a.diff, refine: a.refine });
       },
     )
     .command(

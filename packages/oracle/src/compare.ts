@@ -43,6 +43,24 @@ export interface SequenceAccuracy {
   pairs?: { truth: Int32Array; decoded: Int32Array };
   /** true when the default window's alignment fell far below the bound and a 4x window's was better (kept) */
   widened?: boolean;
+  /** with recovered events: each fill region as measured (sequenceAccuracy's second step), in decoded order */
+  fills?: FillMeasure[];
+}
+
+/**
+ * One region of recovered events as the accuracy measured it: decoded events [decodedFrom, decodedTo) (the fills
+ * and any decoded events between them), aligned with the truth's [truthFrom, truthTo), the hole the decoded events
+ * around them left. `holeBytecodes` against `fillBytecodes` says whether recovery sized it right.
+ */
+export interface FillMeasure {
+  decodedFrom: number;
+  decodedTo: number;
+  truthFrom: number;
+  truthTo: number;
+  holeBytecodes: number;
+  fillBytecodes: number;
+  /** recovered bytecodes of the region paired with the truth */
+  matched: number;
 }
 
 export interface CountError {
@@ -251,10 +269,11 @@ export function sequenceAccuracy(truth: EventSeq, decoded: EventSeq, opts: Seque
   if (origin) for (let i = 0; i < decoded.length; i++) if (decoded.kind[i] === EventKind.Bytecode && origin[i] === Origin.Recovered) recovered++;
   const whole = onePass(truth, decoded, recovered ? { ...opts, pairs: true } : opts);
   if (recovered === 0) return whole;
-  const { truth: pt, decoded: pd } = fillRegions(truth, decoded, whole.pairs!, opts);
+  const fills: FillMeasure[] = [];
+  const { truth: pt, decoded: pd } = fillRegions(truth, decoded, whole.pairs!, opts, fills);
   let unknown = 0;
   for (let k = 0; k < pt.length; k++) if (!fullMatch(truth, pt[k], decoded, pd[k])) unknown++;
-  const r: SequenceAccuracy = { ...whole, matched: pt.length, accuracy: whole.truthLength ? pt.length / whole.truthLength : 1, unknownFieldsMatched: unknown, exact: false };
+  const r: SequenceAccuracy = { ...whole, matched: pt.length, accuracy: whole.truthLength ? pt.length / whole.truthLength : 1, unknownFieldsMatched: unknown, exact: false, fills };
   if (opts.pairs) r.pairs = { truth: pt, decoded: pd };
   else delete r.pairs;
   return r;
@@ -278,7 +297,7 @@ const TRUSTED_RUN = 32;
  * too long for its gap matched the truth after it, a run of the decoded events after it matched a later round of
  * a loop, and the rest of them nothing.)
  */
-function fillRegions(truth: EventSeq, decoded: EventSeq, whole: { truth: Int32Array; decoded: Int32Array }, opts: SequenceOptions): { truth: Int32Array; decoded: Int32Array } {
+function fillRegions(truth: EventSeq, decoded: EventSeq, whole: { truth: Int32Array; decoded: Int32Array }, opts: SequenceOptions, fills: FillMeasure[]): { truth: Int32Array; decoded: Int32Array } {
   const pt = whole.truth;
   const pd = whole.decoded;
   const n = pt.length;
@@ -336,6 +355,11 @@ function fillRegions(truth: EventSeq, decoded: EventSeq, whole: { truth: Int32Ar
     // the fills and what lies between them, with the truth left between
     const mid = onePass(slice(truth, tq, tp), slice(decoded, f0, f1), at).pairs!;
     for (let t = 0; t < mid.truth.length; t++) push(tq + mid.truth[t], f0 + mid.decoded[t]);
+    const f: FillMeasure = { decodedFrom: f0, decodedTo: f1, truthFrom: tq, truthTo: tp, holeBytecodes: 0, fillBytecodes: 0, matched: 0 };
+    for (let x = tq; x < tp; x++) if (truth.kind[x] === EventKind.Bytecode) f.holeBytecodes++;
+    for (let x = f0; x < f1; x++) if (isFill(decoded, x)) f.fillBytecodes++;
+    for (let t = 0; t < mid.decoded.length; t++) if (isFill(decoded, f0 + mid.decoded[t])) f.matched++;
+    fills.push(f);
     for (let t = post.truth.length - 1; t >= 0; t--) push(t1 - 1 - post.truth[t], d1 - 1 - post.decoded[t]);
   }
   for (; c < n; c++) push(pt[c], pd[c]);

@@ -1,6 +1,6 @@
 /** @jportal/oracle: ground truth, and measuring a decoder's events against it. */
 export { EventKind, Origin, sequenceAccuracy, callSequenceAccuracy, countError, hotMethodOverlap, compareThread, lossAccuracy, alignmentBound } from './compare';
-export type { LossAccuracy, EventSeq, SequenceOptions, SequenceAccuracy, CountError, MethodCount, HotMethods, ThreadComparison } from './compare';
+export type { FillMeasure, LossAccuracy, EventSeq, SequenceOptions, SequenceAccuracy, CountError, MethodCount, HotMethods, ThreadComparison } from './compare';
 export { align, alignmentPairs } from './align';
 export type { AlignOptions, Alignment, Matcher } from './align';
 // the oracle directory reader and the decoded/oracle -> EventSeq bridge

@@ -175,11 +175,16 @@ describe('fills of the wrong length', () => {
     run(t, 6);
     let observed = run(d, 0, 0) + run(d, 1, 0);
     let gapped = 0;
+    let firstGap = 0;
     let filled = 0;
     for (let i = 0; i < 600; i++) {
       if (i === 150) for (let k = 0; k < 120; k++) filled += round(d, 1, 2); // 3x the gap
       if (i === 400) for (let k = 0; k < 13; k++) filled += round(d, 1, 2); // a third of it
-      if ((i >= 150 && i < 190) || (i >= 400 && i < 440)) gapped += round(new Builder(), i);
+      if ((i >= 150 && i < 190) || (i >= 400 && i < 440)) {
+        const n = round(new Builder(), i);
+        gapped += n;
+        if (i < 190) firstGap += n;
+      }
       else observed += round(d, i, 0);
     }
     observed += run(d, 6, 0);
@@ -194,5 +199,12 @@ describe('fills of the wrong length', () => {
     const plain = prog.slice(2, 6).reduce((s, b) => s + b.length, 0);
     expect(res.recoveredMatched).toBeLessThanOrEqual(53 * plain);
     expect(res.recoveredMatched).toBeGreaterThanOrEqual(52 * plain);
+    // per fill: the long one against its gap (40 rounds, two of them with their own block), the short one
+    const fills = sequenceAccuracy(truth, decoded, { exactMaxEdits: 0 }).fills!;
+    expect(fills.map((f) => f.fillBytecodes)).toEqual([120 * plain, 13 * plain]);
+    expect(fills[0].holeBytecodes).toBe(firstGap);
+    expect(fills[1].holeBytecodes).toBe(gapped - firstGap);
+    expect(fills[0].matched).toBeLessThanOrEqual(40 * plain);
+    expect(fills[1].matched).toBe(13 * plain);
   });
 });

@@ -4,6 +4,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import { refineDecoded } from '@jportal/analyze';
 import { decodeTrace, DecodeError } from '@jportal/decode';
 import { callSequenceAccuracy, countError, formatDiff, hotMethodOverlap, MethodSpace, readOracle, sequenceAccuracy, ThreadComparison, UnseenMask } from '@jportal/oracle';
 import { threadPairs } from '../thread-pairs';
@@ -20,6 +21,8 @@ export interface CompareCommandOptions {
   minAccuracy?: number;
   /** write a readable diff per thread (where decoded and truth part) into this directory */
   diff?: string;
+  /** measure what analyze works on: reconstruction and recovery after decoding (as `jportal accuracy` does) */
+  refine?: boolean;
 }
 
 export interface ThreadReport {
@@ -43,6 +46,7 @@ export async function runCompare(o: CompareCommandOptions): Promise<number> {
     if (e instanceof DecodeError) throw new CliError(`compare: ${e.message}`, e.exitCode as 2 | 3);
     throw e;
   }
+  if (o.refine) refineDecoded(decoded);
   const space = new MethodSpace();
   const reports: ThreadReport[] = [];
   const unmatched: string[] = [];
@@ -72,6 +76,17 @@ export async function runCompare(o: CompareCommandOptions): Promise<number> {
       );
       delete sequence.pairs;
       log.info(`${ot.name}: diff written to ${file}`);
+      if (sequence.fills?.length) {
+        // each region of recovered events against the hole the decoded events around it left in the truth,
+        // farthest off first (positions: the thread's event indices and the oracle's)
+        const rows = [...sequence.fills].sort((a, b) => Math.abs(b.fillBytecodes - b.holeBytecodes) - Math.abs(a.fillBytecodes - a.holeBytecodes));
+        const lines = ['fill bytecodes	hole bytecodes	fill/hole	matched	events (trace)	truth (oracle)'];
+        for (const f of rows)
+          lines.push(`${f.fillBytecodes}	${f.holeBytecodes}	${f.holeBytecodes ? (f.fillBytecodes / f.holeBytecodes).toFixed(2) : '-'}	${f.matched}	${at[f.decodedFrom]}..${at[f.decodedTo - 1] + 1}	${f.truthFrom}..${f.truthTo}`);
+        const fillFile = file.replace(/\.diff\.txt$/, '.fills.tsv');
+        fs.writeFileSync(fillFile, lines.join('\n') + '\n');
+        log.info(`${ot.name}: ${rows.length} fills measured against their holes in ${fillFile}`);
+      }
     }
     reports.push({ name: ot.name, traceTid: t.tid, oracleTid: ot.tid, comparison: { sequence, calls: callSequenceAccuracy(truth, dec), counts: countError(truth, visible), hot: hotMethodOverlap(truth, visible) }, unseen });
   }
