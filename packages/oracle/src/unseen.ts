@@ -8,7 +8,7 @@
  * activation paired with a hidden one (its entry and exit stay), so that counts and hot methods compare what
  * both sides could see. It reports how much it dropped.
  */
-import { callSequenceAccuracy, EventKind, EventSeq, SequenceOptions } from './compare';
+import { callSequenceAccuracy, EventKind, EventSeq, Origin, SequenceOptions } from './compare';
 
 /**
  * A decoded sequence keeps @jportal/decode's event kinds: 3 is a gap, its bci the reason, 0 an overflow (data the
@@ -16,8 +16,6 @@ import { callSequenceAccuracy, EventKind, EventSeq, SequenceOptions } from './co
  */
 const DECODED_GAP = 3;
 const OVERFLOW = 0;
-/** Origin of a recovered event (compare.ts's Origin.Recovered) */
-const RECOVERED = 2;
 
 export interface UnseenMask {
   /** the decoded sequence without the events inside activations the oracle could not see */
@@ -161,11 +159,10 @@ function maskLostEntries(truth: EventSeq, decoded: EventSeq, hidden: Uint8Array,
  * Fills of lost data (recovered events, origin 2, right after an overflow gap) whose gap spans an activation the
  * oracle could not see: the truth between the calls the call alignment paired around the gap holds a hidden entry,
  * and fewer bytecodes than the fill. What ran there the truth does not have, so the fill is neither right nor wrong
- * against it: it is left out, as the decoded events inside such activations are. (Where the truth has as many
- * bytecodes there as the fill, it judges the fill: start-up's gaps lie among class loading's hidden activations,
- * and leaving all their fills out took switches -Xint's String.startsWith from the decoded side's top 10.) (examples/switches -Xint at 25% loss: the string concatenation's
- * bootstrap at the end, 1,106 hidden activations of class loading and linkage, lay in one gap, and its 12.7 k
- * recovered events counted as wrong.) Returns how many fills it left out.
+ * against it: it is left out, as the decoded events inside such activations are (examples/switches -Xint at 25%
+ * loss: the string concatenation's bootstrap at the end, 1,106 hidden activations of class loading and linkage,
+ * lay in one gap, and its 12.7 k recovered events counted as wrong). Where the truth has as many bytecodes there
+ * as the fill, it judges the fill. Returns how many fills it left out.
  */
 function maskFillsOverHidden(truth: EventSeq, decoded: EventSeq, hidden: Uint8Array, pt: Int32Array, pd: Int32Array, keep: Uint8Array): number {
   const origin = decoded.origin;
@@ -181,7 +178,7 @@ function maskFillsOverHidden(truth: EventSeq, decoded: EventSeq, hidden: Uint8Ar
   for (let g = 0; g < decoded.length; g++) {
     if (decoded.kind[g] !== DECODED_GAP || decoded.bci[g] !== OVERFLOW) continue;
     let end = g + 1;
-    while (end < decoded.length && origin[end] === RECOVERED) end++;
+    while (end < decoded.length && origin[end] === Origin.Recovered) end++;
     if (end === g + 1) continue;
     // the truth between the calls paired before the gap and after its fill (the fill's own calls may be paired)
     const k0 = firstAbove(pd, g) - 1;

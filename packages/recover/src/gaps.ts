@@ -243,6 +243,8 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     const p = 2 * (lo - 1);
     return t - pausedBefore[lo - 1] - (Math.min(t, pauses[p + 1]) - pauses[p]);
   };
+  /** Whether a pause overlaps [t0, t1) (the own clock then runs slower than the TSC). */
+  const pausedBetween = (t0: number, t1: number): boolean => ownTime(t1) - ownTime(t0) !== t1 - t0;
   // (per bytecode, once: the walks read it at every step)
   let own: Float64Array | undefined;
   if (pauses.length) {
@@ -274,7 +276,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
 
   // opts.vmWork's records, less those inside a pause (its own: the agent's VMInit replays what existed before it,
   // and the pause's time is left out as a whole), ascending
-  const inPause = (t: number): boolean => ownTime(t) !== ownTime(t + 1) - 1;
+  const inPause = (t: number): boolean => pausedBetween(t, t + 1);
   const workAt = Array.prototype.filter.call(opts.vmWork ?? [], (t: number) => !inPause(t)) as number[];
   /** The first record after tsc t. */
   const firstAfter = (t: number): number => {
@@ -307,7 +309,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
         r++;
       }
       if (!k || input.kind[i] === GAP || input.kind[i - 1] === GAP) continue;
-      if (ownTime(t1) - ownTime(t0) !== t1 - t0) continue; // (a pause between them)
+      if (pausedBetween(t0, t1)) continue;
       waited += t1 - t0;
       records += k;
     }
@@ -707,7 +709,6 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
   return { events: out, stats, fills };
 }
 
-/** Kinds of event a fill copies. */
 /** Pauses as sorted [from, to) pairs with overlapping or touching ones joined. */
 function mergedPauses(p: ArrayLike<number>): Float64Array {
   const order: number[] = [];
@@ -722,6 +723,7 @@ function mergedPauses(p: ArrayLike<number>): Float64Array {
   return Float64Array.from(out);
 }
 
+/** Kinds of event a fill copies. */
 const copied = (kind: number): boolean => kind === BYTECODE || kind === ENTRY || kind === EXIT || kind === EXCEPTION;
 
 /** Whether the stream has a gap of one of these reasons. */

@@ -21,7 +21,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { decodeTrace, DecodeError } from '@jportal/decode';
-import { alignmentBound, hotMethodOverlap, lossAccuracy, LossAccuracy, MethodSpace, readOracle, sequenceAccuracy } from '@jportal/oracle';
+import { hotMethodOverlap, lossAccuracy, LossAccuracy, MethodSpace, readOracle } from '@jportal/oracle';
 import { CliError, ExitCode } from '../exit';
 import { stderrLogger } from '../log';
 import { refineDecoded } from '@jportal/analyze';
@@ -158,10 +158,6 @@ export async function runAccuracy(o: AccuracyOptions): Promise<number> {
           thread: p.name,
           pmd,
           pdc: 1 - pmd,
-          // over what both sides could see, as DA and RA (and `jportal compare`)
-          overall: sequenceAccuracy(p.truth, p.visible).accuracy,
-          // the bound of the same alignment `overall` is (the decoded events it aligns, wildcards included)
-          bound: p.truth.length ? alignmentBound(p.truth, p.visible) / la.truthLength : 1,
           hotShared: hot.shared,
           hotOf: Math.max(hot.truth.length, hot.decoded.length),
         });
