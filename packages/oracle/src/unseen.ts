@@ -162,7 +162,8 @@ function maskLostEntries(truth: EventSeq, decoded: EventSeq, hidden: Uint8Array,
  * against it: it is left out, as the decoded events inside such activations are (examples/switches -Xint at 25%
  * loss: the string concatenation's bootstrap at the end, 1,106 hidden activations of class loading and linkage,
  * lay in one gap, and its 12.7 k recovered events counted as wrong). Where the truth has as many bytecodes there
- * as the fill, it judges the fill. Returns how many fills it left out.
+ * as the fill, it judges the fill. The fill's bytecodes already left out (inside its own activations the call
+ * alignment paired with hidden ones) do not count. Returns how many fills it left out.
  */
 function maskFillsOverHidden(truth: EventSeq, decoded: EventSeq, hidden: Uint8Array, pt: Int32Array, pd: Int32Array, keep: Uint8Array): number {
   const origin = decoded.origin;
@@ -186,7 +187,7 @@ function maskFillsOverHidden(truth: EventSeq, decoded: EventSeq, hidden: Uint8Ar
     const t0 = k0 >= 0 ? pt[k0] + 1 : 0;
     const t1 = k1 < pt.length ? pt[k1] : hidden.length;
     let filled = 0;
-    for (let j = g + 1; j < end; j++) if (decoded.kind[j] === EventKind.Bytecode) filled++;
+    for (let j = g + 1; j < end; j++) if (keep[j] && decoded.kind[j] === EventKind.Bytecode) filled++;
     // (only where the truth there has fewer bytecodes than the fill: what it has, it can judge the fill by)
     if (t1 > t0 && before[t1] - before[t0] > 0 && bytecodes[t1] - bytecodes[t0] < filled) {
       found++;

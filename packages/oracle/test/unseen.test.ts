@@ -106,3 +106,17 @@ test('a fill whose gap spans an activation the oracle could not see is left out;
   const plain = seq([E(1), B(1, 0), B(1, 1), B(1, 2), E(4), B(4, 0), X(4), B(1, 3), X(1)]);
   expect(maskUnseen(plain, decoded, () => true).hiddenFills).toBe(0);
 });
+
+test("a fill's own activations paired with hidden ones do not count against the truth there", () => {
+  // truth: 1 runs, calls 2 (hidden), goes on. Decoded: lost data right after 1's first bytecode; the fill holds the
+  // call of 2 with three bytecodes inside (left out: the truth cannot see them), then 1's two bytecodes
+  const truth = seq([E(1), B(1, 0), E(2), X(2), B(1, 1), B(1, 2), X(1)]);
+  const gap: [number, number, number] = [3, -1, 0];
+  const decoded = seq([E(1), B(1, 0), gap, E(2), B(2, 0), B(2, 1), B(2, 2), X(2), B(1, 1), B(1, 2), X(1)]);
+  decoded.origin = Uint8Array.from([0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 0]);
+  const m = maskUnseen(truth, decoded, () => true);
+  // the fill's two bytecodes of 1 are no more than the truth's three between the calls around it: judged, kept
+  expect(m.hiddenFills).toBe(0);
+  expect(Array.from(m.keep)).toEqual([1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1]);
+  expect(compareThread(truth, m.decoded).sequence.matched).toBe(3);
+});

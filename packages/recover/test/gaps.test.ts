@@ -123,6 +123,34 @@ describe('recovery of gaps from matching context', () => {
     expect(recoverGaps(stream(left, [[lo, hi]]), { context: 4 }).stats).toMatchObject({ recovered: 0, weakContext: 1 });
   });
 
+  test('a long fill with one weak side is copied when the rest is strong: same callers, a whole past, the length the time gives', () => {
+    // rounds whose helper takes one of 5 arms by the counter; a gap hides 3,000 rounds (21,000 bytecodes), and 3
+    // rounds after it the helper's code changes for good (a tier change): what follows the gap matches ~21
+    // bytecodes of any copy's continuation, the past before it all that is compared
+    const rounds = (change: number) => {
+      const steps: (number | string)[][] = [];
+      for (let i = 0; i < 8000; i++) {
+        steps.push([1, 0], [1, 2], ['call', 2], [2, 0]);
+        if (i < change) steps.push([2, 10 + 2 * (i % 5)], [2, 11 + 2 * (i % 5)]);
+        else steps.push([2, 40 + (i % 5)]);
+        steps.push(['ret', 2], [1, 5], [1, 8]);
+      }
+      return steps;
+    };
+    const steps = rounds(5003);
+    const lo = 2000 * 9 + 4;
+    const hi = 5000 * 9 + 1;
+    const r = recoverGaps(stream(steps, [[lo, hi]]), { context: 4 });
+    expect(r.stats).toMatchObject({ gaps: 1, recovered: 1, weakContext: 0, callersFar: 1 });
+    const want = bytecodes(stream(steps));
+    const got = bytecodes(r.events);
+    // within 2% of what ran, and what was copied is what ran up to where its length runs out
+    expect(Math.abs(got.length - want.length)).toBeLessThan(0.02 * 21_000);
+    const firstDiff = got.findIndex((x, k) => x !== want[k]);
+    const same = firstDiff < 0 ? Math.min(got.length, want.length) : firstDiff;
+    expect(same).toBeGreaterThan((lo * 7) / 9 + 0.95 * 21_000);
+  });
+
   test('two continuations seen: the more frequent one is taken and the gap counted as ambiguous', () => {
     // every third iteration takes another branch at the end of the body
     const body = (i: number) => (i % 3 === 0 ? [[1, 0], [1, 2], [1, 20], [1, 21]] : [[1, 0], [1, 2], [1, 5], [1, 6]]);
