@@ -158,11 +158,15 @@ function maskLostEntries(truth: EventSeq, decoded: EventSeq, hidden: Uint8Array,
 /**
  * Fills of lost data (recovered events, origin 2, right after an overflow gap) whose gap spans an activation the
  * oracle could not see: the truth between the calls the call alignment paired around the gap holds a hidden entry,
- * and fewer bytecodes than the fill. What ran there the truth does not have, so the fill is neither right nor wrong
- * against it: it is left out, as the decoded events inside such activations are (examples/switches -Xint at 25%
+ * and fewer bytecodes than the fill, and the fill's own calls include one paired with a hidden entry (the copy holds
+ * such work). What ran there the truth does not have, so the fill is neither right nor wrong against it: it is left
+ * out, as the decoded events inside such activations are (examples/switches -Xint at 25%
  * loss: the string concatenation's bootstrap at the end, 1,106 hidden activations of class loading and linkage,
  * lay in one gap, and its 12.7 k recovered events counted as wrong). Where the truth has as many bytecodes there
- * as the fill, it judges the fill. The fill's bytecodes already left out (inside its own activations the call
+ * as the fill, it judges the fill; and a copy that calls nothing the truth hides is visible code, judged too
+ * (switches -Xint at 25% loss, seed 2: a start-up fill of 12.5 k bytecodes over 6.6 k visible ones and 118 hidden
+ * entries, class initializations its copy of URL parsing did not hold: left out, String.startsWith lost its place
+ * among the ten hottest methods). The fill's bytecodes already left out (inside its own activations the call
  * alignment paired with hidden ones) do not count. Returns how many fills it left out.
  */
 function maskFillsOverHidden(truth: EventSeq, decoded: EventSeq, hidden: Uint8Array, pt: Int32Array, pd: Int32Array, keep: Uint8Array): number {
@@ -188,8 +192,11 @@ function maskFillsOverHidden(truth: EventSeq, decoded: EventSeq, hidden: Uint8Ar
     const t1 = k1 < pt.length ? pt[k1] : hidden.length;
     let filled = 0;
     for (let j = g + 1; j < end; j++) if (keep[j] && decoded.kind[j] === EventKind.Bytecode) filled++;
+    // the fill's own calls the call alignment paired with hidden ones: the copy holds such work
+    let copiesHidden = false;
+    for (let k = k0 + 1; k < k1 && !copiesHidden; k++) if (hidden[pt[k]]) copiesHidden = true;
     // (only where the truth there has fewer bytecodes than the fill: what it has, it can judge the fill by)
-    if (t1 > t0 && before[t1] - before[t0] > 0 && bytecodes[t1] - bytecodes[t0] < filled) {
+    if (t1 > t0 && before[t1] - before[t0] > 0 && bytecodes[t1] - bytecodes[t0] < filled && copiesHidden) {
       found++;
       for (let j = g + 1; j < end; j++) keep[j] = 0;
     }

@@ -86,7 +86,7 @@ test('a hidden activation with an exit missing inside (a misnamed callee) ends a
   expect(seen.sequence.accuracy).toBe(1);
 });
 
-test('a fill whose gap spans an activation the oracle could not see is left out; one over visible code is kept', () => {
+test('a fill whose gap spans an activation the oracle could not see, and that copies such a call, is left out; one over visible code is kept', () => {
   // truth: 1 runs, calls 2 (hidden: entry, exit, no bytecodes), goes on, calls 4, goes on
   const truth = seq([E(1), B(1, 0), E(2), X(2), B(1, 1), B(1, 2), E(4), B(4, 0), X(4), B(1, 3), X(1)]);
   // decoded: lost data over the call of 2 (its fill: a call of 5 and one of 2, copied from elsewhere; the truth
@@ -105,6 +105,15 @@ test('a fill whose gap spans an activation the oracle could not see is left out;
   // without a hidden activation nothing is left out
   const plain = seq([E(1), B(1, 0), B(1, 1), B(1, 2), E(4), B(4, 0), X(4), B(1, 3), X(1)]);
   expect(maskUnseen(plain, decoded, () => true).hiddenFills).toBe(0);
+  // a copy that holds no call of what the truth hides is visible code, judged by the truth though it is longer than
+  // what the truth has there. Truth: 1 calls 6, then hidden 2, goes on; the fill has the call of 6 and a call of 5
+  // (which the truth does not have there) and 1's bytecodes
+  const truth6 = seq([E(1), B(1, 0), E(6), B(6, 0), X(6), E(2), X(2), B(1, 1), B(1, 2), E(4), B(4, 0), X(4), B(1, 3), X(1)]);
+  const visibleCopy = seq([E(1), B(1, 0), gap(), E(6), B(6, 0), X(6), E(5), B(5, 0), B(5, 1), B(5, 2), B(5, 3), X(5), B(1, 1), B(1, 2), E(4), B(4, 0), X(4), B(1, 3), X(1)]);
+  visibleCopy.origin = Uint8Array.from([0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0]);
+  const v = maskUnseen(truth6, visibleCopy, () => true);
+  expect(v.hiddenFills).toBe(0);
+  expect(v.droppedEvents).toBe(0);
 });
 
 test("a fill's own activations paired with hidden ones do not count against the truth there", () => {
