@@ -24,7 +24,8 @@ export interface UnseenMask {
   hiddenActivations: number;
   /** of which were paired with a decoded activation */
   paired: number;
-  /** recovery's fills left out: their gap spans activations the oracle could not see (maskFillsOverHidden) */
+  /** recovery's fills left out: they copied calls the oracle could not see into, and are longer than the truth
+   * there (maskFillsOverHidden) */
   hiddenFills: number;
   /** decoded events dropped */
   droppedEvents: number;
@@ -156,29 +157,25 @@ function maskLostEntries(truth: EventSeq, decoded: EventSeq, hidden: Uint8Array,
 }
 
 /**
- * Fills of lost data (recovered events, origin 2, right after an overflow gap) whose gap spans an activation the
- * oracle could not see: the truth between the calls the call alignment paired around the gap holds a hidden entry,
- * and fewer bytecodes than the fill, and the fill's own calls include one paired with a hidden entry (the copy holds
- * such work). What ran there the truth does not have, so the fill is neither right nor wrong against it: it is left
- * out, as the decoded events inside such activations are (examples/switches -Xint at 25%
- * loss: the string concatenation's bootstrap at the end, 1,106 hidden activations of class loading and linkage,
- * lay in one gap, and its 12.7 k recovered events counted as wrong). Where the truth has as many bytecodes there
- * as the fill, it judges the fill; and a copy that calls nothing the truth hides is visible code, judged too
- * (switches -Xint at 25% loss, seed 2: a start-up fill of 12.5 k bytecodes over 6.6 k visible ones and 118 hidden
- * entries, class initializations its copy of URL parsing did not hold: left out, String.startsWith lost its place
- * among the ten hottest methods). The fill's bytecodes already left out (inside its own activations the call
- * alignment paired with hidden ones) do not count. Returns how many fills it left out.
+ * Fills of lost data (recovered events, origin 2, right after an overflow gap) that copied work the oracle cannot
+ * see: the fill's own calls include one the call alignment paired with a hidden entry, and the truth between the
+ * calls paired around the gap has fewer bytecodes than the fill. What ran in such activations the truth does not
+ * have, so the fill is neither right nor wrong against it: it is left out, as the decoded events inside them are
+ * (examples/switches -Xint at 25% loss: the string concatenation's bootstrap at the end, 1,106 hidden activations
+ * of class loading and linkage, lay in one gap, and its 12.7 k recovered events had counted as wrong). Where the
+ * truth has as many bytecodes there as the fill, it judges the fill. A copy that calls nothing the truth hides is
+ * visible code and is judged too, whatever the gap spans (switches -Xint at 25% loss, seed 2: a start-up fill of
+ * 12.5 k bytecodes over 6.6 k visible ones and 118 hidden entries, class initializations its copy of URL parsing
+ * did not hold, had been left out before this rule, and String.startsWith with it lost its place among the ten
+ * hottest methods). The fill's bytecodes already left out (inside its own activations paired with hidden ones) do
+ * not count. Returns how many fills it left out.
  */
 function maskFillsOverHidden(truth: EventSeq, decoded: EventSeq, hidden: Uint8Array, pt: Int32Array, pd: Int32Array, keep: Uint8Array): number {
   const origin = decoded.origin;
   if (!origin) return 0;
-  // hidden entries and truth bytecodes before each truth index (prefix sums)
-  const before = new Int32Array(hidden.length + 1);
-  const bytecodes = new Int32Array(hidden.length + 1);
-  for (let i = 0; i < hidden.length; i++) {
-    before[i + 1] = before[i] + hidden[i];
-    bytecodes[i + 1] = bytecodes[i] + (truth.kind[i] === EventKind.Bytecode ? 1 : 0);
-  }
+  // truth bytecodes before each truth index (prefix sums)
+  const bytecodes = new Int32Array(truth.length + 1);
+  for (let i = 0; i < truth.length; i++) bytecodes[i + 1] = bytecodes[i] + (truth.kind[i] === EventKind.Bytecode ? 1 : 0);
   let found = 0;
   for (let g = 0; g < decoded.length; g++) {
     if (decoded.kind[g] !== DECODED_GAP || decoded.bci[g] !== OVERFLOW) continue;
@@ -189,14 +186,15 @@ function maskFillsOverHidden(truth: EventSeq, decoded: EventSeq, hidden: Uint8Ar
     const k0 = firstAbove(pd, g) - 1;
     const k1 = firstAbove(pd, end - 1);
     const t0 = k0 >= 0 ? pt[k0] + 1 : 0;
-    const t1 = k1 < pt.length ? pt[k1] : hidden.length;
+    const t1 = k1 < pt.length ? pt[k1] : truth.length;
     let filled = 0;
     for (let j = g + 1; j < end; j++) if (keep[j] && decoded.kind[j] === EventKind.Bytecode) filled++;
-    // the fill's own calls the call alignment paired with hidden ones: the copy holds such work
+    // a call of the fill the call alignment paired with a hidden one (pairs k0+1..k1-1 are those inside the fill):
+    // the copy holds such work
     let copiesHidden = false;
     for (let k = k0 + 1; k < k1 && !copiesHidden; k++) if (hidden[pt[k]]) copiesHidden = true;
     // (only where the truth there has fewer bytecodes than the fill: what it has, it can judge the fill by)
-    if (t1 > t0 && before[t1] - before[t0] > 0 && bytecodes[t1] - bytecodes[t0] < filled && copiesHidden) {
+    if (copiesHidden && bytecodes[t1] - bytecodes[t0] < filled) {
       found++;
       for (let j = g + 1; j < end; j++) keep[j] = 0;
     }

@@ -101,7 +101,8 @@ export interface RecoveryStats {
   callersFar: number;
   callersNear: number;
   /** gaps whose best fill matched fewer than MIN_FILL_CONTEXT bytecodes around it, or is long and matched fewer than
-   * LONG_FILL_SIDE on one side (and is not as long as the gap's time at the thread's pace, LONG_FILL_PACE): not filled */
+   * LONG_FILL_SIDE on one side (unless the rest is strong: the same four callers, the other side matched in full,
+   * the weak one past K, its length within LONG_FILL_PACE of the expected): not filled */
   weakContext: number;
   /** filled gaps whose context matched on opcodes alone (its named bytecodes were nowhere else) */
   opcodesOnly: number;
@@ -506,7 +507,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     const lo = expected > 0 ? Math.floor(expected / factor) : 0;
     const hi = Math.min(maxFill, expected > 0 ? Math.ceil(expected * factor) + K : maxFill);
     // per fill: how many candidates made it, its walk, the most context one matched, and that one's weaker side
-    const byFill = new Map<string, { count: number; walk: Walk; context: number; side: number }>();
+    const byFill = new Map<string, { count: number; walk: Walk; context: number; side: number; past: number; after: number }>();
     let fitting = 0;
     // the occurrences nearest the gap first (the same phase of the program)
     let scan = nearest(occ, a, maxCand * SCAN_PER_CANDIDATE, near);
@@ -515,10 +516,12 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     // structure: a gap in a method called from here is filled from calls made from here); then bytecodes alone;
     // then opcodes alone, on a longer past (LOOSE_PAST)
     let postK = K + 1;
+    // the search level the fill was found at: 1 the same four callers, 2 the same two, 3 bytecodes alone, 4
+    // opcodes alone (a bytecode the decoder could not name has no known frame: bytecodes alone, level 3)
     let level = 0;
-    // (a bytecode the decoder could not name has no known frame: no calling context)
-    for (const ctx of key[a] === UNKNOWN ? [null] : [bc.ctxFar, bc.ctxNear, null, LOOSE]) {
-      level++;
+    const levels = key[a] === UNKNOWN ? [null] : [bc.ctxFar, bc.ctxNear, null, LOOSE];
+    for (const ctx of levels) {
+      level = ctx === null ? 3 : ctx === LOOSE ? 4 : level + 1;
       if (ctx === LOOSE) {
         const occOps = bc.opIndex.get(bc.opGram[a]);
         if (!occOps) break;
@@ -565,8 +568,10 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
             if (context > e.context) {
               e.context = context;
               e.side = side;
+              e.past = rankPast[c];
+              e.after = w.after;
             }
-          } else byFill.set(sig, { count: 1, walk: w, context, side });
+          } else byFill.set(sig, { count: 1, walk: w, context, side, past: rankPast[c], after: w.after });
         }
       }
       if (fitting) break;
@@ -588,13 +593,19 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     );
     const best = ranked[0];
     // a long fill with one weak side is still copied where the evidence around it is otherwise strong: the same four
-    // callers, the other side matched all that is compared, and the copy's length is the gap's time at the thread's
-    // pace (within LONG_FILL_PACE). In a loop whose rounds vary, what follows the gap may be followed by no copy
-    // (examples/switches with C2 at 25% loss, seed 3: a main-loop gap of 101 k bytecodes by the oracle, past 256,
+    // callers, the other side matched all that is compared, the weak one more than the K bytecodes every candidate
+    // matches, and the copy's length is the gap's time at the thread's pace (within LONG_FILL_PACE; with a time
+    // span the walk is sized by its copy's own time, so this says the copy ran at the pace around the gap). In a
+    // loop whose rounds vary, what follows the gap may be followed by no copy (examples/switches with C2 at 25% loss, seed 3: a main-loop gap of 101 k bytecodes by the oracle, past 256,
     // after 30, the fill within 1% of the expected; overall 86.7% -> 90.7%). On the 36 kept recordings (10, 25, 50%
-    // loss) it changed 8 rows, 7 for the better; the worse one (switches C2 25% seed 1, 94.7% -> 93.9%) matched 6
-    // after its gap, and the rounds on both sides of that gap say its copy ends in the wrong phase of the loop.
-    const paced = level === 1 && best.context - best.side >= CONTEXT_MATCH && expected > 0 && Math.abs(best.walk.bytecodes - expected) <= LONG_FILL_PACE * expected;
+    // loss) it changed 4 rows, all for the better. Without the weak side's bound it changed 8, and one for the
+    // worse (switches C2 25% seed 1, 94.7% -> 93.9%): that fill matched 6 after its gap (K), and the rounds on both
+    // sides of the gap say its copy ended in the wrong phase of the loop.
+    // (the strong side measured on as many bytecodes of the gap's own segment: matching up to a segment's end counts
+    // as matching all, which is no evidence here; the weak side past the K bytecodes any candidate matches)
+    const strongPast = best.past >= CONTEXT_MATCH && a - segStart[seg[a]] + 1 >= CONTEXT_MATCH;
+    const strongAfter = best.after >= CONTEXT_MATCH && segEnd[seg[b]] - b + 1 >= CONTEXT_MATCH;
+    const paced = level === 1 && (strongPast || strongAfter) && best.side > K && expected > 0 && Math.abs(best.walk.bytecodes - expected) <= LONG_FILL_PACE * expected;
     if (best.context < MIN_FILL_CONTEXT || (best.walk.bytecodes > LONG_FILL && best.side < LONG_FILL_SIDE && !paced)) {
       // a guess: the best fill matched too little around it to be copied (in once-run start-up code, a weak match
       // sized by a long gap's time made 200 k bytecodes of HashMap); a long fill needs both sides to match well (a
@@ -748,6 +759,7 @@ const MIN_FILL_CONTEXT = 32;
  */
 const LONG_FILL = 16_384;
 const LONG_FILL_SIDE = 128;
+/** How close to the expected length (a share of it) a long fill with a weak side must be to be copied. */
 const LONG_FILL_PACE = 0.1;
 /** The search level that compares opcodes alone (see `loose`). */
 const LOOSE = new Int32Array(0);

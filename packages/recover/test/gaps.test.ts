@@ -123,9 +123,9 @@ describe('recovery of gaps from matching context', () => {
     expect(recoverGaps(stream(left, [[lo, hi]]), { context: 4 }).stats).toMatchObject({ recovered: 0, weakContext: 1 });
   });
 
-  test('a long fill with one weak side is copied when the rest is strong: same callers, a whole past, the length the time gives', () => {
+  test('a long fill with one weak side is copied when the rest is strong: the same callers, one side matched in full, the length the time gives', () => {
     // rounds whose helper takes one of 5 arms by the counter; a gap hides 3,000 rounds (21,000 bytecodes), and 3
-    // rounds after it the helper's code changes for good (a tier change): what follows the gap matches ~21
+    // rounds after it the helper's code changes for good (a tier change): what follows the gap matches ~23
     // bytecodes of any copy's continuation, the past before it all that is compared
     const rounds = (change: number) => {
       const steps: (number | string)[][] = [];
@@ -149,6 +149,16 @@ describe('recovery of gaps from matching context', () => {
     const firstDiff = got.findIndex((x, k) => x !== want[k]);
     const same = firstDiff < 0 ? Math.min(got.length, want.length) : firstDiff;
     expect(same).toBeGreaterThan((lo * 7) / 9 + 0.95 * 21_000);
+    // the bytecode before the gap unnamed (the decoder returned into a frame it had lost): no calling context to
+    // vouch for the copy, and a weak side keeps it out
+    const unnamed = stream(steps, [[lo, hi]]);
+    const g = unnamed.kind.subarray(0, unnamed.length).indexOf(GAP);
+    for (let i = g - 1; i >= 0; i--) if (unnamed.kind[i] === BYTECODE) {
+      unnamed.method[i] = -1;
+      unnamed.bci[i] = -1;
+      break;
+    }
+    expect(recoverGaps(unnamed, { context: 4 }).stats).toMatchObject({ recovered: 0, weakContext: 1, callersFar: 0 });
   });
 
   test('two continuations seen: the more frequent one is taken and the gap counted as ambiguous', () => {
