@@ -506,8 +506,8 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     const span = ticks > 0 ? Math.max(1, ticks - vmWaitBetween(a, b)) : 0;
     const lo = expected > 0 ? Math.floor(expected / factor) : 0;
     const hi = Math.min(maxFill, expected > 0 ? Math.ceil(expected * factor) + K : maxFill);
-    // per fill: how many candidates made it, its walk, the most context one matched, and that one's weaker side
-    const byFill = new Map<string, { count: number; walk: Walk; context: number; side: number; past: number; after: number }>();
+    // per fill: how many candidates made it, its walk, the most context one matched and that one's two sides
+    const byFill = new Map<string, { count: number; walk: Walk; context: number; past: number; after: number }>();
     let fitting = 0;
     // the occurrences nearest the gap first (the same phase of the program)
     let scan = nearest(occ, a, maxCand * SCAN_PER_CANDIDATE, near);
@@ -560,18 +560,16 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
           if (!w) continue;
           fitting++;
           const context = rankPast[c] + w.after;
-          const side = Math.min(rankPast[c], w.after);
           const sig = fillSignature(key, op, w);
           const e = byFill.get(sig);
           if (e) {
             e.count++;
             if (context > e.context) {
               e.context = context;
-              e.side = side;
               e.past = rankPast[c];
               e.after = w.after;
             }
-          } else byFill.set(sig, { count: 1, walk: w, context, side, past: rankPast[c], after: w.after });
+          } else byFill.set(sig, { count: 1, walk: w, context, past: rankPast[c], after: w.after });
         }
       }
       if (fitting) break;
@@ -592,12 +590,15 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
       (x, y) => y.context - x.context || y.count - x.count || (span > 0 ? Math.abs(x.walk.ticks - span) - Math.abs(y.walk.ticks - span) : Math.abs(x.walk.bytecodes - expected) - Math.abs(y.walk.bytecodes - expected)),
     );
     const best = ranked[0];
+    // its weaker side
+    const side = Math.min(best.past, best.after);
     // a long fill with one weak side is still copied where the evidence around it is otherwise strong: the same four
     // callers, the other side matched all that is compared, the weak one more than the K bytecodes every candidate
     // matches, and the copy's length is the gap's time at the thread's pace (within LONG_FILL_PACE; with a time
     // span the walk is sized by its copy's own time, so this says the copy ran at the pace around the gap). In a
-    // loop whose rounds vary, what follows the gap may be followed by no copy (examples/switches with C2 at 25% loss, seed 3: a main-loop gap of 101 k bytecodes by the oracle, past 256,
-    // after 30, the fill within 1% of the expected; overall 86.7% -> 90.7%). On the 36 kept recordings (10, 25, 50%
+    // loop whose rounds vary, what follows the gap may be followed by no copy (examples/switches with C2 at 25%
+    // loss, seed 3: a main-loop gap of 101 k bytecodes by the oracle, past 256, after 30, the fill within 1% of the
+    // expected; overall 86.7% -> 90.7%). On the 36 kept recordings (10, 25, 50%
     // loss) it changed 4 rows, all for the better. Without the weak side's bound it changed 8, and one for the
     // worse (switches C2 25% seed 1, 94.7% -> 93.9%): that fill matched 6 after its gap (K), and the rounds on both
     // sides of the gap say its copy ended in the wrong phase of the loop.
@@ -605,8 +606,8 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     // as matching all, which is no evidence here; the weak side past the K bytecodes any candidate matches)
     const strongPast = best.past >= CONTEXT_MATCH && a - segStart[seg[a]] + 1 >= CONTEXT_MATCH;
     const strongAfter = best.after >= CONTEXT_MATCH && segEnd[seg[b]] - b + 1 >= CONTEXT_MATCH;
-    const paced = level === 1 && (strongPast || strongAfter) && best.side > K && expected > 0 && Math.abs(best.walk.bytecodes - expected) <= LONG_FILL_PACE * expected;
-    if (best.context < MIN_FILL_CONTEXT || (best.walk.bytecodes > LONG_FILL && best.side < LONG_FILL_SIDE && !paced)) {
+    const paced = level === 1 && (strongPast || strongAfter) && side > K && expected > 0 && Math.abs(best.walk.bytecodes - expected) <= LONG_FILL_PACE * expected;
+    if (best.context < MIN_FILL_CONTEXT || (best.walk.bytecodes > LONG_FILL && side < LONG_FILL_SIDE && !paced)) {
       // a guess: the best fill matched too little around it to be copied (in once-run start-up code, a weak match
       // sized by a long gap's time made 200 k bytecodes of HashMap); a long fill needs both sides to match well (a
       // gap's time may hold time the thread spent off the CPU or outside Java: 165 M ticks of start-up, sized as
