@@ -19,12 +19,13 @@
  * Where one side of a gap ran only once (start-up code into a loop's first round, a loop's last round into code
  * that follows it once), no copy matches both sides: the gap is filled from the side that ran again (a tail fill:
  * what ran before another occurrence of the post context; a head fill: what ran after one of the pre context),
- * as long as the gap's time, from (or up to) a frame the stack holds at the gap.
+ * as long as the gap's time: a tail fill from a bytecode of a frame the stack holds at the gap, a head fill up to a
+ * bytecode of the method after the gap.
  *
  * Contexts compare (method, bci) keys; a bytecode whose method the decoder could not name (it returned into a
  * frame lost in an earlier gap) matches on its opcode alone. Occurrences are found through indexes of K-grams
  * (of keys, and of opcodes for contexts with unnamed bytecodes), so the work is linear in the trace plus a walk
- * of at most a few times L per candidate.
+ * of at most a few times L per candidate (a one-sided fill's: at most the larger of LONG_FILL and 1.1 L).
  *
  * Copied events keep their kind, method, bci and opcode; their source becomes RECOVERED and their time is
  * spread over the gap's time span. The gap event itself stays: the data was lost, and what fills it is a
@@ -138,7 +139,8 @@ export interface GapFill {
   fitting: number;
   /**
    * bytecodes of context the chosen fill matched: before its source against before the gap, after its end against
-   * after the gap (up to 256 each; the candidates are ranked by it, then by agreement, then by length against time)
+   * after the gap (up to 256 each; the candidates are ranked by it, then by whether the copy's time fits the gap's,
+   * then by agreement, then by time; a one-sided fill has its one side's, 256)
    */
   context: number;
   /** the fill's score in [0, 1]: context over the most that is compared (512); every event of the fill has it */
@@ -452,9 +454,9 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     let bestRoom = 0;
     let bestPast = -1;
     let checked = 0;
-    const count = nearest(occ, last, maxCand * SCAN_PER_CANDIDATE, near);
+    const count = nearest(occ, last, maxCand * SCAN_PER_CANDIDATE, nearPiece);
     for (let o = 0; o < count && checked < maxCand; o++) {
-      const x = near[o];
+      const x = nearPiece[o];
       if (x === last || !sameGram(x, last)) continue;
       checked++;
       const room = segEnd[seg[x]] - x;
@@ -492,9 +494,15 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
   };
   // the fills chosen, by gap event
   const chosen = new Map<number, Walk>();
-  /** gaps whose fill is a head fill (oneSidedFill): its copy's last bytecode is followed by the gap's, not its own, events */
-  const headFills = new Set<number>();
+  /**
+   * gaps filled from one side (oneSidedFill): a head fill's copy is followed by the events after the gap, not by its
+   * source's (the calls and returns after its last bytecode are left out); a tail fill's copy starts in a frame the
+   * stack already holds (those before its first bytecode are left out)
+   */
+  const oneSidedKind = new Map<number, 'head' | 'tail'>();
   const near = new Int32Array(maxCand * SCAN_PER_CANDIDATE);
+  /** (continuation's own: a walk's search must not overwrite the gap's occurrences, which the next level reads) */
+  const nearPiece = new Int32Array(maxCand * SCAN_PER_CANDIDATE);
   const rankPast = new Int32Array(maxCand);
   const rankAt = new Int32Array(maxCand);
   /**
@@ -517,9 +525,15 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     const ticks = javaTicks(a, b);
     if (ticks <= 0) return false;
     const span = Math.max(1, ticks - vmWaitBetween(a, b));
+    const expected = expectedBetween(a, b);
+    // the longest copy: as a two-sided fill, one longer than LONG_FILL must have the length the gap's time at the
+    // thread's pace gives (within LONG_FILL_PACE: a gap's time may hold time off the CPU or outside Java)
+    const paced = (len: number): boolean => len <= LONG_FILL || (expected > 0 && Math.abs(len - expected) <= LONG_FILL_PACE * expected);
+    const cap = Math.min(maxFill, Math.max(LONG_FILL, Math.ceil(expected * (1 + LONG_FILL_PACE))));
     const byFill = new Map<string, { count: number; walk: Walk; err: number; head: boolean }>();
     const methodOf = (x: number): number => Math.floor(key[x] / 65536);
     const consider = (from: number, to: number, t: number, head: boolean): void => {
+      if (!paced(to - from + 1)) return;
       const w: Walk = { from: [from], to: [to], bytecodes: to - from + 1, after: head ? 0 : CONTEXT_MATCH, ticks: t };
       const sig = fillSignature(key, op, w);
       const e = byFill.get(sig);
@@ -529,6 +543,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     const frames = bc.gapFrames[g];
     /** Is bytecode x of a frame on the stack at the gap, under the same callers? */
     const onStack = (x: number): boolean => {
+      if (key[x] === UNKNOWN) return false;
       for (let d = 0; d < frames.method.length; d++) if (frames.method[d] === methodOf(x) && frames.callers[d] === bc.ctxFar[x]) return true;
       return false;
     };
@@ -536,19 +551,20 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     // stack replayed across the gap put it on top of the frames before the gap, and only its method tells
     const bCallersKnown = onStack(b);
     // candidates whose segment holds the gap's time next to them first (a copy cut short by its segment's end is
-    // shorter than the gap), then those holding at least its time over TIME_FIT
-    for (const room of [span, span / TIME_FIT]) {
+    // shorter than the gap), then those holding at least its time over TIME_FIT (and not the first)
+    const fullRoom = (r: number, pass: number): boolean => (pass === 0 ? r >= span : r >= span / TIME_FIT && r < span);
+    for (let pass = 0; pass < 2; pass++) {
       // tail: copies of what ran before the post context
-      if (sides !== 'head' && b + CONTEXT_MATCH - 1 <= segEnd[seg[b]] && !Number.isNaN(bc.keyGram[b + K - 1])) {
+      if (sides !== 'head' && b + Math.max(K, CONTEXT_MATCH) - 1 <= segEnd[seg[b]] && !Number.isNaN(bc.keyGram[b + K - 1])) {
         const occ = bc.keyIndex.get(bc.keyGram[b + K - 1])!;
         const count = nearest(occ, b + K - 1, maxCand * SCAN_PER_CANDIDATE, near);
         for (let o = 0, taken = 0; o < count && taken < maxCand; o++) {
           const c = near[o] - K + 1;
-          if (c === b || clock(c) - clock(segStart[seg[c]]) < room || c + CONTEXT_MATCH - 1 > segEnd[seg[c]] || matchForward(c, b, CONTEXT_MATCH) < CONTEXT_MATCH) continue;
+          if (c === b || !fullRoom(clock(c) - clock(segStart[seg[c]]), pass) || c + CONTEXT_MATCH - 1 > segEnd[seg[c]] || matchForward(c, b, CONTEXT_MATCH) < CONTEXT_MATCH) continue;
           taken++;
           let best = -1;
           let bestErr = Infinity;
-          for (let x = c - 1; x > segStart[seg[c]]; x--) {
+          for (let x = c - 1; x > segStart[seg[c]] && c - x <= cap; x--) {
             const t = clock(c) - clock(x - 1);
             if (t > span * TIME_FIT) break;
             if (t * TIME_FIT >= span && Math.abs(t - span) < bestErr && onStack(x)) {
@@ -560,16 +576,16 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
         }
       }
       // head: copies of what ran after the pre context
-      if (sides !== 'tail' && !byFill.size && a - CONTEXT_MATCH + 1 >= segStart[seg[a]] && !Number.isNaN(bc.keyGram[a])) {
+      if (sides !== 'tail' && !byFill.size && a - Math.max(K, CONTEXT_MATCH) + 1 >= segStart[seg[a]] && !Number.isNaN(bc.keyGram[a])) {
         const occ = bc.keyIndex.get(bc.keyGram[a])!;
         const count = nearest(occ, a, maxCand * SCAN_PER_CANDIDATE, near);
         for (let o = 0, taken = 0; o < count && taken < maxCand; o++) {
           const j = near[o];
-          if (j === a || bc.ctxFar[j] !== bc.ctxFar[a] || clock(segEnd[seg[j]]) - clock(j) < room || j - CONTEXT_MATCH + 1 < segStart[seg[j]] || matchBackward(j, a, CONTEXT_MATCH) < CONTEXT_MATCH) continue;
+          if (j === a || bc.ctxFar[j] !== bc.ctxFar[a] || !fullRoom(clock(segEnd[seg[j]]) - clock(j), pass) || j - CONTEXT_MATCH + 1 < segStart[seg[j]] || matchBackward(j, a, CONTEXT_MATCH) < CONTEXT_MATCH) continue;
           taken++;
           let best = -1;
           let bestErr = Infinity;
-          for (let x = j + 1; x < segEnd[seg[j]]; x++) {
+          for (let x = j + 1; x < segEnd[seg[j]] && x - j <= cap; x++) {
             const t = clock(x + 1) - clock(j);
             if (t > span * TIME_FIT) break;
             if (t * TIME_FIT >= span && Math.abs(t - span) < bestErr && methodOf(x) === methodOf(b) && (!bCallersKnown || bc.ctxFar[x] === bc.ctxFar[b])) {
@@ -585,12 +601,11 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     if (!byFill.size) return false;
     const ranked = [...byFill.values()].sort((x, y) => y.count - x.count || x.err - y.err);
     const best = ranked[0];
-    const expected = expectedBetween(a, b);
     stats.oneSided++;
     if (byFill.size > 1) stats.ambiguous++;
     stats.expected += expected;
     chosen.set(bc.gapAt[g], best.walk);
-    if (best.head) headFills.add(bc.gapAt[g]);
+    oneSidedKind.set(bc.gapAt[g], best.head ? 'head' : 'tail');
     let fitting = 0;
     for (const e of byFill.values()) fitting += e.count;
     fills.push({
@@ -700,10 +715,6 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
       if (fitting) break;
     }
     loose = false;
-    if (fitting && level === 1) stats.callersFar++;
-    else if (fitting && level === 2) stats.callersNear++;
-    else if (fitting && level === 4) stats.opcodesOnly++;
-    if (fitting && postK < K) stats.shortPost++;
     if (!fitting) {
       stats.noCandidate++;
       if (!oneSidedFill(g, a, b)) shortestFill(g, a, b);
@@ -747,12 +758,20 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     // seed 2: the gap from class loading into main's loop, where opcodes alone had copied more class loading,
     // matching 1 bytecode after it; the tail fill copied the loop's rounds)
     if (level >= 3 && side <= K && oneSidedFill(g, a, b, best.after <= K ? 'tail' : 'head')) continue;
+    if (level === 1) stats.callersFar++;
+    else if (level === 2) stats.callersNear++;
+    else if (level === 4) stats.opcodesOnly++;
+    if (postK < K) stats.shortPost++;
     const paced = level === 1 && (strongPast || strongAfter) && side > K && expected > 0 && Math.abs(best.walk.bytecodes - expected) <= LONG_FILL_PACE * expected;
-    if (best.context < MIN_FILL_CONTEXT || (best.walk.bytecodes > LONG_FILL && side < LONG_FILL_SIDE && !paced)) {
+    if (best.context < MIN_FILL_CONTEXT || (best.walk.bytecodes > LONG_FILL && ((side < LONG_FILL_SIDE && !paced) || (level >= 3 && !fits(best.walk))))) {
       // a guess: the best fill matched too little around it to be copied (in once-run start-up code, a weak match
       // sized by a long gap's time made 200 k bytecodes of HashMap); a long fill needs both sides to match well (a
       // gap's time may hold time the thread spent off the CPU or outside Java: 165 M ticks of start-up, sized as
-      // 225 k bytecodes, matched 7 bytecodes on one side)
+      // 225 k bytecodes, matched 7 bytecodes on one side); and a long fill found without the callers (levels 3-4)
+      // must have taken about the gap's time where it ran (within TIME_FIT: switches -Xint 25%, twenty-third session's
+      // seed 4, a start-up copy of 33.6 k bytecodes matched 256 on both sides but took 3.5x the gap's time; RA 39.3%
+      // -> 66.3%. At level 1 the same rule dropped right fills whose copy ran at another pace than the gap's code,
+      // interpreted against compiled: switches and exceptions JIT, two rows down 1.5 points)
       stats.weakContext++;
       shortestFill(g, a, b);
       continue;
@@ -778,21 +797,30 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
   // the spans of events each chosen walk copies (event indexes, inclusive pairs), by gap event: after this only
   // they are needed, and the bytecode view's columns and indexes (~40 bytes per bytecode) can go
   const spansOf = new Map<number, number[]>();
+  // per gap event: the first bytecode after it
+  const bytecodeAfter = new Map<number, number>();
+  bc.gapAt.forEach((gap, g) => bytecodeAfter.set(gap, bc.gapBefore[g]));
   for (const [gap, w] of chosen) {
     // each piece: the events of its bytecodes and the calls and returns between them, from just after the
     // bytecode before the piece; the last piece also takes the events up to just before the bytecode after it
-    // (the transition into the post context)
+    // (the transition into the post context). Where the stream has its own events between the bytecode before the
+    // gap and the gap (or between the gap and the bytecode after it), those are the transition, decoded: the
+    // copy's is left out (a call the decoder saw just before the loss was otherwise entered twice).
+    const b = bytecodeAfter.get(gap)!;
+    const ownLead = b > 0 && pos[b - 1] + 1 < gap;
+    const ownTrail = pos[b] > gap + 1;
+    const kind = oneSidedKind.get(gap);
     const spans: number[] = [];
     for (let p = 0; p < w.from.length; p++) {
       const last = p === w.from.length - 1;
-      const e0 = pos[w.from[p] - 1] + 1;
-      const e1 = last && !headFills.has(gap) ? pos[w.to[p] + 1] - 1 : pos[w.to[p]];
+      const e0 = p === 0 && (kind === 'tail' || ownLead) ? pos[w.from[p]] : pos[w.from[p] - 1] + 1;
+      const e1 = last && kind !== 'head' && !ownTrail ? pos[w.to[p] + 1] - 1 : pos[w.to[p]];
       if (e1 >= e0) spans.push(e0, e1);
     }
     spansOf.set(gap, spans);
   }
   chosen.clear();
-  headFills.clear();
+  oneSidedKind.clear();
   bc.release();
   key = new Float64Array(0);
   op = seg = new Int32Array(0);

@@ -87,6 +87,12 @@ describe('recovery of gaps from matching context', () => {
     expect(events.kind.subarray(0, events.length).filter((k) => k === GAP).length).toBe(1);
     // candidates near the end cannot run as long as the gap and end early: most agree all the same
     expect(fills[0].agreeing).toBeGreaterThan(fills[0].fitting / 2);
+    // a gap whose call (or return) around it the decoder saw: the copy does not enter it again
+    for (const [lo, hi] of [[200, 228], [201, 230], [202, 229]] as [number, number][]) {
+      const r2 = recoverGaps(stream(steps, [[lo, hi]]), { context: 4 });
+      expect(bytecodes(r2.events)).toEqual(bytecodes(whole));
+      expect(calls(r2.events)).toEqual(calls(whole));
+    }
     // a decoder gap (reason 3: the packets did not fit the code) is left alone unless asked for
     for (let i = 0; i < holed.length; i++) if (holed.kind[i] === GAP) holed.bci[i] = 3;
     expect(recoverGaps(holed, { context: 4 }).stats.gaps).toBe(0);
@@ -483,8 +489,23 @@ describe('recovery of gaps from matching context', () => {
     expect(filled.slice(-120)).toEqual(ran.slice(-120));
     expect(filled.every((x) => !x.startsWith('1@1'))).toBe(true); // no start-up bytecode was copied
     // the copy starts in main (a frame of the gap's stack): its calls are whole
-    const c = calls(r.events);
-    expect(c.filter((x) => x.startsWith('>')).length).toBe(c.filter((x) => x.startsWith('<')).length);
+    const balanced = (s: EventStream) => {
+      const c = calls(s);
+      return c.filter((x) => x.startsWith('>')).length - c.filter((x) => x.startsWith('<')).length;
+    };
+    expect(balanced(r.events)).toBe(0);
+    // wherever the gap ends and starts, the copy starts with a bytecode of main, not with the return into it that
+    // preceded it where it ran (nor a call of main's method the stack already holds)
+    for (let start = lo; start < lo + round.length + 2; start++)
+      for (let end = hi; end < hi + round.length; end++) {
+        const rr = recoverGaps(stream(steps, [[start, end]]), { context: 4 });
+        expect(rr.fills[0]?.how).toBe('tail');
+        expect(balanced(rr.events)).toBe(0);
+        const fill = fillsByGap(rr.events)[0];
+        expect(fill[0].startsWith('1@')).toBe(true);
+      }
+    // no longer than maxFill: the gap's time takes 210 bytecodes of rounds
+    expect(recoverGaps(holed, { context: 4, maxFill: 100 }).stats.oneSided).toBe(0);
   });
 
   test('a fill matched on one side only, found without the callers, gives way to a one-sided fill strong on its other side', () => {
@@ -529,8 +550,19 @@ describe('recovery of gaps from matching context', () => {
     expect(Math.abs(f.bytecodes - ((hi - lo) * 6) / 8)).toBeLessThanOrEqual(6); // the gap's time in rounds
     const filled = fillsByGap(r.events)[0];
     expect(filled.slice(0, 120)).toEqual(ran.slice(0, 120));
-    // the copy ends in main (the frame the thread is in after the gap), not in the helper
-    expect(filled[filled.length - 1].startsWith('1@')).toBe(true);
+    // the copy ends in main (the frame the thread is in after the gap), not in the helper, and without the calls
+    // and returns that followed it where it ran; wherever the gap starts and ends
+    for (let start = lo; start < lo + round.length; start++)
+      for (let end = hi; end < hi + round.length; end++) {
+        const rr = recoverGaps(stream(steps, [[start, end]]), { context: 4 });
+        expect(rr.fills[0]?.how).toBe('head');
+        const fill = fillsByGap(rr.events)[0];
+        expect(fill[fill.length - 1].startsWith('1@')).toBe(true);
+        const g = rr.events.kind.indexOf(GAP);
+        let last = g;
+        while (last + 1 < rr.events.length && rr.events.source[last + 1] === RECOVERED_SOURCE) last++;
+        expect(rr.events.kind[last]).toBe(BYTECODE);
+      }
   });
 
   test('a gap no context fills within one frame falls back to a shortest path of its CFG, scored 0', () => {
