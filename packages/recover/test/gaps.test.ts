@@ -565,6 +565,53 @@ describe('recovery of gaps from matching context', () => {
       }
   });
 
+  test('a long fill found without the callers is copied only when its copy took about the gap\'s time', () => {
+    // method 5 runs 3,600 rounds (6 bytecodes; one bci by the round) twice: first called from method 8,
+    // `slow` ticks a step, then from method 7, 10 ticks a step, where a gap hides 3,000 rounds (18 k bytecodes). Its
+    // context occurs under other callers only (level 3); the only copy that meets what follows the gap is the first
+    // run's 3,000 rounds, matched 256 on both sides
+    const run = (slow: number) => {
+      const s = new EventStream();
+      let t = 0;
+      const bc = (m: number, b: number, step: number) => s.push(BYTECODE, 1, m, b, opcodeOf(m, b), (t += step));
+      const call = (kind: number, m: number, step: number) => s.push(kind, 1, m, -1, -1, (t += step));
+      const rounds = (step: number, hole?: [number, number]) => {
+        for (let i = 0; i < 3600; i++) {
+          if (hole && i === hole[0]) s.push(GAP, 3, -1, 0, -1, t, t + 60 * step * (hole[1] - hole[0]));
+          if (hole && i >= hole[0] && i < hole[1]) {
+            t += 6 * step;
+            continue;
+          }
+          for (const b of [0, 1, 2, 3, 100 + i, 9000]) bc(5, b, step);
+        }
+      };
+      for (let k = 0; k < 10; k++) bc(1, k, 10);
+      call(ENTRY, 8, 10);
+      bc(8, 0, 10);
+      call(ENTRY, 5, 10);
+      rounds(slow);
+      call(EXIT, 5, 10);
+      bc(8, 1, 10);
+      call(EXIT, 8, 10);
+      call(ENTRY, 7, 10);
+      bc(7, 0, 10);
+      call(ENTRY, 5, 10);
+      rounds(10, [300, 3300]);
+      call(EXIT, 5, 10);
+      bc(7, 1, 10);
+      call(EXIT, 7, 10);
+      for (let k = 10; k < 20; k++) bc(1, k, 10);
+      return recoverGaps(s, { context: 4 });
+    };
+    // the copy ran at the gap's pace: 18,000 bytecodes copied
+    const same = run(10);
+    expect(same.stats).toMatchObject({ gaps: 1, recovered: 1, weakContext: 0 });
+    expect(same.fills[0].bytecodes).toBe(18_000);
+    // it ran 3x slower than the gap's time allows for 18,000 bytecodes: a guess, not copied
+    const slow = run(30);
+    expect(slow.stats).toMatchObject({ gaps: 1, recovered: 0, weakContext: 1 });
+  });
+
   test('a gap no context fills within one frame falls back to a shortest path of its CFG, scored 0', () => {
     // straight code run once: nothing before the gap occurs elsewhere
     const steps = Array.from({ length: 40 }, (_, k) => [7, 3 * k]);
