@@ -333,6 +333,12 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
   /** The thread's likely waits on the VM's work recorded between bytecodes a and b (ticks). */
   const vmWaitBetween = (a: number, b: number): number => (workAt.length ? (firstAfter(input.tsc[pos[b]]) - firstAfter(input.tsc[pos[a]])) * waitPerRecord : 0);
 
+  /** A gap's time between bytecodes a and b, less the thread's likely waits on the VM in it (0: no time; else at least a tick). */
+  const gapSpan = (a: number, b: number): number => {
+    const ticks = javaTicks(a, b);
+    return ticks > 0 ? Math.max(1, ticks - vmWaitBetween(a, b)) : 0;
+  };
+
   /** Bytecodes a gap between bytecodes a and b held: the time from a to b at the thread's pace (0: no time). */
   const expectedBetween = (a: number, b: number): number => {
     const span = javaTicks(a, b);
@@ -522,9 +528,8 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
    */
   const oneSidedFill = (g: number, a: number, b: number, sides: 'both' | 'tail' | 'head' = 'both'): boolean => {
     if (a < 0 || b >= n || key[a] === UNKNOWN || key[b] === UNKNOWN) return false;
-    const ticks = javaTicks(a, b);
-    if (ticks <= 0) return false;
-    const span = Math.max(1, ticks - vmWaitBetween(a, b));
+    const span = gapSpan(a, b);
+    if (span === 0) return false;
     const expected = expectedBetween(a, b);
     // the longest copy: as a two-sided fill, one longer than LONG_FILL must have the length the gap's time at the
     // thread's pace gives (within LONG_FILL_PACE: a gap's time may hold time off the CPU or outside Java)
@@ -567,7 +572,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
           for (let x = c - 1; x > segStart[seg[c]] && c - x <= cap; x--) {
             const t = clock(c) - clock(x - 1);
             if (t > span * TIME_FIT) break;
-            if (t * TIME_FIT >= span && Math.abs(t - span) < bestErr && onStack(x)) {
+            if (fitsTime(t, span) && Math.abs(t - span) < bestErr && onStack(x)) {
               bestErr = Math.abs(t - span);
               best = x;
             }
@@ -588,7 +593,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
           for (let x = j + 1; x < segEnd[seg[j]] && x - j <= cap; x++) {
             const t = clock(x + 1) - clock(j);
             if (t > span * TIME_FIT) break;
-            if (t * TIME_FIT >= span && Math.abs(t - span) < bestErr && methodOf(x) === methodOf(b) && (!bCallersKnown || bc.ctxFar[x] === bc.ctxFar[b])) {
+            if (fitsTime(t, span) && Math.abs(t - span) < bestErr && methodOf(x) === methodOf(b) && (!bCallersKnown || bc.ctxFar[x] === bc.ctxFar[b])) {
               bestErr = Math.abs(t - span);
               best = x;
             }
@@ -642,8 +647,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     // the gap's PT time: a fill is the copy whose own time (where it ran) is closest to it, within `factor` of it
     // (less the thread's likely waits on the VM's work recorded inside it, opts.vmWork; at least a tick: a gap
     // that was all waiting gets the shortest fill that fits)
-    const ticks = javaTicks(a, b);
-    const span = ticks > 0 ? Math.max(1, ticks - vmWaitBetween(a, b)) : 0;
+    const span = gapSpan(a, b);
     const lo = expected > 0 ? Math.floor(expected / factor) : 0;
     const hi = Math.min(maxFill, expected > 0 ? Math.ceil(expected * factor) + K : maxFill);
     // per fill: how many candidates made it, its walk, the most context one matched and that one's two sides
@@ -727,7 +731,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     // examples/switches -Xint at 25% loss, seed 2: 3,500 bytecodes in 1.48 M ticks, agreed on by three, beat 8,677
     // in 3.68 M for a gap of 3.59 M whose hole was 8,677: overall 86.4% -> 89.5%. On the 24 kept recordings at 25%
     // two rows changed, both up; ranking time fit first within each walk's ends too was tried: two rows down.)
-    const fits = (w: Walk): number => (span > 0 ? (w.ticks * TIME_FIT >= span && w.ticks <= span * TIME_FIT ? 1 : 0) : 1);
+    const fits = (w: Walk): number => (span > 0 && !fitsTime(w.ticks, span) ? 0 : 1);
     const ranked = [...byFill.values()].sort(
       (x, y) =>
         y.context - x.context ||
@@ -797,16 +801,16 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
   // the spans of events each chosen walk copies (event indexes, inclusive pairs), by gap event: after this only
   // they are needed, and the bytecode view's columns and indexes (~40 bytes per bytecode) can go
   const spansOf = new Map<number, number[]>();
-  // per gap event: the first bytecode after it
-  const bytecodeAfter = new Map<number, number>();
-  bc.gapAt.forEach((gap, g) => bytecodeAfter.set(gap, bc.gapBefore[g]));
-  for (const [gap, w] of chosen) {
+  for (let g = 0; g < bc.gapAt.length; g++) {
+    const gap = bc.gapAt[g];
+    const w = chosen.get(gap);
+    if (!w) continue;
     // each piece: the events of its bytecodes and the calls and returns between them, from just after the
     // bytecode before the piece; the last piece also takes the events up to just before the bytecode after it
     // (the transition into the post context). Where the stream has its own events between the bytecode before the
     // gap and the gap (or between the gap and the bytecode after it), those are the transition, decoded: the
     // copy's is left out (a call the decoder saw just before the loss was otherwise entered twice).
-    const b = bytecodeAfter.get(gap)!;
+    const b = bc.gapBefore[g];
     const ownLead = b > 0 && pos[b - 1] + 1 < gap;
     const ownTrail = pos[b] > gap + 1;
     const kind = oneSidedKind.get(gap);
@@ -932,6 +936,8 @@ const LONG_FILL = 16_384;
 const LONG_FILL_SIDE = 128;
 /** A copy whose time is within this factor of its gap's fits it: ranked before agreement; one-sided fills' bound. */
 const TIME_FIT = 1.5;
+/** Does a copy that took `ticks` fit a gap of `span` ticks (within TIME_FIT either way)? */
+const fitsTime = (ticks: number, span: number): boolean => ticks * TIME_FIT >= span && ticks <= span * TIME_FIT;
 /** How close to the expected length (a share of it) a long fill with a weak side must be to be copied. */
 const LONG_FILL_PACE = 0.1;
 /** The search level that compares opcodes alone (see `loose`). */
