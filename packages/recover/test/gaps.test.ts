@@ -534,6 +534,38 @@ describe('recovery of gaps from matching context', () => {
     expect(filled.some((x) => x.startsWith('6@'))).toBe(false);
   });
 
+  test('a two-sided fill matched on both sides less than one side matches in full gives way to a one-sided fill', () => {
+    // a loop's first 5 rounds do first-time work (each word's hash, method 4: 20 x 3 bytecodes, computed once and
+    // then cached); later rounds do not. A gap hides the last word's hash from its 50th bytecode and the next 55
+    // rounds. The hash's past occurs only in the first rounds (matched ~155 back, to where the rounds differ); a copy
+    // from there that meets what follows the gap is from another phase of the rounds: it matched little after it
+    const steps: (number | string)[][] = [];
+    for (let k = 0; k < 40; k++) steps.push([1, 1000 + k]);
+    const roundAt: number[] = [];
+    let lo = -1;
+    for (let i = 0; i < 400; i++) {
+      roundAt.push(steps.length);
+      steps.push([1, 0], [1, 2], ['call', 3], [3, i % 16], [3, 40], ['ret', 3], [1, 5], ['call', 2], [2, 0]);
+      if (i < 5) {
+        steps.push(['call', 4], [4, 0]);
+        for (let c = 0; c < (i === 1 ? 19 : 20) * 3; c++) {
+          if (i === 4 && c === 50) lo = steps.length;
+          steps.push([4, 3], [4, 5], [4, 7]);
+        }
+        steps.push([4, 9], ['ret', 4]);
+      }
+      steps.push([2, 10 + (i % 5)], [2, 1], ['ret', 2], [1, 8]);
+    }
+    const hi = roundAt[60] + 8;
+    const r = recoverGaps(stream(steps, [[lo, hi]]), { context: 6 });
+    expect(r.stats).toMatchObject({ gaps: 1, recovered: 1, oneSided: 1 });
+    expect(r.fills[0].how).toBe('tail');
+    // the rounds are copied in their phase: all but the rest of the hash (run once) is what ran
+    const ran = steps.slice(lo, hi).filter(([m]) => typeof m === 'number').map(([m, b]) => `${m}@${b}`);
+    const filled = fillsByGap(r.events)[0];
+    expect(commonLength(ran, filled)).toBeGreaterThan(0.9 * ran.length);
+  });
+
   test('a loop into code run once: the gap is filled from the loop side, up to a bytecode of the frame after the gap', () => {
     // the mirror: 300 rounds, then 100 bytecodes of main run once; a gap hides the last 30 rounds and 40 of them
     const steps: (number | string)[][] = [];
