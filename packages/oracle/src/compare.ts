@@ -39,7 +39,10 @@ export interface SequenceAccuracy {
   unknownFieldsMatched: number;
   /** true when `matched` is the maximum (one exact Myers run); else a lower bound from the windowed path */
   exact: boolean;
-  /** with opts.pairs: matched pairs as event indices into the two input sequences, increasing */
+  /**
+   * with opts.pairs: matched pairs as event indices into the two input sequences, increasing (with recovered
+   * events, the fills' regions' pairs: fewer than `matched` where the whole alignment matched more)
+   */
   pairs?: { truth: Int32Array; decoded: Int32Array };
   /** true when the default window's alignment fell far below the bound and a 4x window's was better (kept) */
   widened?: boolean;
@@ -273,7 +276,11 @@ export function sequenceAccuracy(truth: EventSeq, decoded: EventSeq, opts: Seque
   const { truth: pt, decoded: pd } = fillRegions(truth, decoded, whole.pairs!, opts, fills);
   let unknown = 0;
   for (let k = 0; k < pt.length; k++) if (!fullMatch(truth, pt[k], decoded, pd[k])) unknown++;
-  const r: SequenceAccuracy = { ...whole, matched: pt.length, accuracy: whole.truthLength ? pt.length / whole.truthLength : 1, unknownFieldsMatched: unknown, exact: false, fills };
+  // the fills' regions are aligned with the decoded events kept in place, a constraint: where the whole alignment
+  // (as valid, every pair agreeing) matched more, that count is the better estimate of the largest; the pairs,
+  // which say what was decoded and what recovered (DA, RA, the fills' measures), stay the regions'
+  const matched = Math.max(pt.length, whole.matched);
+  const r: SequenceAccuracy = { ...whole, matched, accuracy: whole.truthLength ? matched / whole.truthLength : 1, unknownFieldsMatched: unknown, exact: false, fills };
   if (opts.pairs) r.pairs = { truth: pt, decoded: pd };
   else delete r.pairs;
   return r;
