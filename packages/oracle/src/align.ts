@@ -83,7 +83,7 @@ const FORCED_WINDOW = 1024;
  * step ended. Without it, a stretch only one side holds (start-up code the decoded side lost in an unfilled gap)
  * stalled the forced steps: a window matching nothing ends on either edge alike, and each step skipped a window of
  * the decoded side while the truth stood still, to the decoded side's end. exceptions (JIT) at 50% loss,
- * twenty-fourth session's seeds 2 and 5: overall 1.2% and 1.1% -> 91.5% and 85.2% (see docs/accuracy.md for the
+ * twenty-fourth session's seeds 2 and 5: overall 1.2% and 1.1% -> 91.4% and 87.2% (see docs/accuracy.md for the
  * other recordings). Triggered by any step matching under 1/16 of its window, it also jumped to other rounds of
  * switches' loop where lockstep was the better way on (two JIT rows at 50% down 1-5 points of DA or RA).
  */
@@ -259,30 +259,30 @@ class Aligner {
       }
       return -1;
     };
+    /** The first place from `from` (fewer than `limit` events on, within RESYNC_RANGE) where the gram at `at` of one
+     * side (A's if onA) occurs on the other; -1 if none. */
+    const seek = (onA: boolean, at: number, from: number, end: number, limit: number): number => {
+      const own = onA ? keyA : keyB;
+      const other = onA ? keyB : keyA;
+      for (let y = from; y + g <= end && y - from < limit && y - from <= RESYNC_RANGE; y++) {
+        if (other[y] !== own[at]) continue;
+        let t = 0;
+        while (t < g && (onA ? this.p.match(at + t, y + t) : this.p.match(y + t, at + t))) t++;
+        if (t === g) return y;
+      }
+      return -1;
+    };
     let best: [number, number] | null = null;
     let bestSkip = Infinity;
     const ga = firstGram(keyA, i, a1);
-    if (ga >= 0)
-      for (let y = j; y + g <= b1 && y - j + (ga - i) < bestSkip && y - j <= RESYNC_RANGE; y++) {
-        if (keyB[y] !== keyA[ga]) continue;
-        let t = 0;
-        while (t < g && this.p.match(ga + t, y + t)) t++;
-        if (t === g) {
-          best = [ga, y];
-          bestSkip = y - j + (ga - i);
-        }
-      }
+    const y = ga >= 0 ? seek(true, ga, j, b1, Infinity) : -1;
+    if (y >= 0) {
+      best = [ga, y];
+      bestSkip = y - j + (ga - i);
+    }
     const gb = firstGram(keyB, j, b1);
-    if (gb >= 0)
-      for (let x = i; x + g <= a1 && x - i + (gb - j) < bestSkip && x - i <= RESYNC_RANGE; x++) {
-        if (keyA[x] !== keyB[gb]) continue;
-        let t = 0;
-        while (t < g && this.p.match(x + t, gb + t)) t++;
-        if (t === g) {
-          best = [x, gb];
-          bestSkip = x - i + (gb - j);
-        }
-      }
+    const x = gb >= 0 ? seek(false, gb, i, a1, bestSkip - (gb - j)) : -1;
+    if (x >= 0) best = [x, gb];
     return best;
   }
 
