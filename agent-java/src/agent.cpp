@@ -177,13 +177,14 @@ void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv* jni, jthread) {
   CALLBACK_GUARD_END("VMInit")
 }
 
-void JNICALL onVMDeath(jvmtiEnv*, JNIEnv*) {
+void JNICALL onVMDeath(jvmtiEnv*, JNIEnv* jni) {
   CALLBACK_GUARD_BEGIN
   Agent& a = *gAgent;
   if (a.dead.exchange(true)) return;
   stopPatchWatcher(a);
   if (a.opts.patchIntervalMs != 0) scanPatches(a);  // what changed since the last scan
   if (a.opts.snapshot) recordSnapshots(a);
+  recordMethodRuns(a, jni);
   recordCalibration(a, kFinalWaitMs);
   struct End {
     uint64_t patchScans;

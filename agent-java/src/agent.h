@@ -2,6 +2,8 @@
 #pragma once
 #include <jvmti.h>
 
+#include <string.h>
+
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -110,6 +112,27 @@ void JNICALL onClassPrepare(jvmtiEnv*, JNIEnv*, jthread, jclass);
 void JNICALL onThreadStart(jvmtiEnv*, JNIEnv*, jthread);
 void JNICALL onThreadEnd(jvmtiEnv*, JNIEnv*, jthread);
 void recordExistingThreads(Agent& a, JNIEnv* jni);
+
+// runs.cpp
+// METHOD_RUNS records: which methods of the recorded classes the VM says ran (at VM death, before VM_END).
+void recordMethodRuns(Agent& a, JNIEnv* jni);
+
+// A JNI local reference deleted at scope end.
+struct LocalRef {
+  JNIEnv* env;
+  jobject obj;
+  ~LocalRef() {
+    if (env && obj) env->DeleteLocalRef(obj);
+  }
+};
+
+// "Ljava/lang/String;" -> "java/lang/String"; array signatures stay as they are
+inline std::string internalName(const char* sig) {
+  if (!sig) return "";
+  size_t n = strlen(sig);
+  if (n >= 2 && sig[0] == 'L' && sig[n - 1] == ';') return std::string(sig + 1, n - 2);
+  return sig;
+}
 
 // RAII for memory JVMTI hands out.
 template <class T>

@@ -14,21 +14,6 @@ JNIEnv* currentJni(Agent& a) {
   return env;
 }
 
-struct LocalRef {
-  JNIEnv* env;
-  jobject obj;
-  ~LocalRef() {
-    if (env && obj) env->DeleteLocalRef(obj);
-  }
-};
-
-// "Ljava/lang/String;" -> "java/lang/String"; array signatures stay as they are
-std::string internalName(const char* sig) {
-  if (!sig) return "";
-  size_t n = strlen(sig);
-  if (n >= 2 && sig[0] == 'L' && sig[n - 1] == ';') return std::string(sig + 1, n - 2);
-  return sig;
-}
 
 // `replay`: the class was loaded before this record, at a time the agent cannot know (listed at VMInit).
 void writeClassRecord(Agent& a, uint32_t classId, uint32_t loader, uint8_t source, const std::string& name, const uint8_t* bytes, size_t len, bool replay = false) {

@@ -45,6 +45,7 @@ bool parseOptions(const char* text, Options* o, std::string* error) {
     else if (key == "wait_ms") ok = parseUint(value, 600000, &n), o->waitMs = (uint32_t)n;
     else if (key == "patch_interval_ms") ok = parseUint(value, 3600000, &n), o->patchIntervalMs = (uint32_t)n;
     else if (key == "snapshot") ok = parseBool(value, &o->snapshot);
+    else if (key == "runs") ok = parseBool(value, &o->runs);
     else if (key == "oracle") ok = parseBool(value, &o->oracle);
     else if (key == "classes") {
       // 1 is the old name of hook (kept for scripts)
@@ -80,6 +81,7 @@ void printHelp() {
           "  patch_interval_ms=N     how often live compiled code is re-read for patches, at least (the pause grows\n"
           "                          to 100x the last scan's duration, at most 1 s); 0 disables (default 50)\n"
           "  snapshot=0|1            also record every live nmethod's bytes at VM death (default 0)\n"
+          "  runs=0|1                record which methods the VM says ran, at VM death (default 1)\n"
           "  classes=0|path|hook|early  how class files reach the trace (default path). path: no ClassFileLoadHook\n"
           "                          (the cheapest): classes are named, and analysis reads JDK classes from the\n"
           "                          runtime image (lib/modules) and application classes from the recorded class\n"

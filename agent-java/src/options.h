@@ -16,6 +16,7 @@ struct Options {
   uint32_t waitMs = 2000;      // how long a producer waits for ring space before dropping a record
   uint32_t patchIntervalMs = 50;
   bool snapshot = false;
+  bool runs = true;            // METHOD_RUNS at VM death (runs.cpp)
   bool classes = true;
   // classes=path (the default): no ClassFileLoadHook at all, which is what costs (HotSpot reads every CDS-archived
   // class's file to post it); classes are named with where their bytes are (runtime image, class path), and only

@@ -24,13 +24,14 @@ enum RecordType : uint16_t {
   CODE_SNAPSHOT = 24,
   CLASS = 30,
   METHOD = 31,
+  METHOD_RUNS = 32,
   THREAD_START = 40,
   THREAD_END = 41,
 };
 
 constexpr uint16_t FLAG_REPLAY = 1;
 constexpr uint16_t FORMAT_MAJOR = 1;
-constexpr uint16_t FORMAT_MINOR = 3;
+constexpr uint16_t FORMAT_MINOR = 4;
 constexpr size_t RECORD_HEADER_SIZE = 28;
 
 // The complete file header (magic, version, type table) as bytes.

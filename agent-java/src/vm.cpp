@@ -268,6 +268,12 @@ bool VmLayout::resolve(const VMStructs& v) {
   osThreadId_ = v.off("OSThread::_thread_id");
   methodConstMethod_ = v.off("Method::_constMethod");
   constMethodMaxStack_ = v.off("ConstMethod::_max_stack");
+  constMethodMaxLocals_ = v.off("ConstMethod::_max_locals");
+  methodCounters_ = v.off("Method::_method_counters");
+  methodData_ = v.off("Method::_method_data");
+  methodCode_ = v.off("Method::_code");  // CompiledMethod* on 17, nmethod* on 25
+  mcInvocation_ = v.off("MethodCounters::_invocation_counter");
+  icCounter_ = v.off("InvocationCounter::_counter");
 
   flagsAddr_ = v.staticAddr("JVMFlag::flags");
   numFlagsAddr_ = v.staticAddr("JVMFlag::numFlags");
@@ -425,6 +431,27 @@ int VmLayout::maxStack(uintptr_t method) const {
   return rd<uint16_t>(cm, constMethodMaxStack_);
 }
 
+int VmLayout::maxLocals(uintptr_t method) const {
+  if (!method || methodConstMethod_ < 0 || constMethodMaxLocals_ < 0 || !readable((void*)(method + methodConstMethod_), sizeof(uintptr_t))) return -1;
+  uintptr_t cm = rd<uintptr_t>(method, methodConstMethod_);
+  if (!cm || !readable((void*)(cm + constMethodMaxLocals_), 2)) return -1;
+  return rd<uint16_t>(cm, constMethodMaxLocals_);
+}
+
+bool VmLayout::methodRun(uintptr_t method, MethodRunFacts* out) const {
+  if (!method || !methodRunsKnown()) return false;
+  uintptr_t mc = rd<uintptr_t>(method, methodCounters_);
+  out->counters = mc != 0;
+  out->methodData = rd<uintptr_t>(method, methodData_) != 0;
+  out->code = rd<uintptr_t>(method, methodCode_) != 0;
+  out->invocations = 0;
+  if (mc) {
+    if (!readable((void*)(mc + mcInvocation_ + icCounter_), 4)) return false;
+    out->invocations = rd<uint32_t>(mc, mcInvocation_ + icCounter_) >> 1;  // the low bit is the sticky carry
+  }
+  return true;
+}
+
 namespace {
 // Fallback when JVMFlag::_type cannot be trusted: flags that matter to decoding, with their declared types.
 // Where 17 and 25 differ the narrower read is used: UseAVX is intx on 17 and int on 25 (little-endian, its
@@ -439,6 +466,7 @@ const struct {
     {"TieredStopAtLevel", TIntx},   {"UseCodeCacheFlushing", TBool},      {"UseSerialGC", TBool},
     {"UseG1GC", TBool},             {"UseParallelGC", TBool},             {"UseZGC", TBool},
     {"UseShenandoahGC", TBool},     {"UseCountedLoopSafepoints", TBool},  {"BackgroundCompilation", TBool},
+    {"UseCompiler", TBool},
 };
 int knownFlagType(const char* name) {
   for (const auto& k : kKnownFlags)

@@ -90,6 +90,19 @@ class VmLayout {
 
   // Method*: max_stack of its ConstMethod, or -1.
   int maxStack(uintptr_t method) const;
+  // Method*: max_locals of its ConstMethod, or -1 (checks that a jmethodID's slot holds a Method*).
+  int maxLocals(uintptr_t method) const;
+
+  // What the VM kept of a method's runs (Method::_method_counters, _method_data, _code). HotSpot makes a
+  // method's MethodCounters the first time the interpreter enters it (when it counts invocations: UseCompiler);
+  // the invocation counter then counts interpreted (and tier-2 compiled) entries until the method has a
+  // MethodData, after which those go to the MethodData's own counter.
+  struct MethodRunFacts {
+    bool counters = false, methodData = false, code = false;
+    uint32_t invocations = 0;  // MethodCounters' invocation count (InvocationCounter: count << 1 | carry)
+  };
+  bool methodRunsKnown() const { return methodCounters_ >= 0 && methodData_ >= 0 && methodCode_ >= 0 && mcInvocation_ >= 0 && icCounter_ >= 0; }
+  bool methodRun(uintptr_t method, MethodRunFacts* out) const;
 
   // A VM flag's value printed as text ("" if unknown).
   std::string flag(const char* name) const;
@@ -115,7 +128,9 @@ class VmLayout {
   void* interpCodeAddr_ = nullptr;
   long sqStubBuffer_ = -1, sqQueueBegin_ = -1, sqQueueEnd_ = -1, icSize_ = -1, icDescription_ = -1, icBytecode_ = -1, icHeaderSize_ = -1;
   // threads, methods
-  long threadOsThread_ = -1, osThreadId_ = -1, methodConstMethod_ = -1, constMethodMaxStack_ = -1;
+  long threadOsThread_ = -1, osThreadId_ = -1, methodConstMethod_ = -1, constMethodMaxStack_ = -1, constMethodMaxLocals_ = -1;
+  // method runs
+  long methodCounters_ = -1, methodData_ = -1, methodCode_ = -1, mcInvocation_ = -1, icCounter_ = -1;
   // flags
   void* flagsAddr_ = nullptr;
   void* numFlagsAddr_ = nullptr;

@@ -105,6 +105,36 @@ public class Twins {
     }
   }
 
+  // Twin classes of which both are made but only the first one's method is called, after the second was made:
+  // the class used last is then the wrong guess. Only the VM knows which ran (its counters, METHOD_RUNS).
+  interface Doubler {
+    int twice();
+  }
+
+  public static class Q1 implements Doubler {
+    private final int n;
+
+    public Q1(int n) {
+      this.n = n;
+    }
+
+    public int twice() {
+      return n * 2;
+    }
+  }
+
+  public static class Q2 implements Doubler {
+    private final int n;
+
+    public Q2(int n) {
+      this.n = n;
+    }
+
+    public int twice() {
+      return n * 2;
+    }
+  }
+
   // (ifs, not a switch: PT shows which way an if went, but all of a switch's cases here start with the same opcodes)
   static Plugin fresh(int k) {
     if (k == 0) return new P1();
@@ -132,6 +162,10 @@ public class Twins {
     // objects used right after they are made
     int names = 0;
     for (int r = 0; r < rounds; r++) names += fresh(r * 7 % 4).name().length();
-    System.out.println("sum " + sum + " names " + names);
+    Doubler first = new Q1(rounds);
+    Doubler second = new Q2(rounds + 1);
+    int doubled = 0;
+    for (int r = 0; r < rounds; r++) doubled += first.twice();
+    System.out.println("sum " + sum + " names " + names + " doubled " + doubled + " " + (second != null));
   }
 }

@@ -91,6 +91,8 @@ export interface Method {
   loadTsc: number;
   /** whether it is a static initializer (runs once per class) */
   clinit: boolean;
+  /** the VM said at its death that the interpreter never entered it (METHOD_RUNS lists its class, not it) */
+  neverRan: boolean;
   /** whether it is a constructor */
   init: boolean;
   /** its descriptor, e.g. `(J[BI)J` */
@@ -179,6 +181,7 @@ export class MethodUniverse {
       } catch {
         continue; // a class we cannot read: its methods stay unattributed
       }
+      const runs = model.methodRuns?.get(key);
       let list = this.classes.get(cf.name);
       if (!list) this.classes.set(cf.name, (list = []));
       list.push({ cf, loader });
@@ -193,6 +196,7 @@ export class MethodUniverse {
         const m: Method = {
           id, index: this.methods.length, code: mi.code ?? null, handlers: mi.handlers, native: (mi.access & ACC_NATIVE) !== 0, cf, loader, succ: null,
           loadTsc: model.classLoadTsc?.get(key) ?? -Infinity, clinit: mi.name === '<clinit>', init: mi.name === '<init>', descriptor: mi.descriptor,
+          neverRan: runs !== undefined && !runs.has(mi.name + mi.descriptor),
           isStatic: (mi.access & ACC_STATIC) !== 0, extraLocals: extraLocals(mi.maxLocals, mi.descriptor, (mi.access & ACC_STATIC) !== 0),
         };
         this.methods.push(m);
@@ -1553,11 +1557,13 @@ export class Attribution {
   /** Of frame f's `n` candidate methods (`methodAt`), the index of the first of best rank (rankOf); of equal
    * ranks, the method whose primitive parameters a linker passes exactly (linkerFit). */
   private choose(f: Frame, tsc: number, n: number, methodAt: (k: number) => number): number {
-    // what the interpreter's rewriting says first (a bytecode run in its class-file form had not run), then the VM's
-    // own rules (rankOf's -Infinity and impossible ranks), then a rewritten bytecode that had not run here, then
-    // the rank, then the linker's fit
+    // what the VM said at its death first (a method the interpreter never entered is not it), then what the
+    // interpreter's rewriting says (a bytecode run in its class-file form had not run), then the VM's own rules
+    // (rankOf's -Infinity and impossible ranks), then a rewritten bytecode that had not run here, then the rank, then
+    // the linker's fit
     const evidence = n > 1 && n <= CHAIN_EVIDENCE_CANDIDATES;
     let best = 0;
+    let bNever = 2;
     let bStrong = Infinity;
     let bTier = Infinity;
     let bWeak = Infinity;
@@ -1565,6 +1571,10 @@ export class Attribution {
     let bFit = -1;
     for (let k = 0; k < n; k++) {
       const mi = methodAt(k);
+      const never = this.methods[mi].neverRan ? 1 : 0;
+      if (never > bNever) continue;
+      if (never < bNever) [bStrong, bTier, bWeak, bRank, bFit] = [Infinity, Infinity, Infinity, Infinity, -1];
+      bNever = never;
       const r = this.rankOf(mi, tsc, f.initializing, f.constructing, f.preferred);
       const against = (evidence ? this.chainEvidence(f, k) : 0) + (f.entryAux ? this.entered.against(f.entryAux, mi, this.methods[mi].extraLocals, this.flushed + f.entryEv) : 0);
       const strong = Math.floor(against / STRONG);

@@ -2,7 +2,7 @@
  * Builds what decoding needs from a trace directory's meta.jpt: the code image (with patch versions and
  * lifetimes), the interpreter's codelets and dispatch targets, methods, classes and threads.
  */
-import { FLAG_REPLAY, isRecord, MetaReader, PtSideband, readPtSideband, TraceRecord } from '@jportal/format';
+import { FLAG_REPLAY, isRecord, MetaReader, PtSideband, readPtSideband, TraceRecord, type MethodRun, type MethodRunsRecord } from '@jportal/format';
 import * as path from 'path';
 import { CodeImage, CodeSection, NmethodInfo, SectionKind } from './image';
 import { CLASS_PATH_SOURCE, featureOf, readNamedClasses, type VmClassSources } from './class-path';
@@ -27,6 +27,12 @@ export interface JvmModel {
   classes: Map<string, Uint8Array>;
   /** when each class was loaded (TSC of its CLASS record; -Infinity when unknown, REPLAY), by "loader:name" */
   classLoadTsc: Map<string, number>;
+  /**
+   * What the VM said at its death about which methods ran (METHOD_RUNS), by class ("loader:name"), then by name and
+   * descriptor (`name(desc)ret`): a method of a listed class that is not in its map was never entered by the
+   * interpreter. Classes not listed (or no METHOD_RUNS at all: -Xint, older traces) are unknown.
+   */
+  methodRuns: Map<string, Map<string, MethodRun>>;
   /** Interpreter codelets sorted by begin. */
   codelets: { begin: Float64Array; end: Float64Array; bytecode: Int16Array; kind: Uint8Array; description: string[] };
   /** Dispatch-table targets that name exactly one bytecode: address -> bytecode. */
@@ -82,6 +88,8 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
   const methods = new Map<number, MethodInfo>();
   const classes = new Map<string, Uint8Array>();
   const classLoadTsc = new Map<string, number>();
+  const classKeys = new Map<number, string>();
+  const runLists: MethodRunsRecord['payload'][] = [];
   /** CLASS records naming runtime-image classes: key -> internal name */
   const imageClasses = new Map<string, string>();
   /** CLASS records naming class-path classes: key -> internal name */
@@ -156,10 +164,12 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
         if (!l) patches.set(r.payload.code_begin, (l = []));
         l.push({ tsc, address: r.payload.address, bytes: r.payload.bytes, since: r.payload.since === undefined ? undefined : Number(r.payload.since) });
       } else if (isRecord(r, 'NMETHOD_UNLOAD')) unloads.push({ codeBegin: r.payload.code_begin, tsc, method: r.payload.method });
+      else if (isRecord(r, 'METHOD_RUNS')) runLists.push(r.payload);
       else if (isRecord(r, 'METHOD'))
         methods.set(r.payload.method, { className: r.payload.class_name, name: r.payload.name, signature: r.payload.signature, classId: r.payload.class_id, loader: r.payload.loader });
       else if (isRecord(r, 'CLASS')) {
         const key = `${r.payload.loader}:${r.payload.name}`;
+        classKeys.set(r.payload.class_id, key);
         // a class listed at VMInit (REPLAY) was loaded at some earlier time: not known when
         if (!classLoadTsc.has(key)) classLoadTsc.set(key, r.flags & FLAG_REPLAY ? -Infinity : tsc);
         if (r.payload.source === IMAGE_CLASS_SOURCE && r.payload.bytes.length === 0) imageClasses.set(key, r.payload.name);
@@ -189,6 +199,16 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
     meta.close();
   }
   readNamedClasses(imageClasses, pathClasses, vmInfo, opts, classes, problems);
+  const methodRuns = new Map<string, Map<string, MethodRun>>();
+  for (const list of runLists)
+    for (const c of list.classes) {
+      const key = classKeys.get(c.class_id);
+      if (key === undefined) {
+        problems.push(`METHOD_RUNS names class id ${c.class_id}, which no CLASS record has: its methods' runs are unknown`);
+        continue;
+      }
+      methodRuns.set(key, new Map(c.methods.map((m) => [m.name + m.signature, m])));
+    }
   const codeOf = bytecodeOf(methods, classes);
   addJumpTableArms(loads, codeOf);
 
@@ -267,7 +287,7 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
   const sideband = readPtSideband(dir);
   if (sideband) image.ranges = sideband.ranges;
   const javaFeature = vmInfo ? featureOf(vmInfo.java_version) : 0;
-  return { image, methods, classes, classLoadTsc, codelets, dispatch, methodEntries, threads, sideband, tscPerNs, vmStartTsc, vmInitEndTsc, javaFeature, problems };
+  return { image, methods, classes, classLoadTsc, methodRuns, codelets, dispatch, methodEntries, threads, sideband, tscPerNs, vmStartTsc, vmInitEndTsc, javaFeature, problems };
 }
 
 /** Length of the first instruction of a C1/C2 verified entry: a stack bang `mov %eax,-N(%rsp)` or `sub $N,%rsp`. */

@@ -30,7 +30,7 @@ function model(pcs: [number, number[]][], code = CODE): JvmModel {
   image.addSection({ kind: SectionKind.Nmethod, begin: BEGIN, end: BEGIN + code.length, bytes: code, name: 'fib', validFrom: 0, validTo: Infinity, nmethod: 0, version: 0 });
   image.ranges = [{ lo: BEGIN, hi: BEGIN + 0x1000 }];
   const codelets = { begin: new Float64Array(0), end: new Float64Array(0), bytecode: new Int16Array(0), kind: new Uint8Array(0), description: [] };
-  return { image, methods: new Map(), classes: new Map(), classLoadTsc: new Map(), codelets, dispatch: new Map(), methodEntries: new Map(), threads: [], tscPerNs: 0, vmStartTsc: 0, vmInitEndTsc: 0, problems: [] };
+  return { image, methods: new Map(), classes: new Map(), classLoadTsc: new Map(), methodRuns: new Map(), codelets, dispatch: new Map(), methodEntries: new Map(), threads: [], tscPerNs: 0, vmStartTsc: 0, vmInitEndTsc: 0, problems: [] };
 }
 
 /** Runs the blocks starting at the given offsets (each to its end) and lists the events. */

@@ -20,6 +20,8 @@ describe('class load times', () => {
     w.write('CLASS', { class_id: 1, loader: 7, source: 0, name: 'Late', bytes }, 600n);
     // a second record of a class (a redefinition) does not move its load time
     w.write('CLASS', { class_id: 1, loader: 7, source: 2, name: 'Late', bytes }, 900n);
+    // at VM death: of Early, only run() ran; of Late, nothing; class id 9 has no CLASS record
+    w.write('METHOD_RUNS', { classes: [{ class_id: 0, methods: [{ name: 'run', signature: '()V', state: 1, invocations: 4 }] }, { class_id: 1, methods: [] }, { class_id: 9, methods: [] }] }, 1000n);
     w.close();
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -29,5 +31,13 @@ describe('class load times', () => {
     expect(model.classLoadTsc.get('0:Early')).toBe(-Infinity);
     expect(model.classLoadTsc.get('7:Late')).toBe(600);
     expect(model.classes.size).toBe(2);
+  });
+
+  test('METHOD_RUNS: the methods the VM says ran, by class key and name + descriptor', () => {
+    const model = loadTrace(dir);
+    expect([...model.methodRuns.keys()].sort()).toEqual(['0:Early', '7:Late']);
+    expect(model.methodRuns.get('0:Early')?.get('run()V')).toMatchObject({ state: 1, invocations: 4 });
+    expect(model.methodRuns.get('7:Late')?.size).toBe(0);
+    expect(model.problems).toContainEqual(expect.stringContaining('class id 9'));
   });
 });

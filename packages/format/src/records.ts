@@ -18,6 +18,7 @@ export const RecordType = {
   CODE_SNAPSHOT: 24,
   CLASS: 30,
   METHOD: 31,
+  METHOD_RUNS: 32,
   THREAD_START: 40,
   THREAD_END: 41,
 } as const;
@@ -43,6 +44,7 @@ export const CANONICAL_LAYOUTS: Record<RecordTypeName, string> = {
   CODE_SNAPSHOT: 'code_begin:u64 code:bytes',
   CLASS: 'class_id:u32 loader:u32 source:u8 name:str bytes:bytes',
   METHOD: 'method:u32 class_id:u32 loader:u32 class_name:str name:str signature:str modifiers:u32',
+  METHOD_RUNS: 'classes:[class_id:u32 methods:[name:str signature:str state:u8 invocations:u32]]',
   THREAD_START: 'os_tid:u32 java_tid:u64 daemon:u8 name:str',
   THREAD_END: 'os_tid:u32 java_tid:u64',
 };
@@ -102,6 +104,11 @@ export interface CodePatch { code_begin: number; address: number; bytes: Uint8Ar
 export interface CodeSnapshot { code_begin: number; code: Uint8Array }
 export interface ClassRec { class_id: number; loader: number; source: number; name: string; bytes: Uint8Array }
 export interface MethodRec { method: number; class_id: number; loader: number; class_name: string; name: string; signature: string; modifiers: number }
+/** METHOD_RUNS.state bits: what the VM had made for a method by VM death. */
+export const MethodRunState = { COUNTERS: 1, METHOD_DATA: 2, CODE: 4 } as const;
+export interface MethodRun { name: string; signature: string; state: number; invocations: number }
+/** since 1.4: per recorded class, the methods the VM says ran (every other method of a listed class did not) */
+export interface MethodRuns { classes: { class_id: number; methods: MethodRun[] }[] }
 export interface ThreadStart { os_tid: number; java_tid: number; daemon: number; name: string }
 export interface ThreadEnd { os_tid: number; java_tid: number }
 
@@ -110,7 +117,7 @@ export interface PayloadOf {
   CALIBRATION: Calibration; VM_INFO: VmInfo; VM_START: Record<string, never>; VM_END: VmEnd; AGENT_LOG: AgentLog;
   DROPPED: Dropped; INTERP_CODE: InterpCode; CODELET: Codelet; DISPATCH_TABLE: DispatchTable; CODE_BLOB: CodeBlob;
   NMETHOD_LOAD: NmethodLoad; NMETHOD_UNLOAD: NmethodUnload; CODE_PATCH: CodePatch; CODE_SNAPSHOT: CodeSnapshot;
-  CLASS: ClassRec; METHOD: MethodRec; THREAD_START: ThreadStart; THREAD_END: ThreadEnd;
+  CLASS: ClassRec; METHOD: MethodRec; METHOD_RUNS: MethodRuns; THREAD_START: ThreadStart; THREAD_END: ThreadEnd;
 }
 
 /** CODELET.kind values. */
@@ -156,6 +163,7 @@ export type CodePatchRecord = RecordOf<'CODE_PATCH'>;
 export type CodeSnapshotRecord = RecordOf<'CODE_SNAPSHOT'>;
 export type ClassRecord = RecordOf<'CLASS'>;
 export type MethodRecord = RecordOf<'METHOD'>;
+export type MethodRunsRecord = RecordOf<'METHOD_RUNS'>;
 export type ThreadStartRecord = RecordOf<'THREAD_START'>;
 export type ThreadEndRecord = RecordOf<'THREAD_END'>;
 

@@ -64,6 +64,7 @@ export function validateTrace(dirOrFile: string): ValidationReport {
   const blobs: { begin: number; end: number }[] = [];
   const tables: { rec: DispatchTable; offset: number }[] = [];
   const methods = new Map<number, MethodRec>();
+  const classIds = new Set<number>();
   const live = new Map<number, NmethodLoad>();
   let prevTsc = -1n;
   let vmEndOffset = -1;
@@ -132,6 +133,12 @@ export function validateTrace(dirOrFile: string): ValidationReport {
         } else if (!nm) issue('error', 'patch-unknown-nmethod', r.offset, `patch of unknown nmethod or code blob ${hex(p.code_begin)}`);
         else if (p.address < nm.code_begin || p.address + p.bytes.length > nm.code_begin + nm.code_size)
           issue('error', 'patch-outside-nmethod', r.offset, `patch [${hex(p.address)}, ${hex(p.address + p.bytes.length)}) outside its nmethod [${hex(nm.code_begin)}, ${hex(nm.code_begin + nm.code_size)})`);
+      } else if (isRecord(r, 'CLASS')) {
+        classIds.add(r.payload.class_id);
+      } else if (isRecord(r, 'METHOD_RUNS')) {
+        const unknown = r.payload.classes.filter((c) => !classIds.has(c.class_id)).map((c) => c.class_id);
+        if (unknown.length)
+          issue('error', 'undefined-class', r.offset, `METHOD_RUNS names class ids without an earlier CLASS record: ${unknown.slice(0, 10).join(', ')}`);
       } else if (isRecord(r, 'CODE_SNAPSHOT')) {
         const nm = live.get(r.payload.code_begin);
         if (!nm) issue('warning', 'snapshot-unknown-nmethod', r.offset, `snapshot of unknown nmethod ${hex(r.payload.code_begin)}`);

@@ -13,7 +13,7 @@ describe('canonical type table', () => {
     const doc = fs.readFileSync(path.join(__dirname, '../../../docs/trace-format.md'), 'utf8');
     const section = doc.slice(doc.indexOf('## 4. Record types'), doc.indexOf('## 5.'));
     const rows = [...section.matchAll(/^\| (\d+) \| `([A-Z_]+)` \| `([^`]*)`[^|]*\|\s*$/gm)].map((m) => ({ type: Number(m[1]), name: m[2], layout: m[3] }));
-    expect(rows.length).toBe(18);
+    expect(rows.length).toBe(19);
     expect(canonicalTypeTable().map(({ type, name, layout }) => ({ type, name, layout }))).toEqual(rows);
   });
 
@@ -41,7 +41,7 @@ describe('writer', () => {
     const hdr = Buffer.alloc(24 + 2 + 4 + name.length + 4 + layout.length);
     hdr.write('JPORTAL\0', 0, 'latin1');
     hdr.writeUInt16LE(1, 8);
-    hdr.writeUInt16LE(3, 10); // minor version 1.3
+    hdr.writeUInt16LE(4, 10); // minor version 1.4
     hdr.writeUInt32LE(hdr.length, 12);
     hdr.writeUInt32LE(1, 20);
     hdr.writeUInt16LE(7, 24);
@@ -284,7 +284,7 @@ describe('streaming', () => {
     fs.writeFileSync(path.join(d, 'meta.jpt'), sampleTrace().bytes);
     const t = openTrace(d);
     expect(t.header.major).toBe(1);
-    expect([...t.meta.records()]).toHaveLength(21);
+    expect([...t.meta.records()]).toHaveLength(22);
     expect(t.sideband()).toBeUndefined();
     expect(() => [...t.meta.records()]).toThrow(/only be iterated once/);
     fs.writeFileSync(path.join(d, 'meta.jpt'), 'JPORTAL');

@@ -73,6 +73,16 @@ describe('validateTrace', () => {
     expect(codes(validate(w.bytes()))).toEqual(['undefined-method', 'undefined-method']);
   });
 
+  test('METHOD_RUNS naming a class without an earlier CLASS record', () => {
+    const w = new MetaWriter();
+    w.write('CLASS', { class_id: 3, loader: 0, source: 0, name: 'A', bytes: new Uint8Array(0) });
+    w.write('METHOD_RUNS', { classes: [{ class_id: 3, methods: [] }] });
+    const bad = w.write('METHOD_RUNS', { classes: [{ class_id: 3, methods: [] }, { class_id: 4, methods: [{ name: 'm', signature: '()V', state: 1, invocations: 1 }] }] });
+    const r = validate(w.bytes());
+    expect(codes(r)).toEqual(['undefined-class']);
+    expect(r.issues[0]).toMatchObject({ offset: bad, message: expect.stringContaining('class ids without an earlier CLASS record: 4') });
+  });
+
   test('truncated, gapped and corrupt files are reported, not thrown', () => {
     const { bytes } = sampleTrace();
     const full = read(bytes).records;

@@ -1,0 +1,156 @@
+// METHOD_RUNS: at VM death, which methods of the recorded classes the VM itself says ran (docs/trace-format.md).
+//
+// PT shows which opcodes the interpreter ran, not which method they belong to: methods with the same bytecode
+// (getters, plug-ins, generated parsers) look the same in the trace. The VM keeps what tells them apart: it makes a
+// method's MethodCounters the first time the interpreter enters it (when invocations are counted, i.e. with a
+// compiler), and its MethodData and compiled code only for methods that ran. A method with none of the three never
+// ran interpreted; the decoder then names its twins instead.
+#include <jvmti.h>
+#include <string.h>
+
+#include <string>
+
+#include "agent.h"
+#include "common.h"
+#include "records.h"
+
+namespace jportal {
+
+namespace {
+constexpr uint8_t kRanCounters = 1, kRanMethodData = 2, kRanCode = 4;
+constexpr size_t kRecordLimit = 256 * 1024;  // a record is written once its payload would pass this
+
+struct MethodRun {
+  std::string name, signature;
+  uint8_t state;
+  uint32_t invocations;
+};
+
+// Collects classes into METHOD_RUNS records of at most kRecordLimit bytes each.
+class RunsWriter {
+ public:
+  explicit RunsWriter(Agent& a) : a_(a) { begin(); }
+  ~RunsWriter() { flush(); }
+  RunsWriter(const RunsWriter&) = delete;
+  RunsWriter& operator=(const RunsWriter&) = delete;
+
+  // One class: its id and the methods that ran (every other method of it did not).
+  void add(uint32_t classId, const std::vector<MethodRun>& ran) {
+    if (p_.size() >= kRecordLimit) {
+      flush();
+      begin();
+    }
+    p_.u32(classId);
+    size_t at = p_.beginArray();
+    for (const MethodRun& m : ran) {
+      p_.str(m.name);
+      p_.str(m.signature);
+      p_.u8(m.state);
+      p_.u32(m.invocations);
+    }
+    p_.endArray(at, (uint32_t)ran.size());
+    classes_++;
+  }
+
+ private:
+  void begin() {
+    p_ = Payload();
+    classesAt_ = p_.beginArray();
+    classes_ = 0;
+  }
+  void flush() {
+    if (!classes_) return;
+    p_.endArray(classesAt_, classes_);
+    a_.ring.commit(METHOD_RUNS, 0, p_);
+    classes_ = 0;
+  }
+  Agent& a_;
+  Payload p_;
+  size_t classesAt_ = 0;
+  uint32_t classes_ = 0;
+};
+
+// The methods of a class that ran, into `ran`; false when any could not be read (the class is then left out).
+// `checked`: whether a jmethodID was already found to lead to its Method*; a mismatch sets `broken`.
+bool methodsThatRan(Agent& a, jclass cls, std::vector<MethodRun>* ran, bool* checked, bool* broken) {
+  jvmtiEnv* j = a.jvmti;
+  jint n = 0;
+  JvmtiPtr<jmethodID> ms(j);
+  if (j->GetClassMethods(cls, &n, &ms.p) != JVMTI_ERROR_NONE) return false;
+  ran->clear();
+  for (jint k = 0; k < n; k++) {
+    // a HotSpot jmethodID points at a slot holding the Method*; checked once against JVMTI's max_locals
+    uintptr_t m = readable(ms.p[k], sizeof(uintptr_t)) ? *(const uintptr_t*)ms.p[k] : 0;
+    if (!*checked) {
+      jint locals = -1;
+      if (j->GetMaxLocals(ms.p[k], &locals) == JVMTI_ERROR_NONE) {  // native and abstract methods have none
+        if (a.layout.maxLocals(m) != locals) {
+          *broken = true;
+          return false;
+        }
+        *checked = true;
+      }
+    }
+    VmLayout::MethodRunFacts f;
+    if (!a.layout.methodRun(m, &f)) return false;
+    uint8_t state = (f.counters ? kRanCounters : 0) | (f.methodData ? kRanMethodData : 0) | (f.code ? kRanCode : 0);
+    if (!state) continue;  // never ran: left out of the list
+    JvmtiPtr<char> name(j), sig(j);
+    if (j->GetMethodName(ms.p[k], &name.p, &sig.p, nullptr) != JVMTI_ERROR_NONE || !name.p || !sig.p) return false;
+    ran->push_back({name.p, sig.p, state, f.invocations});
+  }
+  return true;
+}
+}  // namespace
+
+void recordMethodRuns(Agent& a, JNIEnv* jni) {
+  if (!a.opts.runs || !a.opts.classes || !jni) return;
+  if (!a.layoutOk || !a.layout.methodRunsKnown()) {
+    warnOnce("runs-layout", "runs", "Method/MethodCounters fields missing: no METHOD_RUNS (methods with the same bytecode are told apart without the VM's counters)");
+    return;
+  }
+  // without a compiler the interpreter counts nothing (-Xint): no counters would then be no evidence
+  if (a.layout.flag("UseCompiler") != "true") {
+    log(LogLevel::Info, "runs", "UseCompiler is off: the interpreter keeps no counters, no METHOD_RUNS written");
+    return;
+  }
+  jvmtiEnv* j = a.jvmti;
+  jint n = 0;
+  JvmtiPtr<jclass> all(j);
+  if (j->GetLoadedClasses(&n, &all.p) != JVMTI_ERROR_NONE) {
+    warnOnce("runs-classes", "runs", "GetLoadedClasses failed at VM death: no METHOD_RUNS");
+    return;
+  }
+  RunsWriter w(a);
+  std::vector<MethodRun> ran;
+  bool checked = false, broken = false;
+  for (jint i = 0; i < n; i++) {
+    LocalRef cls{jni, all.p[i]};
+    jint status = 0;
+    // a class not yet linked has run nothing, but its methods cannot be listed: left out (no evidence)
+    if (j->GetClassStatus(all.p[i], &status) != JVMTI_ERROR_NONE || !(status & JVMTI_CLASS_STATUS_PREPARED) ||
+        (status & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE)))
+      continue;
+    JvmtiPtr<char> sig(j);
+    if (j->GetClassSignature(all.p[i], &sig.p, nullptr) != JVMTI_ERROR_NONE || !sig.p || sig.p[0] != 'L') continue;
+    std::string name = internalName(sig.p);
+    jobject loader = nullptr;
+    if (j->GetClassLoader(all.p[i], &loader) != JVMTI_ERROR_NONE) continue;
+    LocalRef loaderRef{jni, loader};
+    uint32_t lid = loaderId(a, jni, loader);
+    uint32_t classId;
+    {
+      std::lock_guard<std::mutex> lk(a.classMu);
+      auto it = a.classIds.find({lid, name});
+      if (it == a.classIds.end()) continue;  // not recorded: nothing to tell apart
+      classId = it->second;
+    }
+    if (methodsThatRan(a, all.p[i], &ran, &checked, &broken)) w.add(classId, ran);
+    if (broken) {
+      warnOnce("runs-method", "runs", "a jmethodID does not lead to its Method* (max_locals differ): METHOD_RUNS stops");
+      return;
+    }
+  }
+}
+
+}  // namespace jportal
