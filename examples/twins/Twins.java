@@ -135,6 +135,41 @@ public class Twins {
     }
   }
 
+  // A switch whose cases differ only in which twin they call (PT shows the dispatch, not the case taken), as an
+  // ANTLR lexer's mTokens (a tableswitch: the interpreter picks the case with arithmetic): only case 1 runs. R1 is loaded and initialized (its touch() runs), R1.v never runs.
+  static class R1 {
+    static int touched;
+
+    static void touch() {
+      touched++;
+    }
+
+    static int v(int x) {
+      return x + 1;
+    }
+  }
+
+  static class R2 {
+    static int v(int x) {
+      return x + 1;
+    }
+  }
+
+  static int pick(int k, int x) {
+    switch (k) {
+      case 0:
+        return R1.v(x);
+      case 1:
+        return R2.v(x);
+      case 2:
+        return x * 2;
+      case 3:
+        return x * 3;
+      default:
+        return x;
+    }
+  }
+
   // (ifs, not a switch: PT shows which way an if went, but all of a switch's cases here start with the same opcodes)
   static Plugin fresh(int k) {
     if (k == 0) return new P1();
@@ -166,6 +201,8 @@ public class Twins {
     Doubler second = new Q2(rounds + 1);
     int doubled = 0;
     for (int r = 0; r < rounds; r++) doubled += first.twice();
+    R1.touch();
+    for (int r = 0; r < rounds; r++) doubled += pick(1, r);
     System.out.println("sum " + sum + " names " + names + " doubled " + doubled + " " + (second != null));
   }
 }

@@ -29,7 +29,7 @@ function pluginCounts(a: Profiled & { methods: AnalysisMethod[] }): Map<string, 
   return out;
 }
 
-/** Bytecodes per method of the Doubler classes (Twins$Q1, Twins$Q2), by method key. */
+/** Bytecodes per method of the Doubler classes (Twins$Q1, Twins$Q2) and of Twins$R1, Twins$R2, by method key. */
 function doublerCounts(a: Profiled & { methods: AnalysisMethod[] }): Map<string, number> {
   const out = new Map<string, number>();
   a.threads.forEach((_, k) => {
@@ -37,7 +37,7 @@ function doublerCounts(a: Profiled & { methods: AnalysisMethod[] }): Map<string,
       for (let i = 0; i < w.length; i++) {
         if (w.kind[i] !== Kind.Bytecode || w.method[i] < 0) continue;
         const key = methodKeyOf(a.methods[w.method[i]]);
-        if (/^Twins\$Q\d\./.test(key)) out.set(key, (out.get(key) ?? 0) + 1);
+        if (/^Twins\$[QR]\d\./.test(key)) out.set(key, (out.get(key) ?? 0) + 1);
       }
   });
   return out;
@@ -102,5 +102,32 @@ maybe('twin methods (same opcodes, reached by reflection and interface calls)', 
     const want = doublerCounts(truth);
     expect([...want.keys()].filter((k) => k.includes('twice')).map((k) => k.slice(0, 'Twins$QN.twice'.length))).toEqual(['Twins$Q1.twice']);
     expect(Object.fromEntries(doublerCounts(trace))).toEqual(Object.fromEntries(want));
+  }, 900_000);
+
+  test('of switch cases that differ only in the twin they call, the one whose callee the VM says ran (METHOD_RUNS)', async () => {
+    // pick(1, x) runs `case 1: return R2.v(x)` 20 times; case 0 (`return R1.v(x)`) has the same opcodes and R1 is
+    // loaded and initialized, but R1.v never runs. The case went first before (R1.v named).
+    const fx = analyzeFixture('twins');
+    const trace = await loadTraceAnalysis(fx.trace, { fromVmStart: true, recover: false });
+    const runsOf = (cls: string) => [...trace.model.methodRuns].find(([k]) => k.endsWith(`:${cls}`))?.[1];
+    expect(runsOf('Twins$R1')?.has('touch()V')).toBe(true);
+    expect(runsOf('Twins$R1')?.has('v(I)I')).toBe(false);
+    expect(runsOf('Twins$R2')?.get('v(I)I')?.invocations).toBe(20);
+    const truth = loadOracleAnalysis(fx.oracle, { recordedClasses: trace.model.classes });
+    const want = doublerCounts(truth);
+    expect([...want.keys()].filter((k) => k.includes('.v(')).map((k) => k.slice(0, 'Twins$RN.v'.length))).toEqual(['Twins$R2.v']);
+    const got = doublerCounts(trace);
+    expect([...got].filter(([k]) => k.includes('.v('))).toEqual([...want].filter(([k]) => k.includes('.v(')));
+    // and pick's own bytecodes: the case that ran
+    const pickBcis = (a: Profiled & { methods: AnalysisMethod[] }) => {
+      const bcis = new Map<number, number>();
+      a.threads.forEach((_, k) => {
+        for (const w of windowsOf(a, k))
+          for (let i = 0; i < w.length; i++)
+            if (w.kind[i] === Kind.Bytecode && w.method[i] >= 0 && methodKeyOf(a.methods[w.method[i]]).startsWith('Twins.pick(')) bcis.set(w.bci[i], (bcis.get(w.bci[i]) ?? 0) + 1);
+      });
+      return [...bcis].sort((x, y) => x[0] - y[0]);
+    };
+    expect(pickBcis(trace)).toEqual(pickBcis(truth));
   }, 900_000);
 });

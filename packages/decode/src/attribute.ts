@@ -809,6 +809,7 @@ export class Attribution {
           // (no site: found by search)
         } else if (top && !top.lost && !top.search && top.n > 0 && !lastWasCompiled) {
           if (!top.called) {
+            this.neverRanCallsLast(top);
             site = this.callersSite(top);
             if (site && (top.pathLen || top.n > 1)) preferred = this.chosenTargets(top, tsc);
           }
@@ -2011,6 +2012,32 @@ export class Attribution {
    * What an entry after the invoke the frame is at may start: the call site of its state, or with several
    * states, their call sites merged (mergedSites). Undefined when a state is at no invoke with a known target.
    */
+  /**
+   * Frame f (not on the trie) calls now from one of several states: those at an invoke all of whose targets the VM
+   * says the interpreter never entered (METHOD_RUNS) go after the others, so that the states that go on, and the
+   * callee's choice that follows the caller's (chosenTargets), are of a call that can have been made: the cases of
+   * a switch that differ only in which twin they call (ANTLR lexers' `mTokens`) are told apart by their callees.
+   */
+  private neverRanCallsLast(f: Frame): void {
+    if (f.pathLen || f.n < 2) return;
+    const { pool, universe, methods } = this;
+    let never = 0;
+    const mark = this.neverMark.length < f.n ? (this.neverMark = new Uint8Array(f.n * 2)) : this.neverMark;
+    for (let k = 0; k < f.n; k++) {
+      const s = f.states[k];
+      const targets = pool.bci[s] >= 0 ? universe.callSite(methods[pool.method[s]], pool.bci[s])?.targets : undefined;
+      mark[k] = targets && targets.length > 0 && targets.every((t) => t.neverRan) ? 1 : 0;
+      never += mark[k];
+    }
+    if (never === 0 || never === f.n) return;
+    const order = this.formOrder.length < f.n ? (this.formOrder = new Int32Array(f.n * 2)) : this.formOrder;
+    let a = 0;
+    for (let k = 0; k < f.n; k++) if (!mark[k]) order[a++] = f.states[k];
+    for (let k = 0; k < f.n; k++) if (mark[k]) order[a++] = f.states[k];
+    f.states.set(order.subarray(0, f.n));
+  }
+  private neverMark = new Uint8Array(16);
+
   private callersSite(f: Frame): CallSite | undefined {
     const { pool, universe, methods } = this;
     if (f.pathLen) {
