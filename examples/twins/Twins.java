@@ -135,6 +135,37 @@ public class Twins {
     }
   }
 
+  // Twins that both run, objects made long before the calls: once each has run (the interpreter rewrote its
+  // bytecode), the class made last (S2) is the guess for every call. S2.v runs 3 times, then S1.v the other
+  // rounds: the VM's count of S2.v's entries (METHOD_RUNS) says when S2.v has had all its calls.
+  interface Valued {
+    int v();
+  }
+
+  public static class S1 implements Valued {
+    private final int k;
+
+    public S1(int k) {
+      this.k = k;
+    }
+
+    public int v() {
+      return k + 5;
+    }
+  }
+
+  public static class S2 implements Valued {
+    private final int k;
+
+    public S2(int k) {
+      this.k = k;
+    }
+
+    public int v() {
+      return k + 5;
+    }
+  }
+
   // A switch whose cases differ only in which twin they call (PT shows the dispatch, not the case taken), as an
   // ANTLR lexer's mTokens (a tableswitch: the interpreter picks the case with arithmetic): only case 1 runs. R1 is loaded and initialized (its touch() runs), R1.v never runs.
   static class R1 {
@@ -203,6 +234,10 @@ public class Twins {
     for (int r = 0; r < rounds; r++) doubled += first.twice();
     R1.touch();
     for (int r = 0; r < rounds; r++) doubled += pick(1, r);
+    Valued s1 = new S1(rounds);
+    Valued s2 = new S2(rounds);
+    for (int r = 0; r < 3; r++) doubled += s2.v();
+    for (int r = 3; r < rounds; r++) doubled += s1.v();
     System.out.println("sum " + sum + " names " + names + " doubled " + doubled + " " + (second != null));
   }
 }

@@ -22,6 +22,7 @@
  * frame's first opcodes are computed once per opcode sequence (search-trie.ts).
  */
 import { ClassFile, ExceptionHandler, parseClass } from '@jportal/classfile';
+import { MethodRunState, type MethodRun } from '@jportal/format';
 import { BytecodeForm, EventKind, EventSource, EventStream, FORM_MASK } from './events';
 import { ENTRY_CLASS_MASK, ENTRY_FROM_VM, EntryClass } from './java';
 import { EnteredMethods, extraLocals, parameterLetters } from './method-entry';
@@ -93,6 +94,12 @@ export interface Method {
   clinit: boolean;
   /** the VM said at its death that the interpreter never entered it (METHOD_RUNS lists its class, not it) */
   neverRan: boolean;
+  /**
+   * How often the interpreter entered it in the whole run, in all threads, when the VM's count is exact (METHOD_RUNS:
+   * counters and nothing else, so no MethodData took the count over; 0 when it never ran); -1 when not known. No
+   * thread's trace holds more entries of it.
+   */
+  vmEntries: number;
   /** whether it is a constructor */
   init: boolean;
   /** its descriptor, e.g. `(J[BI)J` */
@@ -134,6 +141,14 @@ export interface AttributionStats {
 }
 
 /** Every method of every recorded class, indexed for resolution and search. Built once per trace. */
+/** Method.vmEntries from its class's METHOD_RUNS map (undefined: no evidence). */
+function vmEntriesOf(runs: ReadonlyMap<string, MethodRun> | undefined, nameDesc: string): number {
+  if (!runs) return -1;
+  const r = runs.get(nameDesc);
+  if (!r) return 0;
+  return r.state === MethodRunState.COUNTERS ? r.invocations : -1;
+}
+
 export class MethodUniverse {
   readonly byId = new Map<number, Method>();
   /** every method, by Method.index */
@@ -197,6 +212,7 @@ export class MethodUniverse {
           id, index: this.methods.length, code: mi.code ?? null, handlers: mi.handlers, native: (mi.access & ACC_NATIVE) !== 0, cf, loader, succ: null,
           loadTsc: model.classLoadTsc?.get(key) ?? -Infinity, clinit: mi.name === '<clinit>', init: mi.name === '<init>', descriptor: mi.descriptor,
           neverRan: runs !== undefined && !runs.has(mi.name + mi.descriptor),
+          vmEntries: vmEntriesOf(runs, mi.name + mi.descriptor),
           isStatic: (mi.access & ACC_STATIC) !== 0, extraLocals: extraLocals(mi.maxLocals, mi.descriptor, (mi.access & ACC_STATIC) !== 0),
         };
         this.methods.push(m);
@@ -608,6 +624,8 @@ export class Attribution {
   private readonly ids: Int32Array;
   /** by Method.index: static initializers this thread has run (a class is initialized once) */
   private readonly ranClinit: Uint8Array;
+  /** entries of each method this thread's frames were named (endFrame): against Method.vmEntries */
+  private readonly entries: Int32Array;
   /**
    * per class name: when this thread last allocated or constructed an object of it or of a subclass (an interpreted
    * `new`, a constructor that ran): its instance methods have a receiver only from then on
@@ -670,6 +688,7 @@ export class Attribution {
     this.methods = universe.methods;
     this.ids = Int32Array.from(this.methods, (m) => m.id);
     this.ranClinit = new Uint8Array(this.methods.length);
+    this.entries = new Int32Array(this.methods.length);
     this.ran = new RanBytecodes(this.methods.length, (mi) => this.methods[mi].code?.length ?? 0);
     this.resolved = new ResolvedEntries(this.methods, universe.javaFeature);
     this.entered = new EnteredMethods(this.methods.length);
@@ -1285,7 +1304,10 @@ export class Attribution {
       else if (m.init) this.markConstructed(m.cf.name, tsc);
       id = this.ids[mi];
       if (f.entryEv >= 0 && out.method[f.entryEv] < 0) out.method[f.entryEv] = id;
-      if (f.entryEv >= 0) this.entered.mark(mi, this.flushed + f.entryEv);
+      if (f.entryEv >= 0) {
+        this.entered.mark(mi, this.flushed + f.entryEv);
+        this.entries[mi]++;
+      }
     } else if (!f.lost && f.anyBci >= 0) id = this.ids[f.anyBci]; // (a deoptimized activation that ran no bytecode)
     if (emitExit) out.push(EventKind.Exit, EventSource.Interpreter, id, -1, -1, tsc);
   }
@@ -1558,13 +1580,14 @@ export class Attribution {
   /** Of frame f's `n` candidate methods (`methodAt`), the index of the first of best rank (rankOf); of equal
    * ranks, the method whose primitive parameters a linker passes exactly (linkerFit). */
   private choose(f: Frame, tsc: number, n: number, methodAt: (k: number) => number): number {
-    // what the VM said at its death first (a method the interpreter never entered is not it), then what the
-    // interpreter's rewriting says (a bytecode run in its class-file form had not run), then the VM's own rules
+    // what the VM said at its death first (a method the interpreter never entered is not it; nor, after the others,
+    // one this thread has already entered as often as the VM counted in all threads), then what the interpreter's
+    // rewriting says (a bytecode run in its class-file form had not run), then the VM's own rules
     // (rankOf's -Infinity and impossible ranks), then a rewritten bytecode that had not run here, then the rank, then
     // the linker's fit
     const evidence = n > 1 && n <= CHAIN_EVIDENCE_CANDIDATES;
     let best = 0;
-    let bNever = 2;
+    let bNever = 3;
     let bStrong = Infinity;
     let bTier = Infinity;
     let bWeak = Infinity;
@@ -1572,7 +1595,8 @@ export class Attribution {
     let bFit = -1;
     for (let k = 0; k < n; k++) {
       const mi = methodAt(k);
-      const never = this.methods[mi].neverRan ? 1 : 0;
+      const m = this.methods[mi];
+      const never = m.neverRan ? 2 : m.vmEntries >= 0 && this.entries[mi] >= m.vmEntries ? 1 : 0;
       if (never > bNever) continue;
       if (never < bNever) [bStrong, bTier, bWeak, bRank, bFit] = [Infinity, Infinity, Infinity, Infinity, -1];
       bNever = never;
