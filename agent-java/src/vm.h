@@ -94,14 +94,18 @@ class VmLayout {
   int maxLocals(uintptr_t method) const;
 
   // What the VM kept of a method's runs (Method::_method_counters, _method_data, _code). HotSpot makes a
-  // method's MethodCounters the first time the interpreter enters it (when it counts invocations: UseCompiler);
-  // the invocation counter then counts interpreted (and tier-2 compiled) entries until the method has a
-  // MethodData, after which those go to the MethodData's own counter.
+  // method's MethodCounters the first time the interpreter enters it (when it counts invocations: UseCompiler),
+  // unless the method already has a MethodData (a C1 compilation that inlined it made one): the interpreter
+  // counts each entry in the MethodData's invocation counter if there is one, else in the MethodCounters'.
   struct MethodRunFacts {
     bool counters = false, methodData = false, code = false;
-    uint32_t invocations = 0;  // MethodCounters' invocation count (InvocationCounter: count << 1 | carry)
+    // entries counted in both (InvocationCounter: count << 1 | carry): every interpreted entry, and those of
+    // tier-2/3 compiled code; compiled code of tier 1 and 4 counts nothing
+    uint32_t invocations = 0;
   };
-  bool methodRunsKnown() const { return methodCounters_ >= 0 && methodData_ >= 0 && methodCode_ >= 0 && mcInvocation_ >= 0 && icCounter_ >= 0; }
+  bool methodRunsKnown() const {
+    return methodCounters_ >= 0 && methodData_ >= 0 && methodCode_ >= 0 && mcInvocation_ >= 0 && icCounter_ >= 0 && mdoInvocation_ >= 0;
+  }
   bool methodRun(uintptr_t method, MethodRunFacts* out) const;
 
   // A VM flag's value printed as text ("" if unknown).
@@ -130,7 +134,7 @@ class VmLayout {
   // threads, methods
   long threadOsThread_ = -1, osThreadId_ = -1, methodConstMethod_ = -1, constMethodMaxStack_ = -1, constMethodMaxLocals_ = -1;
   // method runs
-  long methodCounters_ = -1, methodData_ = -1, methodCode_ = -1, mcInvocation_ = -1, icCounter_ = -1;
+  long methodCounters_ = -1, methodData_ = -1, methodCode_ = -1, mcInvocation_ = -1, icCounter_ = -1, mdoInvocation_ = -1;
   // flags
   void* flagsAddr_ = nullptr;
   void* numFlagsAddr_ = nullptr;

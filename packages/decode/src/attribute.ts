@@ -22,7 +22,7 @@
  * frame's first opcodes are computed once per opcode sequence (search-trie.ts).
  */
 import { ClassFile, ExceptionHandler, parseClass } from '@jportal/classfile';
-import { MethodRunState, type MethodRun } from '@jportal/format';
+import type { MethodRun } from '@jportal/format';
 import { BytecodeForm, EventKind, EventSource, EventStream, FORM_MASK } from './events';
 import { ENTRY_CLASS_MASK, ENTRY_FROM_VM, EntryClass } from './java';
 import { EnteredMethods, extraLocals, parameterLetters } from './method-entry';
@@ -92,12 +92,12 @@ export interface Method {
   loadTsc: number;
   /** whether it is a static initializer (runs once per class) */
   clinit: boolean;
-  /** the VM said at its death that the interpreter never entered it (METHOD_RUNS lists its class, not it) */
+  /** the VM said at its death that the interpreter never entered it (METHOD_RUNS: counted no entry of it) */
   neverRan: boolean;
   /**
-   * How often the interpreter entered it in the whole run, in all threads, when the VM's count is exact (METHOD_RUNS:
-   * counters and nothing else, so no MethodData took the count over; 0 when it never ran); -1 when not known. No
-   * thread's trace holds more entries of it.
+   * How many entries of it the VM counted in the whole run, in all threads (METHOD_RUNS: every interpreted entry,
+   * and those of profiling compiled code; 0 when its class is listed and it is not); -1 when not known. No thread's
+   * trace holds more interpreted entries of it.
    */
   vmEntries: number;
   /** whether it is a constructor */
@@ -144,9 +144,7 @@ export interface AttributionStats {
 /** Method.vmEntries from its class's METHOD_RUNS map (undefined: no evidence). */
 function vmEntriesOf(runs: ReadonlyMap<string, MethodRun> | undefined, nameDesc: string): number {
   if (!runs) return -1;
-  const r = runs.get(nameDesc);
-  if (!r) return 0;
-  return r.state === MethodRunState.COUNTERS ? r.invocations : -1;
+  return runs.get(nameDesc)?.invocations ?? 0;
 }
 
 export class MethodUniverse {
@@ -211,7 +209,7 @@ export class MethodUniverse {
         const m: Method = {
           id, index: this.methods.length, code: mi.code ?? null, handlers: mi.handlers, native: (mi.access & ACC_NATIVE) !== 0, cf, loader, succ: null,
           loadTsc: model.classLoadTsc?.get(key) ?? -Infinity, clinit: mi.name === '<clinit>', init: mi.name === '<init>', descriptor: mi.descriptor,
-          neverRan: runs !== undefined && !runs.has(mi.name + mi.descriptor),
+          neverRan: vmEntriesOf(runs, mi.name + mi.descriptor) === 0,
           vmEntries: vmEntriesOf(runs, mi.name + mi.descriptor),
           isStatic: (mi.access & ACC_STATIC) !== 0, extraLocals: extraLocals(mi.maxLocals, mi.descriptor, (mi.access & ACC_STATIC) !== 0),
         };

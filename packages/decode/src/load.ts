@@ -29,8 +29,8 @@ export interface JvmModel {
   classLoadTsc: Map<string, number>;
   /**
    * What the VM said at its death about which methods ran (METHOD_RUNS), by class ("loader:name"), then by name and
-   * descriptor (`name(desc)ret`): a method of a listed class that is not in its map was never entered by the
-   * interpreter. Classes not listed (or no METHOD_RUNS at all: -Xint, older traces) are unknown.
+   * descriptor (`name(desc)ret`): a method of a listed class that is not in its map, or is with no invocations, was
+   * never entered by the interpreter; `invocations` bounds its interpreted entries (all threads). Classes not listed (or no METHOD_RUNS at all: -Xint, older traces) are unknown.
    */
   methodRuns: Map<string, Map<string, MethodRun>>;
   /** Interpreter codelets sorted by begin. */
