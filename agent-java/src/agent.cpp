@@ -88,7 +88,7 @@ void recordVmInfo(Agent& a) {
                                  "UseCompressedClassPointers", "SegmentedCodeCache", "TieredCompilation", "TieredStopAtLevel",
                                  "ReservedCodeCacheSize", "UseAVX", "UseCodeCacheFlushing", "UseSerialGC", "UseG1GC",
                                  "UseParallelGC", "UseZGC", "UseShenandoahGC", "UseCountedLoopSafepoints", "BackgroundCompilation",
-                                 "UseSharedSpaces"};
+                                 "UseSharedSpaces", "UseCompiler"};
   size_t at = p.beginArray();
   uint32_t n = 0;
   for (const char* f : kFlags) {

@@ -417,6 +417,21 @@ def main():
     if any(v > 1 for v in tids.values()):
         problems.append("a java thread started twice")
 
+    # METHOD_RUNS (format 1.4): written at VM death when the VM counts (UseCompiler), naming recorded classes
+    runs = [c for r in by.get("METHOD_RUNS", []) for c in r[4]["classes"]]
+    info["method_runs"] = f"{len(runs)} classes, {sum(len(c['methods']) for c in runs)} methods"
+    undefined = [c["class_id"] for c in runs if c["class_id"] not in classes]
+    if undefined:
+        problems.append(f"METHOD_RUNS names {len(undefined)} class ids without a CLASS record (first {undefined[0]})")
+    flags = {f["name"]: f["value"] for r in by["VM_INFO"] for f in r[4]["flags"]}
+    if by["CLASS"] and flags.get("UseCompiler") == "true" and by["VM_END"]:
+        string = class_by_name.get((0, "java/lang/String"))
+        listed = {m["name"] + m["signature"]: m for c in runs if string and c["class_id"] == string["class_id"] for m in c["methods"]}
+        if not listed:
+            problems.append("no METHOD_RUNS for java/lang/String (the VM counts entries: UseCompiler)")
+        elif not any(m["invocations"] > 0 for m in listed.values()):
+            problems.append("METHOD_RUNS: no method of java/lang/String counted an entry")
+
     # classes
     src = collections.Counter(c["source"] for c in classes.values())
     info["classes_by_source"] = dict(sorted(src.items()))
