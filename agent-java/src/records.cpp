@@ -35,7 +35,7 @@ const TypeDef kTypes[] = {
     {CODE_SNAPSHOT, "CODE_SNAPSHOT", "code_begin:u64 code:bytes"},
     {CLASS, "CLASS", "class_id:u32 loader:u32 source:u8 name:str bytes:bytes"},
     {METHOD, "METHOD", "method:u32 class_id:u32 loader:u32 class_name:str name:str signature:str modifiers:u32"},
-    {METHOD_RUNS, "METHOD_RUNS", "classes:[class_id:u32 methods:[name:str signature:str state:u8 invocations:u32]]"},
+    {METHOD_RUNS, "METHOD_RUNS", "classes:[class_id:u32 methods:[name:str signature:str state:u8 invocations:u32 bytecodes:bytes]]"},
     {THREAD_START, "THREAD_START", "os_tid:u32 java_tid:u64 daemon:u8 name:str"},
     {THREAD_END, "THREAD_END", "os_tid:u32 java_tid:u64"},
 };

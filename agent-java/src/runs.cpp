@@ -25,6 +25,7 @@ struct MethodRun {
   std::string name, signature;
   uint8_t state;
   uint32_t invocations;
+  std::vector<uint8_t> bytecodes;  // as they are at VM death
 };
 
 // Collects classes into METHOD_RUNS records of at most kRecordLimit bytes each.
@@ -48,6 +49,7 @@ class RunsWriter {
       p_.str(m.signature);
       p_.u8(m.state);
       p_.u32(m.invocations);
+      p_.bytes(m.bytecodes.data(), m.bytecodes.size());
     }
     p_.endArray(at, (uint32_t)ran.size());
     classes_++;
@@ -84,9 +86,15 @@ bool methodsThatRan(Agent& a, jclass cls, std::vector<MethodRun>* ran, bool* che
     // check per method: readable() is a system call, and tens of thousands of them cost 0.1 s at VM death)
     uintptr_t m = *checked || readable(ms.p[k], sizeof(uintptr_t)) ? *(const uintptr_t*)ms.p[k] : 0;
     if (!*checked) {
-      jint locals = -1;
-      if (j->GetMaxLocals(ms.p[k], &locals) == JVMTI_ERROR_NONE) {  // native and abstract methods have none
-        if (a.layout.maxLocals(m) != locals) {
+      // the layout, once: max_locals as JVMTI says, and the bytecodes' length (JVMTI hands out a copy with the
+      // interpreter's rewrites undone: the length is what can be compared)
+      jint locals = -1, codeLen = 0;
+      JvmtiPtr<unsigned char> code(j);
+      if (j->GetMaxLocals(ms.p[k], &locals) == JVMTI_ERROR_NONE && j->GetBytecodes(ms.p[k], &codeLen, &code.p) == JVMTI_ERROR_NONE &&
+          codeLen > 0) {  // native and abstract methods have neither
+        size_t len = 0;
+        const uint8_t* now = a.layout.currentBytecodes(m, &len);
+        if (a.layout.maxLocals(m) != locals || !now || len != (size_t)codeLen || !readable(now, len)) {
           *broken = true;
           return false;
         }
@@ -99,7 +107,9 @@ bool methodsThatRan(Agent& a, jclass cls, std::vector<MethodRun>* ran, bool* che
     if (!state) continue;  // never ran: left out of the list
     JvmtiPtr<char> name(j), sig(j);
     if (j->GetMethodName(ms.p[k], &name.p, &sig.p, nullptr) != JVMTI_ERROR_NONE || !name.p || !sig.p) return false;
-    ran->push_back({name.p, sig.p, state, f.invocations});
+    size_t len = 0;
+    const uint8_t* now = a.layout.currentBytecodes(m, &len);
+    ran->push_back({name.p, sig.p, state, f.invocations, now ? std::vector<uint8_t>(now, now + len) : std::vector<uint8_t>()});
   }
   return true;
 }
@@ -156,7 +166,7 @@ void recordMethodRuns(Agent& a, JNIEnv* jni) {
       methods += ran.size();
     }
     if (broken) {
-      warnOnce("runs-method", "runs", "a jmethodID does not lead to its Method* (max_locals differ): METHOD_RUNS stops");
+      warnOnce("runs-method", "runs", "a jmethodID does not lead to its Method* (max_locals or code length differ): METHOD_RUNS stops");
       return;
     }
   }

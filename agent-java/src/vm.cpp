@@ -269,6 +269,8 @@ bool VmLayout::resolve(const VMStructs& v) {
   methodConstMethod_ = v.off("Method::_constMethod");
   constMethodMaxStack_ = v.off("ConstMethod::_max_stack");
   constMethodMaxLocals_ = v.off("ConstMethod::_max_locals");
+  constMethodCodeSize_ = v.off("ConstMethod::_code_size");
+  constMethodSize_ = v.typeSize("ConstMethod");
   methodCounters_ = v.off("Method::_method_counters");
   methodData_ = v.off("Method::_method_data");
   methodCode_ = v.off("Method::_code");  // CompiledMethod* on 17, nmethod* on 25
@@ -441,6 +443,15 @@ int VmLayout::maxLocals(uintptr_t method) const {
   uintptr_t cm = rd<uintptr_t>(method, methodConstMethod_);
   if (!cm || !readable((void*)(cm + constMethodMaxLocals_), 2)) return -1;
   return rd<uint16_t>(cm, constMethodMaxLocals_);
+}
+
+const uint8_t* VmLayout::currentBytecodes(uintptr_t method, size_t* length) const {
+  *length = 0;
+  if (!method || methodConstMethod_ < 0 || constMethodCodeSize_ < 0 || constMethodSize_ <= 0) return nullptr;
+  uintptr_t cm = rd<uintptr_t>(method, methodConstMethod_);
+  if (!cm) return nullptr;
+  *length = rd<uint16_t>(cm, constMethodCodeSize_);
+  return (const uint8_t*)(cm + constMethodSize_);  // ConstMethod::code_base(): the bytecodes follow the header
 }
 
 bool VmLayout::methodRun(uintptr_t method, MethodRunFacts* out) const {

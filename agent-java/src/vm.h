@@ -107,6 +107,9 @@ class VmLayout {
     return methodCounters_ >= 0 && methodData_ >= 0 && methodCode_ >= 0 && mcInvocation_ >= 0 && icCounter_ >= 0 && mdoInvocation_ >= 0;
   }
   bool methodRun(uintptr_t method, MethodRunFacts* out) const;
+  // Method*: its bytecodes as they are now (the interpreter rewrites some in place the first time it runs them:
+  // getfield -> fast_agetfield, ...), right after the ConstMethod; nullptr (and *length 0) when unknown.
+  const uint8_t* currentBytecodes(uintptr_t method, size_t* length) const;
 
   // A VM flag's value printed as text ("" if unknown).
   std::string flag(const char* name) const;
@@ -134,6 +137,7 @@ class VmLayout {
   // threads, methods
   long threadOsThread_ = -1, osThreadId_ = -1, methodConstMethod_ = -1, constMethodMaxStack_ = -1, constMethodMaxLocals_ = -1;
   // method runs
+  long constMethodCodeSize_ = -1, constMethodSize_ = -1;
   long methodCounters_ = -1, methodData_ = -1, methodCode_ = -1, mcInvocation_ = -1, icCounter_ = -1, mdoInvocation_ = -1;
   // flags
   void* flagsAddr_ = nullptr;

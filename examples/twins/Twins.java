@@ -201,6 +201,31 @@ public class Twins {
     }
   }
 
+  // Switch cases that differ only in a constant, each reading a field: only case 2 runs. The interpreter rewrites a
+  // getfield the first time it runs it; at VM death the cases that never ran still hold getfield (METHOD_RUNS).
+  static class Acc {
+    private final int base;
+
+    Acc(int base) {
+      this.base = base;
+    }
+
+    int arm(int k) {
+      switch (k) {
+        case 0:
+          return base + 10;
+        case 1:
+          return base + 20;
+        case 2:
+          return base + 30;
+        case 3:
+          return base + 40;
+        default:
+          return 0;
+      }
+    }
+  }
+
   // (ifs, not a switch: PT shows which way an if went, but all of a switch's cases here start with the same opcodes)
   static Plugin fresh(int k) {
     if (k == 0) return new P1();
@@ -238,6 +263,8 @@ public class Twins {
     Valued s2 = new S2(rounds);
     for (int r = 0; r < 3; r++) doubled += s2.v();
     for (int r = 3; r < rounds; r++) doubled += s1.v();
+    Acc acc = new Acc(rounds);
+    for (int r = 0; r < rounds; r++) doubled += acc.arm(2);
     System.out.println("sum " + sum + " names " + names + " doubled " + doubled + " " + (second != null));
   }
 }

@@ -146,4 +146,26 @@ maybe('twin methods (same opcodes, reached by reflection and interface calls)', 
     expect(only(doublerCounts(truth)).map(([, n]) => n)).toEqual([17 * 5, 3 * 5]);
     expect(only(doublerCounts(trace))).toEqual(only(doublerCounts(truth)));
   }, 900_000);
+
+  test('of switch cases that differ only in a constant, one whose getfield the VM never rewrote did not run (METHOD_RUNS)', async () => {
+    // Acc.arm(2) runs 20 times; cases 0-3 are `aload_0; getfield base; bipush N; iadd; ireturn`. The case first in
+    // order (0) was named before; at VM death only case 2's getfield is rewritten
+    const fx = analyzeFixture('twins');
+    const trace = await loadTraceAnalysis(fx.trace, { fromVmStart: true, recover: false });
+    const arm = [...trace.model.methodRuns].find(([k]) => k.endsWith(':Twins$Acc'))?.[1]?.get('arm(I)I');
+    const GETFIELD = 0xb4;
+    expect([33, 41, 49, 57].map((bci) => arm?.bytecodes[bci] === GETFIELD)).toEqual([true, true, false, true]);
+    const truth = loadOracleAnalysis(fx.oracle, { recordedClasses: trace.model.classes });
+    const armBcis = (a: Profiled & { methods: AnalysisMethod[] }) => {
+      const bcis = new Map<number, number>();
+      a.threads.forEach((_, k) => {
+        for (const w of windowsOf(a, k))
+          for (let i = 0; i < w.length; i++)
+            if (w.kind[i] === Kind.Bytecode && w.method[i] >= 0 && methodKeyOf(a.methods[w.method[i]]).startsWith('Twins$Acc.arm(')) bcis.set(w.bci[i], (bcis.get(w.bci[i]) ?? 0) + 1);
+      });
+      return [...bcis].sort((x, y) => x[0] - y[0]);
+    };
+    expect(armBcis(truth).map(([bci]) => bci)).toEqual([0, 1, 48, 49, 52, 54, 55]);
+    expect(armBcis(trace)).toEqual(armBcis(truth));
+  }, 900_000);
 });

@@ -31,7 +31,7 @@ import { SuccessorTable } from './successor-table';
 import { KeySet, StatePool, StateRoots } from './state-pool';
 import { edgeKey, SearchNode, switchEdgeKey } from './search-trie';
 import { collectOpcodes, FitWalk, isIfOpcode, isReturn, isSwitchOpcode, LOOKAHEAD_MAX, outcomeAllows } from './lookahead';
-import { RanBytecodes, STRONG } from './rewrites';
+import { endFormSaysNeverRan, RanBytecodes, STRONG } from './rewrites';
 import { ResolvedEntries } from './resolution';
 
 const ACC_STATIC = 0x0008;
@@ -100,6 +100,8 @@ export interface Method {
    * trace holds more interpreted entries of it.
    */
   vmEntries: number;
+  /** its bytecodes as the VM had them at its death (METHOD_RUNS; rewritten where the interpreter ran them), or null */
+  endCode: Uint8Array | null;
   /** whether it is a constructor */
   init: boolean;
   /** its descriptor, e.g. `(J[BI)J` */
@@ -145,6 +147,11 @@ export interface AttributionStats {
 function vmEntriesOf(runs: ReadonlyMap<string, MethodRun> | undefined, nameDesc: string): number {
   if (!runs) return -1;
   return runs.get(nameDesc)?.invocations ?? 0;
+}
+
+/** Method.endCode: METHOD_RUNS' bytecodes when they are as long as the class file's (else null). */
+function endCodeOf(run: MethodRun | undefined, code: Uint8Array | undefined): Uint8Array | null {
+  return run && code && run.bytecodes && run.bytecodes.length === code.length ? run.bytecodes : null;
 }
 
 export class MethodUniverse {
@@ -211,6 +218,7 @@ export class MethodUniverse {
           loadTsc: model.classLoadTsc?.get(key) ?? -Infinity, clinit: mi.name === '<clinit>', init: mi.name === '<init>', descriptor: mi.descriptor,
           neverRan: vmEntriesOf(runs, mi.name + mi.descriptor) === 0,
           vmEntries: vmEntriesOf(runs, mi.name + mi.descriptor),
+          endCode: endCodeOf(runs?.get(mi.name + mi.descriptor), mi.code),
           isStatic: (mi.access & ACC_STATIC) !== 0, extraLocals: extraLocals(mi.maxLocals, mi.descriptor, (mi.access & ACC_STATIC) !== 0),
         };
         this.methods.push(m);
@@ -694,10 +702,12 @@ export class Attribution {
 
   /**
    * How much what the interpreter showed of interpreted bytecode `op` (event aux: its rewritten form, its
-   * constant-pool entry's resolution) speaks against attributing it to (method mi, bci): rewrites.ts, resolution.ts.
+   * constant-pool entry's resolution) speaks against attributing it to (method mi, bci): rewrites.ts, resolution.ts;
+   * and the method's bytecodes at VM death (a getfield never rewritten never ran).
    */
   private evidenceAgainst(aux: number, mi: number, bci: number, op: number): number {
-    return this.ran.against(aux & FORM_MASK, mi, bci, this.methods[mi].code!, op) + this.resolved.against(aux, mi, bci);
+    const m = this.methods[mi];
+    return this.ran.against(aux & FORM_MASK, mi, bci, m.code!, op) + this.resolved.against(aux, mi, bci) + (endFormSaysNeverRan(m.endCode, bci, op) ? STRONG : 0);
   }
 
   /** The whole input, part after part (each let go once read). */

@@ -27,6 +27,17 @@ export function originalMeansFirst(code: Uint8Array, bci: number, op: number): b
   return false;
 }
 
+/**
+ * Whether a method's bytecodes as the VM had them at its death (METHOD_RUNS), `end`, say that no interpreted run of
+ * `op` at `bci` ever completed, in any thread: a getfield still in its class-file form (its first completed run
+ * rewrites it; classes from the CDS archive hold `nofast_getfield` instead, which never changes). Switch cases
+ * that differ only in constants are told apart by it where a case that never ran reads a field (ANTLR parsers'
+ * `state.failed` tests).
+ */
+export function endFormSaysNeverRan(end: Uint8Array | null, bci: number, op: number): boolean {
+  return end !== null && op === GETFIELD && end[bci] === GETFIELD;
+}
+
 /** The (method, bci) pairs one thread has been attributed interpreted bytecodes at, by Method.index. */
 export class RanBytecodes {
   /** by Method.index: where the method's bits begin in `bits` (-1: none ran yet) */

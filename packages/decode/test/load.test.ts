@@ -21,7 +21,7 @@ describe('class load times', () => {
     // a second record of a class (a redefinition) does not move its load time
     w.write('CLASS', { class_id: 1, loader: 7, source: 2, name: 'Late', bytes }, 900n);
     // at VM death: of Early, only run() ran; of Late, nothing; class id 9 has no CLASS record
-    w.write('METHOD_RUNS', { classes: [{ class_id: 0, methods: [{ name: 'run', signature: '()V', state: 1, invocations: 4 }] }, { class_id: 1, methods: [] }, { class_id: 9, methods: [] }] }, 1000n);
+    w.write('METHOD_RUNS', { classes: [{ class_id: 0, methods: [{ name: 'run', signature: '()V', state: 1, invocations: 4, bytecodes: new Uint8Array([0xb1]) }] }, { class_id: 1, methods: [] }, { class_id: 9, methods: [] }] }, 1000n);
     w.close();
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -44,7 +44,7 @@ export const CANONICAL_LAYOUTS: Record<RecordTypeName, string> = {
   CODE_SNAPSHOT: 'code_begin:u64 code:bytes',
   CLASS: 'class_id:u32 loader:u32 source:u8 name:str bytes:bytes',
   METHOD: 'method:u32 class_id:u32 loader:u32 class_name:str name:str signature:str modifiers:u32',
-  METHOD_RUNS: 'classes:[class_id:u32 methods:[name:str signature:str state:u8 invocations:u32]]',
+  METHOD_RUNS: 'classes:[class_id:u32 methods:[name:str signature:str state:u8 invocations:u32 bytecodes:bytes]]',
   THREAD_START: 'os_tid:u32 java_tid:u64 daemon:u8 name:str',
   THREAD_END: 'os_tid:u32 java_tid:u64',
 };
@@ -106,7 +106,11 @@ export interface ClassRec { class_id: number; loader: number; source: number; na
 export interface MethodRec { method: number; class_id: number; loader: number; class_name: string; name: string; signature: string; modifiers: number }
 /** METHOD_RUNS.state bits: what the VM had made for a method by VM death. */
 export const MethodRunState = { COUNTERS: 1, METHOD_DATA: 2, CODE: 4 } as const;
-export interface MethodRun { name: string; signature: string; state: number; invocations: number }
+export interface MethodRun {
+  name: string; signature: string; state: number; invocations: number;
+  /** its bytecodes as they were at VM death, with the interpreter's in-place rewrites (fast_agetfield, ...) */
+  bytecodes: Uint8Array;
+}
 /** since 1.4: per recorded class, the methods the VM says ran (every other method of a listed class did not) */
 export interface MethodRuns { classes: { class_id: number; methods: MethodRun[] }[] }
 export interface ThreadStart { os_tid: number; java_tid: number; daemon: number; name: string }

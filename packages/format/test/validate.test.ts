@@ -77,7 +77,7 @@ describe('validateTrace', () => {
     const w = new MetaWriter();
     w.write('CLASS', { class_id: 3, loader: 0, source: 0, name: 'A', bytes: new Uint8Array(0) });
     w.write('METHOD_RUNS', { classes: [{ class_id: 3, methods: [] }] });
-    const bad = w.write('METHOD_RUNS', { classes: [{ class_id: 3, methods: [] }, { class_id: 4, methods: [{ name: 'm', signature: '()V', state: 1, invocations: 1 }] }] });
+    const bad = w.write('METHOD_RUNS', { classes: [{ class_id: 3, methods: [] }, { class_id: 4, methods: [{ name: 'm', signature: '()V', state: 1, invocations: 1, bytecodes: new Uint8Array([0xb1]) }] }] });
     const r = validate(w.bytes());
     expect(codes(r)).toEqual(['undefined-class']);
     expect(r.issues[0]).toMatchObject({ offset: bad, message: expect.stringContaining('class ids without an earlier CLASS record: 4') });
