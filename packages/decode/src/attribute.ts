@@ -539,6 +539,8 @@ class Frame implements StateRoots {
   /** the input aux of the interpreted entry that started it (what its entry codelet told: method-entry.ts); 0: none */
   entryAux = 0;
   preferred: readonly Method[] | null = null;
+  /** whether it began with an interpreted entry (entryEv may have been handed on by flushSettled since) */
+  entered = false;
 
   /** How many of `states` hold the frame's states (StateRoots): none while it follows the trie. */
   get stored(): number {
@@ -554,6 +556,7 @@ class Frame implements StateRoots {
     this.n = 0;
     this.pathLen = 0;
     this.entryEv = entryEv;
+    this.entered = entryEv >= 0;
     this.lost = lost;
     this.search = false;
     this.anyBci = anyBci;
@@ -1312,10 +1315,9 @@ export class Attribution {
       else if (m.init) this.markConstructed(m.cf.name, tsc);
       id = this.ids[mi];
       if (f.entryEv >= 0 && out.method[f.entryEv] < 0) out.method[f.entryEv] = id;
-      if (f.entryEv >= 0) {
-        this.entered.mark(mi, this.flushed + f.entryEv);
-        this.entries[mi]++;
-      }
+      if (f.entryEv >= 0) this.entered.mark(mi, this.flushed + f.entryEv);
+      // (counted however the reading was windowed: flushSettled may have handed the entry event on already)
+      if (f.entered) this.entries[mi]++;
     } else if (!f.lost && f.anyBci >= 0) id = this.ids[f.anyBci]; // (a deoptimized activation that ran no bytecode)
     if (emitExit) out.push(EventKind.Exit, EventSource.Interpreter, id, -1, -1, tsc);
   }
