@@ -6,6 +6,7 @@
  * none that did not run.
  */
 import { AnalysisMethod, loadOracleAnalysis, loadTraceAnalysis, methodKeyOf, Profiled, windowsOf } from '@jportal/analyze';
+import type { MethodRun } from '@jportal/format';
 import { analyzeFixture, analyzeFixtureMissing } from '../lib/analyze-fixture';
 
 /** @jportal/analyze's Kind (a const enum: not importable where each file compiles alone) */
@@ -41,6 +42,22 @@ function doublerCounts(a: Profiled & { methods: AnalysisMethod[] }): Map<string,
       }
   });
   return out;
+}
+
+/** Bytecodes per bci of the methods whose key starts with `prefix` (e.g. 'Twins.pick('), as sorted [bci, count] pairs. */
+function bcisOf(a: Profiled & { methods: AnalysisMethod[] }, prefix: string): [number, number][] {
+  const bcis = new Map<number, number>();
+  a.threads.forEach((_, k) => {
+    for (const w of windowsOf(a, k))
+      for (let i = 0; i < w.length; i++)
+        if (w.kind[i] === Kind.Bytecode && w.method[i] >= 0 && methodKeyOf(a.methods[w.method[i]]).startsWith(prefix)) bcis.set(w.bci[i], (bcis.get(w.bci[i]) ?? 0) + 1);
+  });
+  return [...bcis].sort((x, y) => x[0] - y[0]);
+}
+
+/** What METHOD_RUNS says of the class named `cls` (any loader): its methods that ran, by name + descriptor. */
+function runsOf(trace: { model: { methodRuns: Map<string, Map<string, MethodRun>> } }, cls: string): Map<string, MethodRun> | undefined {
+  return [...trace.model.methodRuns].find(([k]) => k.endsWith(`:${cls}`))?.[1];
 }
 
 /** The static initializers of Twins$Tag1 and Twins$Tag2 in the order their activations began. */
@@ -93,11 +110,10 @@ maybe('twin methods (same opcodes, reached by reflection and interface calls)', 
     // class used last (Q2) would be the guess; the VM's counters at its death say Q2.twice never ran
     const fx = analyzeFixture('twins');
     const trace = await loadTraceAnalysis(fx.trace, { fromVmStart: true, recover: false });
-    const runsOf = (cls: string) => [...trace.model.methodRuns].find(([k]) => k.endsWith(`:${cls}`))?.[1];
     // what the agent read from the VM: Q1.twice entered by the interpreter 20 times, Q2.twice never
-    expect(runsOf('Twins$Q1')?.get('twice()I')?.invocations).toBe(20);
-    expect(runsOf('Twins$Q2')?.has('<init>(I)V')).toBe(true);
-    expect(runsOf('Twins$Q2')?.has('twice()I')).toBe(false);
+    expect(runsOf(trace, 'Twins$Q1')?.get('twice()I')?.invocations).toBe(20);
+    expect(runsOf(trace, 'Twins$Q2')?.has('<init>(I)V')).toBe(true);
+    expect(runsOf(trace, 'Twins$Q2')?.has('twice()I')).toBe(false);
     const truth = loadOracleAnalysis(fx.oracle, { recordedClasses: trace.model.classes });
     const want = doublerCounts(truth);
     expect([...want.keys()].filter((k) => k.includes('twice')).map((k) => k.slice(0, 'Twins$QN.twice'.length))).toEqual(['Twins$Q1.twice']);
@@ -110,10 +126,9 @@ maybe('twin methods (same opcodes, reached by reflection and interface calls)', 
     // loaded and initialized, but R1.v never runs. The case went first before (R1.v named).
     const fx = analyzeFixture('twins');
     const trace = await loadTraceAnalysis(fx.trace, { fromVmStart: true, recover: false });
-    const runsOf = (cls: string) => [...trace.model.methodRuns].find(([k]) => k.endsWith(`:${cls}`))?.[1];
-    expect(runsOf('Twins$R1')?.has('touch()V')).toBe(true);
-    expect(runsOf('Twins$R1')?.has('v(I)I')).toBe(false);
-    expect(runsOf('Twins$R2')?.get('v(I)I')?.invocations).toBe(20);
+    expect(runsOf(trace, 'Twins$R1')?.has('touch()V')).toBe(true);
+    expect(runsOf(trace, 'Twins$R1')?.has('v(I)I')).toBe(false);
+    expect(runsOf(trace, 'Twins$R2')?.get('v(I)I')?.invocations).toBe(20);
     const truth = loadOracleAnalysis(fx.oracle, { recordedClasses: trace.model.classes });
     const want = doublerCounts(truth);
     const rv = (k: string) => /^Twins\$R\d\.v\(/.test(k);
@@ -121,16 +136,7 @@ maybe('twin methods (same opcodes, reached by reflection and interface calls)', 
     const got = doublerCounts(trace);
     expect([...got].filter(([k]) => rv(k))).toEqual([...want].filter(([k]) => rv(k)));
     // and pick's own bytecodes: the case that ran
-    const pickBcis = (a: Profiled & { methods: AnalysisMethod[] }) => {
-      const bcis = new Map<number, number>();
-      a.threads.forEach((_, k) => {
-        for (const w of windowsOf(a, k))
-          for (let i = 0; i < w.length; i++)
-            if (w.kind[i] === Kind.Bytecode && w.method[i] >= 0 && methodKeyOf(a.methods[w.method[i]]).startsWith('Twins.pick(')) bcis.set(w.bci[i], (bcis.get(w.bci[i]) ?? 0) + 1);
-      });
-      return [...bcis].sort((x, y) => x[0] - y[0]);
-    };
-    expect(pickBcis(trace)).toEqual(pickBcis(truth));
+    expect(bcisOf(trace, 'Twins.pick(')).toEqual(bcisOf(truth, 'Twins.pick('));
   }, 900_000);
 
   test('twins that both ran: none is named more often than the VM counted its entries (METHOD_RUNS)', async () => {
@@ -138,9 +144,8 @@ maybe('twin methods (same opcodes, reached by reflection and interface calls)', 
     // class-file form: not run before), the class made last (S2) was the guess for the 16 calls left
     const fx = analyzeFixture('twins');
     const trace = await loadTraceAnalysis(fx.trace, { fromVmStart: true, recover: false });
-    const runsOf = (cls: string) => [...trace.model.methodRuns].find(([k]) => k.endsWith(`:${cls}`))?.[1];
-    expect(runsOf('Twins$S1')?.get('v()I')).toMatchObject({ state: 1, invocations: 17 });
-    expect(runsOf('Twins$S2')?.get('v()I')).toMatchObject({ state: 1, invocations: 3 });
+    expect(runsOf(trace, 'Twins$S1')?.get('v()I')).toMatchObject({ state: 1, invocations: 17 });
+    expect(runsOf(trace, 'Twins$S2')?.get('v()I')).toMatchObject({ state: 1, invocations: 3 });
     const truth = loadOracleAnalysis(fx.oracle, { recordedClasses: trace.model.classes });
     const only = (m: Map<string, number>) => [...m].filter(([k]) => /^Twins\$S\d\.v\(/.test(k)).sort();
     expect(only(doublerCounts(truth)).map(([, n]) => n)).toEqual([17 * 5, 3 * 5]);
@@ -152,20 +157,11 @@ maybe('twin methods (same opcodes, reached by reflection and interface calls)', 
     // order (0) was named before; at VM death only case 2's getfield is rewritten
     const fx = analyzeFixture('twins');
     const trace = await loadTraceAnalysis(fx.trace, { fromVmStart: true, recover: false });
-    const arm = [...trace.model.methodRuns].find(([k]) => k.endsWith(':Twins$Acc'))?.[1]?.get('arm(I)I');
+    const arm = runsOf(trace, 'Twins$Acc')?.get('arm(I)I');
     const GETFIELD = 0xb4;
     expect([33, 41, 49, 57].map((bci) => arm?.bytecodes[bci] === GETFIELD)).toEqual([true, true, false, true]);
     const truth = loadOracleAnalysis(fx.oracle, { recordedClasses: trace.model.classes });
-    const armBcis = (a: Profiled & { methods: AnalysisMethod[] }) => {
-      const bcis = new Map<number, number>();
-      a.threads.forEach((_, k) => {
-        for (const w of windowsOf(a, k))
-          for (let i = 0; i < w.length; i++)
-            if (w.kind[i] === Kind.Bytecode && w.method[i] >= 0 && methodKeyOf(a.methods[w.method[i]]).startsWith('Twins$Acc.arm(')) bcis.set(w.bci[i], (bcis.get(w.bci[i]) ?? 0) + 1);
-      });
-      return [...bcis].sort((x, y) => x[0] - y[0]);
-    };
-    expect(armBcis(truth).map(([bci]) => bci)).toEqual([0, 1, 48, 49, 52, 54, 55]);
-    expect(armBcis(trace)).toEqual(armBcis(truth));
+    expect(bcisOf(truth, 'Twins$Acc.arm(').map(([bci]) => bci)).toEqual([0, 1, 48, 49, 52, 54, 55]);
+    expect(bcisOf(trace, 'Twins$Acc.arm(')).toEqual(bcisOf(truth, 'Twins$Acc.arm('));
   }, 900_000);
 });
