@@ -16,33 +16,23 @@ const missing = analyzeFixtureMissing();
 if (missing) console.warn(`SKIP twins tests: ${missing}`);
 const maybe = missing ? describe.skip : describe;
 
-/** Bytecodes per method of the plug-in classes (Twins$P1..P4), by method key. */
-function pluginCounts(a: Profiled & { methods: AnalysisMethod[] }): Map<string, number> {
+/** Bytecodes per method of the methods whose key `keys` matches, by method key. */
+function methodCounts(a: Profiled & { methods: AnalysisMethod[] }, keys: RegExp): Map<string, number> {
   const out = new Map<string, number>();
   a.threads.forEach((_, k) => {
     for (const w of windowsOf(a, k))
       for (let i = 0; i < w.length; i++) {
         if (w.kind[i] !== Kind.Bytecode || w.method[i] < 0) continue;
         const key = methodKeyOf(a.methods[w.method[i]]);
-        if (/^Twins\$P\d\./.test(key)) out.set(key, (out.get(key) ?? 0) + 1);
+        if (keys.test(key)) out.set(key, (out.get(key) ?? 0) + 1);
       }
   });
   return out;
 }
-
-/** Bytecodes per method of Twins$Q1, Q2 (Doubler), R1, R2 and S1, S2 (Valued), by method key. */
-function doublerCounts(a: Profiled & { methods: AnalysisMethod[] }): Map<string, number> {
-  const out = new Map<string, number>();
-  a.threads.forEach((_, k) => {
-    for (const w of windowsOf(a, k))
-      for (let i = 0; i < w.length; i++) {
-        if (w.kind[i] !== Kind.Bytecode || w.method[i] < 0) continue;
-        const key = methodKeyOf(a.methods[w.method[i]]);
-        if (/^Twins\$[QRS]\d\./.test(key)) out.set(key, (out.get(key) ?? 0) + 1);
-      }
-  });
-  return out;
-}
+/** ... of the plug-in classes (Twins$P1..P4) */
+const pluginCounts = (a: Profiled & { methods: AnalysisMethod[] }) => methodCounts(a, /^Twins\$P\d\./);
+/** ... of Twins$Q1, Q2 (Doubler), R1, R2 and S1, S2 (Valued) */
+const doublerCounts = (a: Profiled & { methods: AnalysisMethod[] }) => methodCounts(a, /^Twins\$[QRS]\d\./);
 
 /** Bytecodes per bci of the methods whose key starts with `prefix` (e.g. 'Twins.pick('), as sorted [bci, count] pairs. */
 function bcisOf(a: Profiled & { methods: AnalysisMethod[] }, prefix: string): [number, number][] {
