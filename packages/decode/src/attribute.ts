@@ -142,8 +142,7 @@ export interface AttributionStats {
   resynced: number;
 }
 
-/** Every method of every recorded class, indexed for resolution and search. Built once per trace. */
-/** Method.vmEntries from its class's METHOD_RUNS map (undefined: no evidence). */
+/** Method.vmEntries from its class's METHOD_RUNS map (-1 when the class is not listed: no evidence). */
 function vmEntriesOf(runs: ReadonlyMap<string, MethodRun> | undefined, nameDesc: string): number {
   if (!runs) return -1;
   return runs.get(nameDesc)?.invocations ?? 0;
@@ -154,6 +153,7 @@ function endCodeOf(run: MethodRun | undefined, code: Uint8Array | undefined): Ui
   return run && code && run.bytecodes && run.bytecodes.length === code.length ? run.bytecodes : null;
 }
 
+/** Every method of every recorded class, indexed for resolution and search. Built once per trace. */
 export class MethodUniverse {
   readonly byId = new Map<number, Method>();
   /** every method, by Method.index */
@@ -213,11 +213,12 @@ export class MethodUniverse {
           known.set(k, id);
           model.methods.set(id, { className: cf.name, name: mi.name, signature: mi.descriptor, classId: 0xffffffff, loader });
         }
+        const vmEntries = vmEntriesOf(runs, mi.name + mi.descriptor);
         const m: Method = {
           id, index: this.methods.length, code: mi.code ?? null, handlers: mi.handlers, native: (mi.access & ACC_NATIVE) !== 0, cf, loader, succ: null,
           loadTsc: model.classLoadTsc?.get(key) ?? -Infinity, clinit: mi.name === '<clinit>', init: mi.name === '<init>', descriptor: mi.descriptor,
-          neverRan: vmEntriesOf(runs, mi.name + mi.descriptor) === 0,
-          vmEntries: vmEntriesOf(runs, mi.name + mi.descriptor),
+          neverRan: vmEntries === 0,
+          vmEntries,
           endCode: endCodeOf(runs?.get(mi.name + mi.descriptor), mi.code),
           isStatic: (mi.access & ACC_STATIC) !== 0, extraLocals: extraLocals(mi.maxLocals, mi.descriptor, (mi.access & ACC_STATIC) !== 0),
         };
@@ -2043,10 +2044,6 @@ export class Attribution {
   }
 
   /**
-   * What an entry after the invoke the frame is at may start: the call site of its state, or with several
-   * states, their call sites merged (mergedSites). Undefined when a state is at no invoke with a known target.
-   */
-  /**
    * Frame f (not on the trie) calls now from one of several states: those at an invoke all of whose targets the VM
    * says the interpreter never entered (METHOD_RUNS) go after the others, so that the states that go on, and the
    * callee's choice that follows the caller's (chosenTargets), are of a call that can have been made: the cases of
@@ -2072,6 +2069,10 @@ export class Attribution {
   }
   private neverMark = new Uint8Array(16);
 
+  /**
+   * What an entry after the invoke the frame is at may start: the call site of its state, or with several
+   * states, their call sites merged (mergedSites). Undefined when a state is at no invoke with a known target.
+   */
   private callersSite(f: Frame): CallSite | undefined {
     const { pool, universe, methods } = this;
     if (f.pathLen) {
