@@ -1,15 +1,16 @@
 // METHOD_RUNS: at VM death, which methods of the recorded classes the VM itself says ran (docs/trace-format.md).
 //
 // PT shows which opcodes the interpreter ran, not which method they belong to: methods with the same bytecode
-// (getters, plug-ins, generated parsers) look the same in the trace. The VM keeps what tells them apart: it makes a
-// method's MethodCounters the first time the interpreter enters it (when invocations are counted, i.e. with a
-// compiler), and its MethodData and compiled code only for methods that ran. A method with none of the three never
-// ran interpreted; the decoder then names its twins instead.
+// (getters, plug-ins, generated parsers) look the same in the trace. The VM keeps what tells them apart: with a
+// compiler (UseCompiler) the interpreter counts every entry of a method, in its MethodCounters or, once it has one,
+// its MethodData; and it rewrites some bytecodes in place the first time it runs them. A method with no counted
+// entry never ran interpreted; the decoder then names its twins instead.
 #include <jvmti.h>
 #include <string.h>
 #include <time.h>
 
 #include <string>
+#include <vector>
 
 #include "agent.h"
 #include "common.h"
@@ -25,7 +26,9 @@ struct MethodRun {
   std::string name, signature;
   uint8_t state;
   uint32_t invocations;
-  std::vector<uint8_t> bytecodes;  // as they are at VM death
+  // as they are at VM death: the ConstMethod's own bytes (the class is held by a local reference until written)
+  const uint8_t* bytecodes;
+  size_t length;
 };
 
 // Collects classes into METHOD_RUNS records of at most kRecordLimit bytes each.
@@ -49,7 +52,7 @@ class RunsWriter {
       p_.str(m.signature);
       p_.u8(m.state);
       p_.u32(m.invocations);
-      p_.bytes(m.bytecodes.data(), m.bytecodes.size());
+      p_.bytes(m.bytecodes, m.length);
     }
     p_.endArray(at, (uint32_t)ran.size());
     classes_++;
@@ -109,7 +112,7 @@ bool methodsThatRan(Agent& a, jclass cls, std::vector<MethodRun>* ran, bool* che
     if (j->GetMethodName(ms.p[k], &name.p, &sig.p, nullptr) != JVMTI_ERROR_NONE || !name.p || !sig.p) return false;
     size_t len = 0;
     const uint8_t* now = a.layout.currentBytecodes(m, &len);
-    ran->push_back({name.p, sig.p, state, f.invocations, now ? std::vector<uint8_t>(now, now + len) : std::vector<uint8_t>()});
+    ran->push_back({name.p, sig.p, state, f.invocations, now, now ? len : 0});
   }
   return true;
 }

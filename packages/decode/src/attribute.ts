@@ -142,10 +142,10 @@ export interface AttributionStats {
   resynced: number;
 }
 
-/** Method.vmEntries from its class's METHOD_RUNS map (-1 when the class is not listed: no evidence). */
-function vmEntriesOf(runs: ReadonlyMap<string, MethodRun> | undefined, nameDesc: string): number {
+/** Method.vmEntries from its class's METHOD_RUNS map and its own entry there (-1 when the class is not listed). */
+function vmEntriesOf(runs: ReadonlyMap<string, MethodRun> | undefined, run: MethodRun | undefined): number {
   if (!runs) return -1;
-  return runs.get(nameDesc)?.invocations ?? 0;
+  return run?.invocations ?? 0;
 }
 
 /** Method.endCode: METHOD_RUNS' bytecodes when they are as long as the class file's (else null). */
@@ -213,13 +213,14 @@ export class MethodUniverse {
           known.set(k, id);
           model.methods.set(id, { className: cf.name, name: mi.name, signature: mi.descriptor, classId: 0xffffffff, loader });
         }
-        const vmEntries = vmEntriesOf(runs, mi.name + mi.descriptor);
+        const run = runs?.get(mi.name + mi.descriptor);
+        const vmEntries = vmEntriesOf(runs, run);
         const m: Method = {
           id, index: this.methods.length, code: mi.code ?? null, handlers: mi.handlers, native: (mi.access & ACC_NATIVE) !== 0, cf, loader, succ: null,
           loadTsc: model.classLoadTsc?.get(key) ?? -Infinity, clinit: mi.name === '<clinit>', init: mi.name === '<init>', descriptor: mi.descriptor,
           neverRan: vmEntries === 0,
           vmEntries,
-          endCode: endCodeOf(runs?.get(mi.name + mi.descriptor), mi.code),
+          endCode: endCodeOf(run, mi.code),
           isStatic: (mi.access & ACC_STATIC) !== 0, extraLocals: extraLocals(mi.maxLocals, mi.descriptor, (mi.access & ACC_STATIC) !== 0),
         };
         this.methods.push(m);
