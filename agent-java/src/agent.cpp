@@ -88,7 +88,7 @@ void recordVmInfo(Agent& a) {
                                  "UseCompressedClassPointers", "SegmentedCodeCache", "TieredCompilation", "TieredStopAtLevel",
                                  "ReservedCodeCacheSize", "UseAVX", "UseCodeCacheFlushing", "UseSerialGC", "UseG1GC",
                                  "UseParallelGC", "UseZGC", "UseShenandoahGC", "UseCountedLoopSafepoints", "BackgroundCompilation",
-                                 "UseSharedSpaces", "UseCompiler"};
+                                 "UseSharedSpaces", "UseCompiler", "DebugNonSafepoints"};
   size_t at = p.beginArray();
   uint32_t n = 0;
   for (const char* f : kFlags) {
@@ -170,7 +170,8 @@ void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv* jni, jthread) {
   tReplaying = true;
   if (jvmti->GenerateEvents(JVMTI_EVENT_DYNAMIC_CODE_GENERATED) != JVMTI_ERROR_NONE)
     warnOnce("replay-dcg", "blobs", "GenerateEvents(DynamicCodeGenerated) failed");
-  if (jvmti->GenerateEvents(JVMTI_EVENT_COMPILED_METHOD_LOAD) != JVMTI_ERROR_NONE)
+  if (a.scanNmethods) scanNmethods(a);
+  else if (jvmti->GenerateEvents(JVMTI_EVENT_COMPILED_METHOD_LOAD) != JVMTI_ERROR_NONE)
     warnOnce("replay-cml", "nmethods", "GenerateEvents(CompiledMethodLoad) failed");
   tReplaying = false;
   startPatchWatcher(a);
@@ -182,10 +183,21 @@ void JNICALL onVMDeath(jvmtiEnv*, JNIEnv* jni) {
   Agent& a = *gAgent;
   if (a.dead.exchange(true)) return;
   stopPatchWatcher(a);
-  if (a.opts.patchIntervalMs != 0) scanPatches(a);  // what changed since the last scan
+  if (a.opts.patchIntervalMs != 0 || a.scanNmethods) scanPatches(a);  // what changed since the last scan
+  // and what was compiled since (nmethods=scan): a new nmethod is recorded by the second scan that finds it
+  // unchanged (scanNmethods), so a second scan shortly after
+  if (a.scanNmethods) {
+    scanNmethods(a);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    scanNmethods(a);
+  }
   if (a.opts.snapshot) recordSnapshots(a);
   recordMethodRuns(a, jni);
   recordCalibration(a, kFinalWaitMs);
+  if (a.opts.nmethods == "check")
+    fprintf(stderr, "[jportal] nmethods=check: %llu nmethods compared (%llu unreadable), %llu pcs, %llu frames: %llu differ; %llu methods named: %llu differ\n",
+            (unsigned long long)a.checkNmethods, (unsigned long long)a.checkUnreadable, (unsigned long long)a.checkPcs, (unsigned long long)a.checkFrames,
+            (unsigned long long)a.checkDiffer, (unsigned long long)a.checkMethods, (unsigned long long)a.checkNamesDiffer);
   struct End {
     uint64_t patchScans;
     uint32_t errors;
@@ -249,6 +261,20 @@ jint start(JavaVM* vm, char* optionText) {
   if (a->vms.init((void*)jvmti->functions->GetVersionNumber)) a->layoutOk = a->layout.resolve(a->vms);
   else warnOnce("vmstructs", "vmstructs", "libjvm exports no VMStructs: no codelets, tiers, OSR or patches are recorded");
 
+  // nmethods=scan where the VMStructs allow it: then no CompiledMethodLoad events (the VM's compile info for each
+  // is most of what the agent costs a JIT-heavy run), the patch watcher finds new nmethods instead
+  a->scanNmethods = opts.nmethods == "scan" && a->layoutOk && a->layout.nmethodScanKnown();
+  // JVMTI's CompiledMethodLoad makes the compilers record debug info at every instruction that can be mapped
+  // to a bytecode, not only at safepoints (DebugInformationRecorder::recording_non_safepoints()); without the
+  // events that takes the VM's DebugNonSafepoints flag, set here before the first compilation. Without it,
+  // the PcDescs are too few to map compiled code to bytecodes: no scanning then
+  if (a->scanNmethods && a->layout.flag("DebugNonSafepoints") != "true" && !a->layout.setBoolFlag("DebugNonSafepoints", true)) {
+    a->scanNmethods = false;
+    warnOnce("debug-non-safepoints", "nmethods", "cannot set DebugNonSafepoints: compiled methods come from JVMTI events");
+  }
+  if (opts.nmethods == "scan" && !a->scanNmethods)
+    if (debugEnabled()) log(LogLevel::Info, "nmethods", "this JVM's VMStructs lack what nmethods=scan reads: compiled methods come from JVMTI events");
+
   jvmtiCapabilities want{};
   want.can_generate_compiled_method_load_events = 1;
   want.can_get_bytecodes = 1;
@@ -287,7 +313,8 @@ jint start(JavaVM* vm, char* optionText) {
   jvmtiEvent events[] = {JVMTI_EVENT_VM_INIT, JVMTI_EVENT_VM_DEATH, JVMTI_EVENT_COMPILED_METHOD_LOAD, JVMTI_EVENT_COMPILED_METHOD_UNLOAD,
                          JVMTI_EVENT_DYNAMIC_CODE_GENERATED, JVMTI_EVENT_THREAD_START, JVMTI_EVENT_THREAD_END};
   for (jvmtiEvent e : events)
-    if (jvmti->SetEventNotificationMode(JVMTI_ENABLE, e, nullptr) != JVMTI_ERROR_NONE) warnOnce("event", "agent", "cannot enable JVMTI event %d", (int)e);
+    if ((e == JVMTI_EVENT_COMPILED_METHOD_LOAD || e == JVMTI_EVENT_COMPILED_METHOD_UNLOAD) && a->scanNmethods) continue;
+    else if (jvmti->SetEventNotificationMode(JVMTI_ENABLE, e, nullptr) != JVMTI_ERROR_NONE) warnOnce("event", "agent", "cannot enable JVMTI event %d", (int)e);
   if (opts.classesHook && jvmti->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_FILE_LOAD_HOOK, nullptr) != JVMTI_ERROR_NONE)
     warnOnce("cflh", "classes", "cannot enable ClassFileLoadHook: no CLASS records");
   if (opts.classes && jvmti->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_CLASS_PREPARE, nullptr) != JVMTI_ERROR_NONE)

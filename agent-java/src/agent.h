@@ -35,6 +35,7 @@ struct LiveNmethod {
   int compileId;      // -1 when unknown
   bool watched;       // false once the patch watcher found the memory no longer holds this nmethod
   std::vector<uint8_t> bytes;  // as last seen
+  uint64_t seenTsc = 0;        // when a scan last found it alive (nmethods=scan), or when it was recorded
 };
 
 // True on the thread running GenerateEvents at VMInit: the events it receives are replays (REPLAY flag).
@@ -57,9 +58,16 @@ struct Agent {
   // METHOD records the ring dropped (full): sent again before the next record that refers to them
   std::unordered_map<uint32_t, std::vector<uint8_t>> unsentMethods;
   uint32_t nextMethodId = 0;
+  // nmethods=scan: methods named from their Method* (id, and the ConstMethod it had: a Method* freed with its
+  // class and reused is then not taken for the old method)
+  std::unordered_map<uintptr_t, std::pair<uint32_t, uintptr_t>> methodPtrIds;
   std::mutex classMu;
   std::map<std::pair<uint32_t, std::string>, uint32_t> classIds;  // (loader, internal name) -> class id
   std::set<std::pair<uint32_t, std::string>> reconstructing;
+  // for naming Method*s: the loader ids and class ids of each class name, and the ClassLoaderData of each loader
+  // id once a class name tied to one loader has shown it
+  std::unordered_map<std::string, std::vector<std::pair<uint32_t, uint32_t>>> classesByName;
+  std::unordered_map<uintptr_t, uint32_t> loaderDataIds;
   uint32_t nextClassId = 0;
   // loader ids: JVMTI object tags; loaders met while tagging is unavailable are remembered by weak reference
   std::mutex loaderMu;
@@ -81,6 +89,12 @@ struct Agent {
   bool stopWatcher = false;
   uint64_t patchScans = 0;
   uint64_t lastScanTsc = 0;  // when the last patch scan began (under codeMu)
+  bool scanNmethods = false;  // nmethods=scan in effect (VMStructs allow it): no CompiledMethodLoad events
+  // nmethods found by the last scan and not recorded yet (blob -> compile id); only the scanning thread uses it
+  // (VMInit's thread, then the watcher, then VMDeath's once the watcher stopped)
+  std::unordered_map<uintptr_t, int> scanPending;
+  // nmethods=check: what the comparison found
+  std::atomic<uint64_t> checkNmethods{0}, checkPcs{0}, checkFrames{0}, checkDiffer{0}, checkMethods{0}, checkNamesDiffer{0}, checkUnreadable{0};
 
   // threads already written (by java tid)
   std::mutex threadMu;
@@ -107,6 +121,12 @@ uint32_t loaderId(Agent& a, JNIEnv* jni, jobject loader);
 void recordImageClasses(Agent& a, JNIEnv* jni);
 // Id of a method, writing its METHOD record first if it is new (and reconstructing its class if unseen).
 uint32_t methodId(Agent& a, jmethodID m);
+constexpr uint32_t kNoMethod = 0xFFFFFFFF;
+// The same for a Method* read from an nmethod (nmethods=scan), named through VMStructs; kNoMethod if it cannot be
+// read.
+uint32_t methodIdOfPtr(Agent& a, uintptr_t method, PageCheck& pages);
+// code.cpp (nmethods=scan): records the nmethods in the code heaps not recorded yet
+void scanNmethods(Agent& a);
 // threads.cpp
 void JNICALL onClassPrepare(jvmtiEnv*, JNIEnv*, jthread, jclass);
 void JNICALL onThreadStart(jvmtiEnv*, JNIEnv*, jthread);

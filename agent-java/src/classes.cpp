@@ -30,11 +30,18 @@ void writeClassRecord(Agent& a, uint32_t classId, uint32_t loader, uint8_t sourc
 constexpr uint8_t kSourceHook = 0, kSourceRebuilt = 1, kSourceRedefined = 2, kSourceImage = 3, kSourceClassPath = 4;
 
 // A class named only (CLASS source 3 or 4, no bytes): the reader takes its class file from the JDK's runtime image
+
+// A class id given to (loader, name) (caller holds classMu).
+void noteClassLocked(Agent& a, uint32_t loader, const std::string& name, uint32_t id) {
+  a.classIds[{loader, name}] = id;
+  a.classesByName[name].emplace_back(loader, id);
+}
+
 // (3) or from the recorded class path, then the runtime image (4). Caller holds classMu. Returns its class id.
 uint32_t nameClassLocked(Agent& a, uint32_t loader, uint8_t source, const std::string& name, bool replay) {
   static const uint8_t kNoBytes[1] = {0};
   uint32_t id = a.nextClassId++;
-  a.classIds[{loader, name}] = id;
+  noteClassLocked(a, loader, name, id);
   writeClassRecord(a, id, loader, source, name, kNoBytes, 0, replay);
   return id;
 }
@@ -212,7 +219,7 @@ void JNICALL onClassFileLoadHook(jvmtiEnv* jvmti, JNIEnv* jni, jclass redefined,
   std::string n = name ? name : "";
   std::lock_guard<std::mutex> lk(a.classMu);
   uint32_t id = a.nextClassId++;
-  if (!n.empty()) a.classIds[{lid, n}] = id;
+  if (!n.empty()) noteClassLocked(a, lid, n, id);
   writeClassRecord(a, id, lid, redefined ? kSourceRedefined : kSourceHook, n, data, (size_t)len);
   CALLBACK_GUARD_END("ClassFileLoadHook")
 }
@@ -287,7 +294,7 @@ uint32_t recordClass(Agent& a, JNIEnv* jni, jclass cls, jobject loader, uint32_t
   }
   std::lock_guard<std::mutex> lk(a.classMu);
   uint32_t id = a.nextClassId++;
-  a.classIds[{lid, name}] = id;
+  noteClassLocked(a, lid, name, id);
   writeClassRecord(a, id, lid, kSourceRebuilt, name, bytes.data(), bytes.size(), replay);
   return id;
 }
@@ -404,6 +411,53 @@ uint32_t methodId(Agent& a, jmethodID m) {
   p.str(name.p ? name.p : "");
   p.str(sig.p ? sig.p : "");
   p.u32((uint32_t)mods);
+  sendMethodLocked(a, id, p);
+  return id;
+}
+
+uint32_t methodIdOfPtr(Agent& a, uintptr_t method, PageCheck& pages) {
+  {
+    std::lock_guard<std::mutex> lk(a.methodMu);
+    auto it = a.methodPtrIds.find(method);
+    // the nmethod naming this Method* is live, so its class is: the ConstMethod read is safe
+    if (it != a.methodPtrIds.end() && it->second.second == a.layout.constMethodOf(method)) return knownMethodLocked(a, it->second.first);
+  }
+  MethodNaming n;
+  if (!a.layout.methodNaming(method, pages, &n)) return kNoMethod;
+  uint32_t lid = 0xFFFFFFFF, classId = kNoClass;
+  {
+    std::lock_guard<std::mutex> lk(a.classMu);
+    auto ld = a.loaderDataIds.find(n.loaderData);
+    if (ld != a.loaderDataIds.end()) {
+      lid = ld->second;
+      auto it = a.classIds.find({lid, n.className});
+      if (it != a.classIds.end()) classId = it->second;
+    } else {
+      // a class name recorded for one loader only names the class; its ClassLoaderData then names that loader
+      // for the classes after it (not a hidden class's own ClassLoaderData)
+      auto byName = a.classesByName.find(n.className);
+      if (byName != a.classesByName.end() && byName->second.size() == 1) {
+        lid = byName->second[0].first;
+        classId = byName->second[0].second;
+        if (!n.ownLoaderData) a.loaderDataIds[n.loaderData] = lid;
+      }
+    }
+  }
+  if (classId == kNoClass && a.opts.classes)
+    warnOnce("scan-class", "nmethods", "a compiled method's class (e.g. %s) has no CLASS record or several loaders name it: its METHOD record has no class", n.className.c_str());
+  std::lock_guard<std::mutex> lk(a.methodMu);
+  auto it = a.methodPtrIds.find(method);
+  if (it != a.methodPtrIds.end() && it->second.second == n.constMethod) return knownMethodLocked(a, it->second.first);
+  uint32_t id = a.nextMethodId++;
+  a.methodPtrIds[method] = {id, n.constMethod};
+  Payload p;
+  p.u32(id);
+  p.u32(classId);
+  p.u32(lid);
+  p.str(n.className);
+  p.str(n.name);
+  p.str(n.signature);
+  p.u32(n.modifiers);
   sendMethodLocked(a, id, p);
   return id;
 }

@@ -84,13 +84,120 @@ namespace {
 // A constants section longer than this is not recorded (C2's are a few hundred bytes; a bad VMStructs read is not)
 constexpr uintptr_t kMaxConsts = 1 << 20;
 
-// Writes NMETHOD_UNLOAD for the nmethod at `begin` (caller holds codeMu) and stops watching it.
-void unloadLocked(Agent& a, std::map<uintptr_t, LiveNmethod>::iterator it) {
+// Writes NMETHOD_UNLOAD for the nmethod at `begin` (caller holds codeMu) and stops watching it. `lastSeen`: the tsc
+// of the last scan that found it alive (nmethods=scan, format 1.5), 0 when the unload is reported as it happens.
+void unloadLocked(Agent& a, std::map<uintptr_t, LiveNmethod>::iterator it, uint64_t lastSeen = 0) {
   Payload p;
   p.u32(it->second.method);
   p.u64(it->first);
+  p.u64(lastSeen);
   a.ring.commit(NMETHOD_UNLOAD, 0, p);
   a.nmethods.erase(it);
+}
+}  // namespace
+
+namespace {
+// Writes the NMETHOD_LOAD of the nmethod whose code starts at `begin` (`pcs`: its PcDescs as the record carries
+// them) and starts watching it, unless the same nmethod (address, method, compile id) is recorded already.
+void recordNmethodLoad(Agent& a, uint32_t mid, uintptr_t begin, uint32_t codeSize, const NmethodFacts& f, const Payload& pcs, bool replay) {
+  auto sameNmethod = [&](const LiveNmethod& nm) { return nm.method == mid && nm.compileId == f.compileId; };
+  Payload p;
+  p.u32(mid);
+  p.u64(begin);
+  p.u32(codeSize);
+  p.u64(f.blob);
+  p.u64(f.instsBegin);
+  p.u64(f.stubBegin);
+  p.u64(f.entry);
+  p.u64(f.verifiedEntry);
+  p.u64(f.osrEntry);
+  p.i32(f.compileId);
+  p.i8((int8_t)f.level);
+  p.i32(f.entryBci);
+  // one copy of the code serves the record and the watcher's baseline, so no change falls between them
+  std::vector<uint8_t> code((const uint8_t*)begin, (const uint8_t*)begin + codeSize);
+  p.bytes(code.data(), code.size());
+  p.raw(pcs.data(), pcs.size());
+  // the constants section, where C2 puts a tableswitch's jump table (format 1.3); empty when unknown or implausible
+  uintptr_t cb = f.constsBegin;
+  bool consts = f.instsBegin && cb && cb > f.blob && cb <= f.instsBegin && f.instsBegin - cb <= kMaxConsts;
+  p.u64(consts ? cb : 0);
+  p.bytes(consts ? (const uint8_t*)cb : nullptr, consts ? f.instsBegin - cb : 0);
+  std::lock_guard<std::mutex> lk(a.codeMu);
+  auto it = a.nmethods.find(begin);
+  if (it != a.nmethods.end()) {
+    if (sameNmethod(it->second)) return;
+    // the earlier occupant's unload has not been seen yet: close its life first so that each address names one
+    // nmethod at a time; its late CompiledMethodUnload is then ignored
+    unloadLocked(a, it);
+  }
+  // a load the ring dropped is not tracked: no patch or unload record may refer to a load the file lacks
+  if (!a.ring.commit(NMETHOD_LOAD, replay ? FLAG_REPLAY : 0, p)) return;
+  LiveNmethod nm{mid, f.blob, f.compileId, f.blob != 0, std::move(code), rdtsc()};
+  a.nmethods[begin] = std::move(nm);
+}
+
+// nmethods=check: the compile info JVMTI built for this nmethod against what nmethodScopes() reads from it, frame
+// by frame (jmethodID -> Method*), and each method's naming against JVMTI's. Counted in the Agent; no records.
+void checkAgainstScan(Agent& a, const NmethodFacts& f, uintptr_t begin, jint codeSize, const void* compileInfo) {
+  NmethodScopes sc;
+  if (!f.blob || !a.layout.nmethodScanKnown() || !a.layout.nmethodScopes(f.blob, begin, &sc)) {
+    a.checkUnreadable++;
+    return;
+  }
+  a.checkNmethods++;
+  bool differ = a.layout.codeEnd(f.blob) - begin != (uintptr_t)codeSize;
+  size_t k = 0, frame = 0;
+  jvmtiEnv* j = a.jvmti;
+  PageCheck pages;
+  for (auto* h = (const jvmtiCompiledMethodLoadRecordHeader*)compileInfo; h; h = h->next) {
+    if (h->kind != JVMTI_CMLR_INLINE_INFO) continue;
+    auto* r = (const jvmtiCompiledMethodLoadInlineRecord*)h;
+    for (jint i = 0; i < r->numpcs; i++, k++) {
+      const PCStackInfo& pc = r->pcinfo[i];
+      a.checkPcs++;
+      if (k >= sc.pcs.size() || sc.pcs[k] != (uintptr_t)pc.pc || sc.frameCounts[k] != (uint32_t)pc.numstackframes) {
+        differ = true;
+        break;
+      }
+      for (jint q = 0; q < pc.numstackframes; q++, frame++) {
+        a.checkFrames++;
+        uintptr_t method = *(const uintptr_t*)pc.methods[q];
+        if (sc.methods[frame] != method || sc.bcis[frame] != pc.bcis[q]) differ = true;
+      }
+    }
+  }
+  if (k != sc.pcs.size()) differ = true;
+  if (differ) {
+    a.checkDiffer++;
+    warnOnce("check-scopes", "nmethods", "nmethods=check: a scan reads other debug info than JVMTI gives (compile id %d)", f.compileId);
+  }
+  // the naming of the nmethod's own method
+  jmethodID m = nullptr;
+  for (auto* h = (const jvmtiCompiledMethodLoadRecordHeader*)compileInfo; h && !m; h = h->next)
+    if (h->kind == JVMTI_CMLR_INLINE_INFO && ((const jvmtiCompiledMethodLoadInlineRecord*)h)->numpcs > 0) {
+      const PCStackInfo& pc = ((const jvmtiCompiledMethodLoadInlineRecord*)h)->pcinfo[0];
+      if (pc.numstackframes > 0) m = pc.methods[pc.numstackframes - 1];
+    }
+  if (!m) return;
+  MethodNaming n;
+  a.checkMethods++;
+  JvmtiPtr<char> name(j), sig(j), csig(j);
+  jclass cls = nullptr;
+  jint mods = 0;
+  j->GetMethodName(m, &name.p, &sig.p, nullptr);
+  j->GetMethodModifiers(m, &mods);
+  j->GetMethodDeclaringClass(m, &cls);
+  if (cls) j->GetClassSignature(cls, &csig.p, nullptr);
+  bool same = a.layout.methodNaming(*(const uintptr_t*)m, pages, &n) && name.p && sig.p && csig.p && n.name == name.p && n.signature == sig.p &&
+              n.className == internalName(csig.p) && n.modifiers == (uint32_t)mods;
+  if (!same) {
+    a.checkNamesDiffer++;
+    warnOnce("check-names", "nmethods", "nmethods=check: a method is named otherwise through VMStructs (%s.%s%s) than through JVMTI (%s.%s%s)",
+             n.className.c_str(), n.name.c_str(), n.signature.c_str(), csig.p ? csig.p : "?", name.p ? name.p : "?", sig.p ? sig.p : "?");
+  }
+  JNIEnv* jni = nullptr;
+  if (cls && a.vm && a.vm->GetEnv((void**)&jni, JNI_VERSION_1_6) == JNI_OK && jni) jni->DeleteLocalRef(cls);
 }
 }  // namespace
 
@@ -110,14 +217,14 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv*, jmethodID method, jint codeSize, co
       warnOnce("nmethod-facts", "nmethods", "nmethod header not found for some compiled methods: their tier/OSR/entry fields are -1/0 and their patches are not watched");
     }
   }
+  if (a.opts.nmethods == "check") checkAgainstScan(a, f, begin, codeSize, compileInfo);
   uint32_t mid = methodId(a, method);
   // the same nmethod (address, method and compile id) is reported twice when the ServiceThread's event and
   // the GenerateEvents replay at VMInit overlap: write it once
-  auto sameNmethod = [&](const LiveNmethod& nm) { return nm.method == mid && nm.compileId == f.compileId; };
   {
     std::lock_guard<std::mutex> lk(a.codeMu);
     auto it = a.nmethods.find(begin);
-    if (it != a.nmethods.end() && sameNmethod(it->second)) return;
+    if (it != a.nmethods.end() && it->second.method == mid && it->second.compileId == f.compileId) return;
   }
   // method ids of every inlined frame first: their METHOD records must precede this record. One methodId() per
   // distinct method: a C2 nmethod names the same few methods in each of its thousands of frames, and each call
@@ -150,42 +257,77 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv*, jmethodID method, jint codeSize, co
     }
   }
   pcs.endArray(arr, npcs);
-
-  Payload p;
-  p.u32(mid);
-  p.u64(begin);
-  p.u32((uint32_t)codeSize);
-  p.u64(f.blob);
-  p.u64(f.instsBegin);
-  p.u64(f.stubBegin);
-  p.u64(f.entry);
-  p.u64(f.verifiedEntry);
-  p.u64(f.osrEntry);
-  p.i32(f.compileId);
-  p.i8((int8_t)f.level);
-  p.i32(f.entryBci);
-  // one copy of the code serves the record and the watcher's baseline, so no change falls between them
-  std::vector<uint8_t> code((const uint8_t*)codeAddr, (const uint8_t*)codeAddr + codeSize);
-  p.bytes(code.data(), code.size());
-  p.raw(pcs.data(), pcs.size());
-  // the constants section, where C2 puts a tableswitch's jump table (format 1.3); empty when unknown or implausible
-  uintptr_t cb = f.constsBegin;
-  bool consts = f.instsBegin && cb && cb > f.blob && cb <= f.instsBegin && f.instsBegin - cb <= kMaxConsts;
-  p.u64(consts ? cb : 0);
-  p.bytes(consts ? (const uint8_t*)cb : nullptr, consts ? f.instsBegin - cb : 0);
-  std::lock_guard<std::mutex> lk(a.codeMu);
-  auto it = a.nmethods.find(begin);
-  if (it != a.nmethods.end()) {
-    if (sameNmethod(it->second)) return;
-    // the earlier occupant's unload event has not arrived yet: close its life first so that each address
-    // names one nmethod at a time; its late CompiledMethodUnload is then ignored
-    unloadLocked(a, it);
-  }
-  // a load the ring dropped is not tracked: no patch or unload record may refer to a load the file lacks
-  if (!a.ring.commit(NMETHOD_LOAD, tReplaying ? FLAG_REPLAY : 0, p)) return;
-  LiveNmethod nm{mid, f.blob, f.compileId, f.blob != 0, std::move(code)};
-  a.nmethods[begin] = std::move(nm);
+  recordNmethodLoad(a, mid, begin, (uint32_t)codeSize, f, pcs, tReplaying);
   CALLBACK_GUARD_END("CompiledMethodLoad")
+}
+
+void scanNmethods(Agent& a) {
+  if (!a.scanNmethods) return;
+  auto heaps = a.layout.codeHeaps();
+  std::vector<uintptr_t> blobs;
+  a.layout.nmethodBlobs(heaps, &blobs);
+  PageCheck pages;
+  // the inlining of a big C2 method names the same few methods in thousands of frames: one lookup each
+  std::unordered_map<uintptr_t, uint32_t> ids;
+  std::unordered_map<uintptr_t, int> seen;  // new this scan: blob -> compile id
+  for (uintptr_t blob : blobs) {
+    NmethodFacts f;
+    // in use or not entrant (frames of it may still run); not while being built, not once dead
+    int state = a.layout.nmethodState(blob);
+    if (state < 0 || state > 2 || !a.layout.nmethodFacts(blob, &f) || !f.instsBegin || f.compileId < 0 || !f.method) continue;
+    const uintptr_t begin = f.instsBegin, end = a.layout.codeEnd(blob);
+    if (end <= begin || end - begin > (1u << 30)) continue;
+    {
+      std::lock_guard<std::mutex> lk(a.codeMu);
+      auto it = a.nmethods.find(begin);
+      if (it != a.nmethods.end() && it->second.compileId == f.compileId && it->second.blob == blob) continue;
+    }
+    // A block is named "nmethod" while its constructor still fills it in, and its state byte may then hold
+    // anything (fresh memory reads in_use): a new nmethod is read on the next scan that finds it unchanged
+    auto pending = a.scanPending.find(blob);
+    if (pending == a.scanPending.end() || pending->second != f.compileId) {
+      seen[blob] = f.compileId;
+      continue;
+    }
+    NmethodScopes sc;
+    if (!a.layout.nmethodScopes(blob, begin, &sc)) {
+      warnOnce("scan-scopes", "nmethods", "the debug info of some compiled methods could not be read: they are not recorded");
+      continue;
+    }
+    auto idOf = [&](uintptr_t m) {
+      auto it = ids.find(m);
+      if (it != ids.end()) return it->second;
+      uint32_t id = methodIdOfPtr(a, m, pages);
+      ids.emplace(m, id);
+      return id;
+    };
+    uint32_t mid = idOf(f.method);
+    bool named = mid != kNoMethod;
+    Payload pcs;
+    size_t arr = pcs.beginArray();
+    for (size_t i = 0, frame = 0; i < sc.pcs.size() && named; i++) {
+      pcs.u64(sc.pcs[i]);
+      size_t fr = pcs.beginArray();
+      for (uint32_t k = 0; k < sc.frameCounts[i]; k++, frame++) {
+        uint32_t id = idOf(sc.methods[frame]);
+        named = named && id != kNoMethod;
+        pcs.u32(id);
+        pcs.i32(sc.bcis[frame]);
+      }
+      pcs.endArray(fr, sc.frameCounts[i]);
+    }
+    pcs.endArray(arr, (uint32_t)sc.pcs.size());
+    if (!named) {
+      warnOnce("scan-names", "nmethods", "some compiled methods name methods that could not be read: they are not recorded");
+      continue;
+    }
+    // still the nmethod we read (it may have died meanwhile; its compile id is unique)
+    state = a.layout.nmethodState(blob);
+    NmethodFacts again;
+    if (state < 0 || state > 2 || !a.layout.nmethodFacts(blob, &again) || again.compileId != f.compileId) continue;
+    recordNmethodLoad(a, mid, begin, (uint32_t)(end - begin), f, pcs, tReplaying);
+  }
+  a.scanPending = std::move(seen);
 }
 
 void JNICALL onCompiledMethodUnload(jvmtiEnv*, jmethodID, const void* codeAddr) {
@@ -219,44 +361,68 @@ void scanPatches(Agent& a) {
   a.patchScans++;
   const uint64_t since = a.lastScanTsc;
   a.lastScanTsc = rdtsc();
-  for (auto it = a.nmethods.begin(); it != a.nmethods.end(); ++it) {
+  const bool diffs = a.opts.patchIntervalMs != 0;  // else only nmethods=scan's watch for dead nmethods
+  for (auto it = a.nmethods.begin(); it != a.nmethods.end();) {
     uintptr_t begin = it->first;
     LiveNmethod& nm = it->second;
-    if (!nm.watched) continue;
-    // still the same nmethod? (its code lies in committed code heap, the blob found at its code begin starts
-    // where it did, and it has the same compile id); if not, its memory was freed or reused: stop watching
-    if (!stillSameNmethod(a, begin, nm, heaps)) {
-      nm.watched = false;
+    if (!nm.watched) {
+      ++it;
       continue;
     }
-    diffAndRecord(a, begin, (const uint8_t*)begin, nm.bytes, since);
+    // still the same nmethod? (its code lies in committed code heap, the blob found at its code begin starts
+    // where it did, and it has the same compile id); if not, its memory was freed or reused: stop watching.
+    // nmethods=scan has no unload events: the nmethod's life ends when a scan finds it gone or dead
+    bool same = stillSameNmethod(a, begin, nm, heaps);
+    if (a.scanNmethods && (!same || a.layout.nmethodState(nm.blob) > 2)) {
+      auto dead = it++;
+      unloadLocked(a, dead, dead->second.seenTsc);
+      continue;
+    }
+    nm.seenTsc = a.lastScanTsc;
+    if (!same) {
+      nm.watched = false;
+      ++it;
+      continue;
+    }
+    if (diffs) diffAndRecord(a, begin, (const uint8_t*)begin, nm.bytes, since);
+    ++it;
   }
   // buffers live as long as the VM: no identity check needed
-  for (auto& [begin, seen] : a.mutableBlobs) diffAndRecord(a, begin, (const uint8_t*)begin, seen, since);
+  if (diffs)
+    for (auto& [begin, seen] : a.mutableBlobs) diffAndRecord(a, begin, (const uint8_t*)begin, seen, since);
 }
 
 // The watcher pauses at least this many times as long as its last scan took (1% of a core), at most kMaxPatchWaitMs.
 constexpr uint64_t kPatchScanShare = 100;
 constexpr uint64_t kMaxPatchWaitMs = 1000;
+constexpr uint64_t kScanIntervalMs = 50;
 
 void startPatchWatcher(Agent& a) {
-  if (a.opts.patchIntervalMs == 0 || !a.layoutOk) return;
+  if ((a.opts.patchIntervalMs == 0 && !a.scanNmethods) || !a.layoutOk) return;
   a.watcher = std::thread([&a] {
-    uint64_t waitMs = a.opts.patchIntervalMs;
+    const uint64_t intervalMs = a.opts.patchIntervalMs ? a.opts.patchIntervalMs : kScanIntervalMs;
+    // nmethods=scan looks for new nmethods every kScanIntervalMs (a walk of the heaps' block headers, cheap)
+    // however long the patch scans' pause has grown
+    const uint64_t wakeMs = a.scanNmethods ? std::min<uint64_t>(intervalMs, kScanIntervalMs) : intervalMs;
+    uint64_t patchWaitMs = intervalMs, nextPatchNs = monotonicNs() + intervalMs * 1000000ull;
     for (;;) {
       {
         std::unique_lock<std::mutex> lk(a.watcherMu);
-        a.watcherWake.wait_for(lk, std::chrono::milliseconds(waitMs), [&] { return a.stopWatcher; });
+        a.watcherWake.wait_for(lk, std::chrono::milliseconds(std::min(wakeMs, patchWaitMs)), [&] { return a.stopWatcher; });
         if (a.stopWatcher) return;
       }
       try {
         uint64_t t0 = monotonicNs();
-        scanPatches(a);
-        // a scan compares every live nmethod's bytes: with much compiled code that is milliseconds, so the
-        // pause grows to keep the watcher within 1% of a core (each CODE_PATCH says when the previous scan
-        // began, so a longer pause widens the window a decoder must allow, it does not mislead it)
-        uint64_t budget = (monotonicNs() - t0) * kPatchScanShare / 1000000ull;
-        waitMs = budget > a.opts.patchIntervalMs ? (budget < kMaxPatchWaitMs ? budget : kMaxPatchWaitMs) : a.opts.patchIntervalMs;
+        if (t0 >= nextPatchNs) {
+          scanPatches(a);
+          // a scan compares every live nmethod's bytes: with much compiled code that is milliseconds, so the
+          // pause grows to keep the watcher within 1% of a core (each CODE_PATCH says when the previous scan
+          // began, so a longer pause widens the window a decoder must allow, it does not mislead it)
+          uint64_t budget = (monotonicNs() - t0) * kPatchScanShare / 1000000ull;
+          patchWaitMs = budget > intervalMs ? (budget < kMaxPatchWaitMs ? budget : kMaxPatchWaitMs) : intervalMs;
+          nextPatchNs = monotonicNs() + patchWaitMs * 1000000ull;
+        }
+        scanNmethods(a);
       } catch (...) {
         warnOnce("patch-watcher", "patches", "internal error in the patch watcher: patches are no longer recorded");
         return;

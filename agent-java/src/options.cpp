@@ -45,6 +45,7 @@ bool parseOptions(const char* text, Options* o, std::string* error) {
     else if (key == "wait_ms") ok = parseUint(value, 600000, &n), o->waitMs = (uint32_t)n;
     else if (key == "patch_interval_ms") ok = parseUint(value, 3600000, &n), o->patchIntervalMs = (uint32_t)n;
     else if (key == "snapshot") ok = parseBool(value, &o->snapshot);
+    else if (key == "nmethods") ok = value == "scan" || value == "events" || value == "check", o->nmethods = value;
     else if (key == "runs") ok = parseBool(value, &o->runs);
     else if (key == "oracle") ok = parseBool(value, &o->oracle);
     else if (key == "classes") {
@@ -81,6 +82,11 @@ void printHelp() {
           "  patch_interval_ms=N     how often live compiled code is re-read for patches, at least (the pause grows\n"
           "                          to 100x the last scan's duration, at most 1 s); 0 disables (default 50)\n"
           "  snapshot=0|1            also record every live nmethod's bytes at VM death (default 0)\n"
+          "  nmethods=events|scan|check  how compiled methods are found (default events: JVMTI CompiledMethodLoad).\n"
+          "                          scan: the watcher reads new nmethods from the code heaps every 50 ms (the VM builds\n"
+          "                          no JVMTI compile info; sets DebugNonSafepoints; an nmethod living under ~100 ms is\n"
+          "                          missed; JVMs whose VMStructs lack a field it reads, e.g. 25, use events). check:\n"
+          "                          events, each compared with what a scan reads (a summary on stderr at exit)\n"
           "  runs=0|1                record which methods the VM says ran, at VM death (default 1)\n"
           "  classes=0|path|hook|early  how class files reach the trace (default path). path: no ClassFileLoadHook\n"
           "                          (the cheapest): classes are named, and analysis reads JDK classes from the\n"

@@ -30,7 +30,7 @@ const TypeDef kTypes[] = {
     {NMETHOD_LOAD, "NMETHOD_LOAD",
      "method:u32 code_begin:u64 code_size:u32 blob_begin:u64 insts_begin:u64 stub_begin:u64 entry:u64 verified_entry:u64 "
      "osr_entry:u64 compile_id:i32 level:i8 osr_bci:i32 code:bytes pcs:[pc:u64 frames:[method:u32 bci:i32]] consts_begin:u64 consts:bytes"},
-    {NMETHOD_UNLOAD, "NMETHOD_UNLOAD", "method:u32 code_begin:u64"},
+    {NMETHOD_UNLOAD, "NMETHOD_UNLOAD", "method:u32 code_begin:u64 last_seen:w64"},
     {CODE_PATCH, "CODE_PATCH", "code_begin:u64 address:u64 bytes:bytes since:w64"},
     {CODE_SNAPSHOT, "CODE_SNAPSHOT", "code_begin:u64 code:bytes"},
     {CLASS, "CLASS", "class_id:u32 loader:u32 source:u8 name:str bytes:bytes"},

@@ -31,7 +31,7 @@ enum RecordType : uint16_t {
 
 constexpr uint16_t FLAG_REPLAY = 1;
 constexpr uint16_t FORMAT_MAJOR = 1;
-constexpr uint16_t FORMAT_MINOR = 4;
+constexpr uint16_t FORMAT_MINOR = 5;
 constexpr size_t RECORD_HEADER_SIZE = 28;
 
 // The complete file header (magic, version, type table) as bytes.

@@ -235,6 +235,7 @@ bool VmLayout::resolve(const VMStructs& v) {
   blobSize_ = v.off("CodeBlob::_size");
   blobCodeBegin_ = v.off("CodeBlob::_code_begin");    // JDK 17
   blobCodeOffset_ = v.off("CodeBlob::_code_offset");  // JDK 25
+  blobCodeEnd_ = v.off("CodeBlob::_code_end");        // JDK 17
   blobKind_ = v.off("CodeBlob::_kind");               // JDK 25
   blobContentBegin_ = v.off("CodeBlob::_content_begin");    // JDK 17
   blobContentOffset_ = v.off("CodeBlob::_content_offset");  // JDK 25
@@ -281,6 +282,30 @@ bool VmLayout::resolve(const VMStructs& v) {
   // measured, a method called 1000 times reads 256 in its MethodCounters and 744 there on both
   long tenure = v.off("MethodData::_tenure_traps");
   if (tenure >= 16 && v.typeSize("InvocationCounter") == 4) mdoInvocation_ = tenure - 16;
+
+  nmState_ = v.off("nmethod::_state");
+  nmScopesDataBegin_ = v.off("CompiledMethod::_scopes_data_begin");  // 17 (25: in the immutable data)
+  nmMetadataOffset_ = v.off("nmethod::_metadata_offset");            // 17 (25: not in VMStructs)
+  nmScopesPcsOffset_ = v.off("nmethod::_scopes_pcs_offset");
+  nmDependenciesOffset_ = v.off("nmethod::_dependencies_offset");
+  pcDescSize_ = v.typeSize("PcDesc");
+  pcPcOffset_ = v.off("PcDesc::_pc_offset");
+  pcScopeOffset_ = v.off("PcDesc::_scope_decode_offset");
+  cmConstants_ = v.off("ConstMethod::_constants");
+  cmNameIndex_ = v.off("ConstMethod::_name_index");
+  cmSignatureIndex_ = v.off("ConstMethod::_signature_index");
+  methodAccessFlags_ = v.off("Method::_access_flags");
+  cpPoolHolder_ = v.off("ConstantPool::_pool_holder");
+  cpTags_ = v.off("ConstantPool::_tags");
+  cpLength_ = v.off("ConstantPool::_length");
+  cpSize_ = v.typeSize("ConstantPool");
+  arrayU1Data_ = v.off("Array<u1>::_data");
+  klassName_ = v.off("Klass::_name");
+  klassLoaderData_ = v.off("Klass::_class_loader_data");
+  cldMirrorHolder_ = v.off("ClassLoaderData::_has_class_mirror_holder");
+  symLength_ = v.off("Symbol::_length");
+  symBody_ = v.off("Symbol::_body");
+  if (!v.intConstant("InvocationEntryBci", &invocationEntryBci_)) invocationEntryBci_ = -1;
 
   flagsAddr_ = v.staticAddr("JVMFlag::flags");
   numFlagsAddr_ = v.staticAddr("JVMFlag::numFlags");
@@ -397,6 +422,142 @@ bool VmLayout::nmethodFacts(uintptr_t blob, NmethodFacts* f) const {
     f->entryBci = -1;  // InvocationEntryBci
     f->osrEntry = 0;   // only OSR nmethods have a meaningful OSR entry
   }
+  return true;
+}
+
+
+bool PageCheck::ok(uintptr_t p, size_t n) {
+  constexpr uintptr_t kPage = 4096;
+  if (!p) return false;
+  for (uintptr_t q = p & ~(kPage - 1); q < p + n; q += kPage) {
+    bool known = false;
+    for (uintptr_t g : good_)
+      if (g == q) {
+        known = true;
+        break;
+      }
+    if (known) continue;
+    if (!readable((const void*)q, 1)) return false;
+    if (good_.size() < 4096) good_.push_back(q);
+  }
+  return true;
+}
+
+bool VmLayout::nmethodScanKnown() const {
+  return heapsAddr_ && blobCodeEnd_ >= 0 && hbLength_ >= 0 && hbUsed_ >= 0 && heapBlockSize_ > 0 && blobSize_ >= 0 && blobCodeBegin_ >= 0 && nmMethod_ >= 0 &&
+         nmCompileId_ >= 0 && nmState_ >= 0 && nmScopesDataBegin_ >= 0 && nmMetadataOffset_ >= 0 && nmScopesPcsOffset_ >= 0 &&
+         nmDependenciesOffset_ >= 0 && pcDescSize_ > 0 && pcPcOffset_ >= 0 && pcScopeOffset_ >= 0 && methodConstMethod_ >= 0 &&
+         cmConstants_ >= 0 && cmNameIndex_ >= 0 && cmSignatureIndex_ >= 0 && methodAccessFlags_ >= 0 && cpPoolHolder_ >= 0 && cpTags_ >= 0 &&
+         cpLength_ >= 0 && cpSize_ > 0 && arrayU1Data_ >= 0 && klassName_ >= 0 && klassLoaderData_ >= 0 && symLength_ >= 0 && symBody_ >= 0;
+}
+
+void VmLayout::nmethodBlobs(const std::vector<CodeHeapRange>& heaps, std::vector<uintptr_t>* out) const {
+  for (const CodeHeapRange& h : heaps) {
+    uintptr_t block = h.low;
+    while (block + heapBlockSize_ <= h.committedHigh) {
+      uint64_t segments = hbLengthSize_ == 8 ? rd<uint64_t>(block, hbLength_) : rd<uint32_t>(block, hbLength_);
+      uint64_t size = segments << h.log2Segment;
+      if (segments == 0 || size > h.committedHigh - block) break;  // torn by a concurrent change: the next scan sees it
+      if (rd<bool>(block, hbUsed_) && isNmethod(block + heapBlockSize_)) out->push_back(block + heapBlockSize_);
+      block += size;
+    }
+  }
+}
+
+int VmLayout::nmethodState(uintptr_t blob) const { return nmState_ >= 0 ? rd<int8_t>(blob, nmState_) : -100; }
+
+namespace {
+// HotSpot's CompressedReadStream::read_int (JDK 17): one to five bytes; a byte below 192 ends the number, each
+// further byte adds its value shifted by 6 more bits.
+bool readCompressedInt(const uint8_t* p, size_t len, size_t* pos, int32_t* out) {
+  if (*pos >= len) return false;
+  uint32_t b = p[(*pos)++];
+  uint32_t sum = b;
+  for (int i = 1, shift = 6; b >= 192 && i <= 4; i++, shift += 6) {
+    if (*pos >= len) return false;
+    b = p[(*pos)++];
+    sum += b << shift;
+  }
+  *out = (int32_t)sum;
+  return true;
+}
+}  // namespace
+
+bool VmLayout::nmethodScopes(uintptr_t blob, uintptr_t instsBegin, NmethodScopes* out) const {
+  const uintptr_t end = blob + (uintptr_t)rd<int>(blob, blobSize_);
+  const uintptr_t sdBegin = rd<uintptr_t>(blob, nmScopesDataBegin_);
+  const uintptr_t pcsBegin = blob + rd<int>(blob, nmScopesPcsOffset_), pcsEnd = blob + rd<int>(blob, nmDependenciesOffset_);
+  const uintptr_t mdBegin = blob + rd<int>(blob, nmMetadataOffset_), mdEnd = sdBegin;
+  if (!(blob < mdBegin && mdBegin <= mdEnd && mdEnd <= pcsBegin && pcsBegin <= pcsEnd && pcsEnd <= end)) return false;
+  if ((pcsEnd - pcsBegin) % (uintptr_t)pcDescSize_ != 0 || (mdEnd - mdBegin) % sizeof(uintptr_t) != 0) return false;
+  const uint8_t* sd = (const uint8_t*)sdBegin;
+  const size_t sdLen = pcsBegin - sdBegin;
+  const uintptr_t* md = (const uintptr_t*)mdBegin;
+  const size_t mdCount = (mdEnd - mdBegin) / sizeof(uintptr_t);
+  for (uintptr_t p = pcsBegin; p < pcsEnd; p += pcDescSize_) {
+    int32_t scope = rd<int32_t>(p, pcScopeOffset_);
+    if (scope == 0) continue;  // DebugInformationRecorder::serialized_null: no scope (JVMTI skips these too)
+    uint32_t frames = 0;
+    for (int32_t off = scope; off != 0; frames++) {
+      int32_t sender = 0, index = 0, bci = 0;
+      size_t pos = (size_t)off;
+      if (off < 0 || (size_t)off >= sdLen || frames >= 256) return false;
+      if (!readCompressedInt(sd, sdLen, &pos, &sender) || !readCompressedInt(sd, sdLen, &pos, &index) || !readCompressedInt(sd, sdLen, &pos, &bci))
+        return false;
+      // metadata_at(index): 1-based, 0 is null
+      if (index <= 0 || (size_t)index > mdCount || !md[index - 1]) return false;
+      out->methods.push_back(md[index - 1]);
+      out->bcis.push_back(bci + (int32_t)invocationEntryBci_);
+      off = sender;
+    }
+    out->pcs.push_back(instsBegin + rd<int32_t>(p, pcPcOffset_));
+    out->frameCounts.push_back(frames);
+  }
+  return true;
+}
+
+uintptr_t VmLayout::constMethodOf(uintptr_t method) const { return rd<uintptr_t>(method, methodConstMethod_); }
+
+uintptr_t VmLayout::codeEnd(uintptr_t blob) const { return blobCodeEnd_ >= 0 ? rd<uintptr_t>(blob, blobCodeEnd_) : 0; }
+
+bool VmLayout::symbolText(uintptr_t symbol, PageCheck& pages, std::string* out) const {
+  if (!pages.ok(symbol, symBody_)) return false;
+  uint16_t len = rd<uint16_t>(symbol, symLength_);
+  if (!pages.ok(symbol + symBody_, len)) return false;
+  out->assign((const char*)(symbol + symBody_), len);
+  return true;
+}
+
+bool VmLayout::cpSymbol(uintptr_t cp, int index, PageCheck& pages, std::string* out) const {
+  int len = rd<int>(cp, cpLength_);
+  if (index <= 0 || index >= len) return false;
+  uintptr_t tags = rd<uintptr_t>(cp, cpTags_);
+  constexpr uint8_t kUtf8 = 1;  // JVM_CONSTANT_Utf8
+  if (!pages.ok(tags + arrayU1Data_ + index, 1) || rd<uint8_t>(tags, arrayU1Data_ + index) != kUtf8) return false;
+  uintptr_t slot = cp + cpSize_ + (uintptr_t)index * sizeof(uintptr_t);
+  if (!pages.ok(slot, sizeof(uintptr_t))) return false;
+  return symbolText(rd<uintptr_t>(slot, 0), pages, out);
+}
+
+bool VmLayout::methodNaming(uintptr_t method, PageCheck& pages, MethodNaming* m) const {
+  if (!pages.ok(method, methodAccessFlags_ + 4) || !pages.ok(method, methodConstMethod_ + sizeof(uintptr_t))) return false;
+  m->constMethod = rd<uintptr_t>(method, methodConstMethod_);
+  m->modifiers = rd<uint32_t>(method, methodAccessFlags_) & 0x1DFF;  // JVM_RECOGNIZED_METHOD_MODIFIERS, as GetMethodModifiers
+  long cmEnd = std::max(cmConstants_ + 8, std::max(cmNameIndex_, cmSignatureIndex_) + 2);
+  if (!pages.ok(m->constMethod, cmEnd)) return false;
+  uintptr_t cp = rd<uintptr_t>(m->constMethod, cmConstants_);
+  if (!pages.ok(cp, cpSize_)) return false;
+  m->holder = rd<uintptr_t>(cp, cpPoolHolder_);
+  if (!cpSymbol(cp, rd<uint16_t>(m->constMethod, cmNameIndex_), pages, &m->name) ||
+      !cpSymbol(cp, rd<uint16_t>(m->constMethod, cmSignatureIndex_), pages, &m->signature))
+    return false;
+  if (!pages.ok(m->holder, std::max(klassName_, klassLoaderData_) + 8)) return false;
+  if (!symbolText(rd<uintptr_t>(m->holder, klassName_), pages, &m->className)) return false;
+  // a hidden class's Symbol is "Foo+0x0000000800c01000"; JVMTI (and our CLASS records) print "Foo.0x..."
+  size_t plus = m->className.rfind("+0x");
+  if (plus != std::string::npos && m->className.find_first_not_of("0123456789abcdef", plus + 3) == std::string::npos) m->className[plus] = '.';
+  m->loaderData = rd<uintptr_t>(m->holder, klassLoaderData_);
+  m->ownLoaderData = cldMirrorHolder_ >= 0 && m->loaderData && pages.ok(m->loaderData + cldMirrorHolder_, 1) && rd<bool>(m->loaderData, cldMirrorHolder_);
   return true;
 }
 
@@ -525,6 +686,15 @@ std::string VmLayout::flag(const char* name) const {
     }
     default: return "";
   }
+}
+
+bool VmLayout::setBoolFlag(const char* name, bool value) const {
+  uintptr_t f = findFlag(name);
+  if (!f || !flagTypesKnown_ || rd<int>(f, flagType_) != TBool) return false;
+  uintptr_t addr = rd<uintptr_t>(f, flagAddr_);
+  if (!addr) return false;
+  *(volatile bool*)addr = value;
+  return true;
 }
 
 std::string VmLayout::heapName(const CodeHeapRange& h) const {

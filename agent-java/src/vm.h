@@ -59,6 +59,33 @@ struct NmethodFacts {
   int compileId = -1, level = -1, entryBci = -1;
 };
 
+// One nmethod's debug info as HotSpot keeps it: for each PcDesc with a scope, its pc and the chain of inlined
+// frames (innermost first) as Method* and bci (-1: the method's entry) -- what JVMTI's CompiledMethodLoad
+// compile info gives, read from the nmethod itself.
+struct NmethodScopes {
+  std::vector<uintptr_t> pcs;
+  std::vector<uint32_t> frameCounts;  // per pc
+  std::vector<uintptr_t> methods;     // flat, per frame
+  std::vector<int32_t> bcis;
+};
+
+// A Method* named from its ConstMethod's constant pool (Symbols) and its holder class.
+struct MethodNaming {
+  uintptr_t constMethod = 0, holder = 0, loaderData = 0;
+  bool ownLoaderData = false;  // the holder is a hidden class with a ClassLoaderData of its own
+  std::string className, name, signature;  // className as JVMTI prints it (hidden: "Foo$$Lambda.0x...")
+  uint32_t modifiers = 0;
+};
+
+// Readability of VM memory that may be freed while we read it (metadata of classes being unloaded), checked once
+// per page for as long as one instance lives (one scan): a page found readable is trusted until then.
+class PageCheck {
+ public:
+  bool ok(uintptr_t p, size_t n);
+ private:
+  std::vector<uintptr_t> good_;
+};
+
 struct Codelet {
   uintptr_t begin, end;
   int bytecode;
@@ -81,6 +108,22 @@ class VmLayout {
   uintptr_t findBlob(uintptr_t pc, const std::vector<CodeHeapRange>& heaps) const;
   bool isNmethod(uintptr_t blob) const;
   bool nmethodFacts(uintptr_t blob, NmethodFacts* out) const;
+
+  // Finding nmethods without JVMTI's CompiledMethodLoad (nmethods=scan): every used block of the code heaps
+  // that holds an nmethod, and what each holds. Only where VMStructs has every field these read (JDK 17; not 25,
+  // whose metadata offset it lacks).
+  bool nmethodScanKnown() const;
+  // The nmethod blobs in the heaps' used blocks (read while the VM changes them: a block that does not add up
+  // ends that heap's walk; callers check each blob again before trusting it).
+  void nmethodBlobs(const std::vector<CodeHeapRange>& heaps, std::vector<uintptr_t>* out) const;
+  // nmethod::_state: -1 not installed yet, 0 in use, 1 not used, 2 not entrant, above: dead; -100 unknown.
+  int nmethodState(uintptr_t blob) const;
+  // The nmethod's PcDescs with scopes and their inlined frames (false if anything does not add up).
+  bool nmethodScopes(uintptr_t blob, uintptr_t instsBegin, NmethodScopes* out) const;
+  bool methodNaming(uintptr_t method, PageCheck& pages, MethodNaming* out) const;
+  uintptr_t constMethodOf(uintptr_t method) const;
+  // CodeBlob::_code_end (17), 0 unknown
+  uintptr_t codeEnd(uintptr_t blob) const;
 
   // Interpreter
   bool codelets(std::vector<Codelet>* out, uintptr_t* bufferBegin, size_t* usedBytes) const;
@@ -113,6 +156,8 @@ class VmLayout {
 
   // A VM flag's value printed as text ("" if unknown).
   std::string flag(const char* name) const;
+  // Sets a bool VM flag (only before anything reads it: Agent_OnLoad); false if not found or not a bool.
+  bool setBoolFlag(const char* name, bool value) const;
 
  private:
   const VMStructs* vms_ = nullptr;
@@ -124,7 +169,7 @@ class VmLayout {
   long hbLength_ = -1, hbLengthSize_ = 0, hbUsed_ = -1, heapBlockSize_ = -1;
   // code blob
   long blobName_ = -1, blobSize_ = -1, blobCodeBegin_ = -1, blobCodeOffset_ = -1, blobKind_ = -1;
-  long blobContentBegin_ = -1, blobContentOffset_ = -1;
+  long blobContentBegin_ = -1, blobContentOffset_ = -1, blobCodeEnd_ = -1;
   // blob name pointers already checked: [0] names of other blobs, [1] names of nmethods (0: a free slot)
   mutable std::atomic<uintptr_t> nameVerdicts_[2][16] = {};
   long nmethodKind_ = -1;
@@ -138,6 +183,15 @@ class VmLayout {
   long threadOsThread_ = -1, osThreadId_ = -1, methodConstMethod_ = -1, constMethodMaxStack_ = -1, constMethodMaxLocals_ = -1;
   // method runs
   long constMethodCodeSize_ = -1, constMethodSize_ = -1;
+  // nmethod scanning (nmethods=scan)
+  long nmState_ = -1, nmScopesDataBegin_ = -1, nmMetadataOffset_ = -1, nmScopesPcsOffset_ = -1, nmDependenciesOffset_ = -1;
+  long pcDescSize_ = -1, pcPcOffset_ = -1, pcScopeOffset_ = -1;
+  long cmConstants_ = -1, cmNameIndex_ = -1, cmSignatureIndex_ = -1, methodAccessFlags_ = -1;
+  long cpPoolHolder_ = -1, cpTags_ = -1, cpLength_ = -1, cpSize_ = -1, arrayU1Data_ = -1;
+  long klassName_ = -1, klassLoaderData_ = -1, cldMirrorHolder_ = -1, symLength_ = -1, symBody_ = -1;
+  long invocationEntryBci_ = -1;
+  bool symbolText(uintptr_t symbol, PageCheck& pages, std::string* out) const;
+  bool cpSymbol(uintptr_t cp, int index, PageCheck& pages, std::string* out) const;
   long methodCounters_ = -1, methodData_ = -1, methodCode_ = -1, mcInvocation_ = -1, icCounter_ = -1, mdoInvocation_ = -1;
   // flags
   void* flagsAddr_ = nullptr;

@@ -177,7 +177,7 @@ function visit(model: TraceModel, live: Map<number, NmethodInfo>, r: TraceRecord
       model.unloads++;
       const nm = live.get(p.code_begin);
       if (nm) {
-        nm.unloadTsc = r.tsc;
+        nm.unloadTsc = p.last_seen ? (p.last_seen as bigint) : r.tsc;
         live.delete(p.code_begin);
       }
       break;

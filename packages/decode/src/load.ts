@@ -2,7 +2,7 @@
  * Builds what decoding needs from a trace directory's meta.jpt: the code image (with patch versions and
  * lifetimes), the interpreter's codelets and dispatch targets, methods, classes and threads.
  */
-import { FLAG_REPLAY, isRecord, MetaReader, PtSideband, readPtSideband, TraceRecord, type MethodRun, type MethodRunsRecord } from '@jportal/format';
+import { FLAG_REPLAY, isRecord, MetaReader, PtSideband, readPtSideband, TraceRecord, unloadTime, type MethodRun, type MethodRunsRecord } from '@jportal/format';
 import * as path from 'path';
 import { CodeImage, CodeSection, NmethodInfo, SectionKind } from './image';
 import { CLASS_PATH_SOURCE, featureOf, readNamedClasses, type VmClassSources } from './class-path';
@@ -163,7 +163,7 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
         let l = patches.get(r.payload.code_begin);
         if (!l) patches.set(r.payload.code_begin, (l = []));
         l.push({ tsc, address: r.payload.address, bytes: r.payload.bytes, since: r.payload.since === undefined ? undefined : Number(r.payload.since) });
-      } else if (isRecord(r, 'NMETHOD_UNLOAD')) unloads.push({ codeBegin: r.payload.code_begin, tsc, method: r.payload.method });
+      } else if (isRecord(r, 'NMETHOD_UNLOAD')) unloads.push({ codeBegin: r.payload.code_begin, tsc: unloadTime(r.payload, tsc), method: r.payload.method });
       else if (isRecord(r, 'METHOD_RUNS')) runLists.push(r.payload);
       else if (isRecord(r, 'METHOD'))
         methods.set(r.payload.method, { className: r.payload.class_name, name: r.payload.name, signature: r.payload.signature, classId: r.payload.class_id, loader: r.payload.loader });

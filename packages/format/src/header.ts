@@ -6,7 +6,7 @@ import { CANONICAL_LAYOUTS, REQUIRED_FIELDS, RECORD_NAMES, RecordType, RecordTyp
 
 export const MAGIC = Buffer.from('JPORTAL\0', 'latin1');
 export const FORMAT_MAJOR = 1;
-export const FORMAT_MINOR = 4;
+export const FORMAT_MINOR = 5;
 export const RECORD_HEADER_SIZE = 28;
 /** Fixed part of the file header before the type table. */
 export const FILE_HEADER_FIXED = 24;

@@ -39,7 +39,7 @@ export const CANONICAL_LAYOUTS: Record<RecordTypeName, string> = {
   CODE_BLOB: 'address:u64 size:u32 name:str code:bytes',
   NMETHOD_LOAD:
     'method:u32 code_begin:u64 code_size:u32 blob_begin:u64 insts_begin:u64 stub_begin:u64 entry:u64 verified_entry:u64 osr_entry:u64 compile_id:i32 level:i8 osr_bci:i32 code:bytes pcs:[pc:u64 frames:[method:u32 bci:i32]] consts_begin:u64 consts:bytes',
-  NMETHOD_UNLOAD: 'method:u32 code_begin:u64',
+  NMETHOD_UNLOAD: 'method:u32 code_begin:u64 last_seen:w64',
   CODE_PATCH: 'code_begin:u64 address:u64 bytes:bytes since:w64',
   CODE_SNAPSHOT: 'code_begin:u64 code:bytes',
   CLASS: 'class_id:u32 loader:u32 source:u8 name:str bytes:bytes',
@@ -57,9 +57,9 @@ export const CANONICAL_FIELDS: Record<RecordTypeName, LayoutField[]> = Object.fr
 /**
  * Fields appended to a canonical layout by a minor version, which files of an earlier minor version lack (their
  * payloads then have no such property): the number of trailing fields of each layout that a reader does not
- * require. 1.1 appended CODE_PATCH.since; 1.3 NMETHOD_LOAD.consts_begin and consts.
+ * require. 1.1 appended CODE_PATCH.since; 1.3 NMETHOD_LOAD.consts_begin and consts; 1.5 NMETHOD_UNLOAD.last_seen.
  */
-export const APPENDED_FIELDS: Partial<Record<RecordTypeName, number>> = { CODE_PATCH: 1, NMETHOD_LOAD: 2 };
+export const APPENDED_FIELDS: Partial<Record<RecordTypeName, number>> = { CODE_PATCH: 1, NMETHOD_LOAD: 2, NMETHOD_UNLOAD: 1 };
 
 /** The fields every file's layout of a type must start with (the canonical ones less those appended later). */
 export const REQUIRED_FIELDS: Record<RecordTypeName, LayoutField[]> = Object.fromEntries(
@@ -99,7 +99,12 @@ export interface NmethodLoad {
   /** since 1.3: the constants section's address (0 unknown) and bytes (C2's jump tables); absent in older files */
   consts_begin?: number; consts?: Uint8Array;
 }
-export interface NmethodUnload { method: number; code_begin: number }
+export interface NmethodUnload {
+  method: number; code_begin: number;
+  /** since 1.5: tsc of the last scan that found the nmethod alive when the agent found it dead by scanning (its
+   * code may have been replaced from then on), 0 when reported as it happened; absent in earlier files */
+  last_seen?: bigint;
+}
 export interface CodePatch { code_begin: number; address: number; bytes: Uint8Array; /** since 1.1: tsc when the scan before the one that saw the change began (absent in 1.0 files) */ since?: bigint }
 export interface CodeSnapshot { code_begin: number; code: Uint8Array }
 export interface ClassRec { class_id: number; loader: number; source: number; name: string; bytes: Uint8Array }
@@ -163,6 +168,11 @@ export type DispatchTableRecord = RecordOf<'DISPATCH_TABLE'>;
 export type CodeBlobRecord = RecordOf<'CODE_BLOB'>;
 export type NmethodLoadRecord = RecordOf<'NMETHOD_LOAD'>;
 export type NmethodUnloadRecord = RecordOf<'NMETHOD_UNLOAD'>;
+
+/** When an nmethod's life ended as far as a reader can tell: NMETHOD_UNLOAD.last_seen if set, else the record's tsc. */
+export function unloadTime(payload: NmethodUnload, recordTsc: number): number {
+  return payload.last_seen ? Number(payload.last_seen) : recordTsc;
+}
 export type CodePatchRecord = RecordOf<'CODE_PATCH'>;
 export type CodeSnapshotRecord = RecordOf<'CODE_SNAPSHOT'>;
 export type ClassRecord = RecordOf<'CLASS'>;

@@ -52,7 +52,7 @@ export function sampleTrace(extraTypes: TypeEntry[] = []): { writer: MetaWriter;
   });
   put('CODE_PATCH', { code_begin: nmBegin, address: nmBegin + 16, bytes: new Uint8Array([0xe9, 1, 2, 3, 4]), since: 0n });
   put('CODE_SNAPSHOT', { code_begin: nmBegin, code: new Uint8Array(64).fill(0x90) });
-  put('NMETHOD_UNLOAD', { method: 0, code_begin: nmBegin });
+  put('NMETHOD_UNLOAD', { method: 0, code_begin: nmBegin, last_seen: 0n });
   put('CLASS', { class_id: 0, loader: 0, source: 0, name: 'Hot', bytes: new Uint8Array([0xca, 0xfe, 0xba, 0xbe]) });
   put('METHOD_RUNS', { classes: [{ class_id: 0, methods: [{ name: 'run', signature: '(I)J', state: 5, invocations: 3, bytecodes: new Uint8Array([0x2a, 0xcc, 0, 4, 0xad]) }] }] });
   put('THREAD_START', { os_tid: 4321, java_tid: 1, daemon: 0, name: 'main ✓' }, 1);

@@ -41,7 +41,7 @@ describe('writer', () => {
     const hdr = Buffer.alloc(24 + 2 + 4 + name.length + 4 + layout.length);
     hdr.write('JPORTAL\0', 0, 'latin1');
     hdr.writeUInt16LE(1, 8);
-    hdr.writeUInt16LE(4, 10); // minor version 1.4
+    hdr.writeUInt16LE(5, 10); // minor version 1.5
     hdr.writeUInt32LE(hdr.length, 12);
     hdr.writeUInt32LE(1, 20);
     hdr.writeUInt16LE(7, 24);
