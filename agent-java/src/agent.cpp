@@ -184,13 +184,7 @@ void JNICALL onVMDeath(jvmtiEnv*, JNIEnv* jni) {
   if (a.dead.exchange(true)) return;
   stopPatchWatcher(a);
   if (a.opts.patchIntervalMs != 0 || a.scanNmethods) scanPatches(a);  // what changed since the last scan
-  // and what was compiled since (nmethods=scan): a new nmethod is recorded by the second scan that finds it
-  // unchanged (scanNmethods), so a second scan shortly after
-  if (a.scanNmethods) {
-    scanNmethods(a);
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    scanNmethods(a);
-  }
+  scanNmethods(a);  // and what was compiled since (nmethods=scan)
   if (a.opts.snapshot) recordSnapshots(a);
   recordMethodRuns(a, jni);
   recordCalibration(a, kFinalWaitMs);

@@ -90,9 +90,6 @@ struct Agent {
   uint64_t patchScans = 0;
   uint64_t lastScanTsc = 0;  // when the last patch scan began (under codeMu)
   bool scanNmethods = false;  // nmethods=scan in effect (VMStructs allow it): no CompiledMethodLoad events
-  // nmethods found by the last scan and not recorded yet (blob -> compile id); only the scanning thread uses it
-  // (VMInit's thread, then the watcher, then VMDeath's once the watcher stopped)
-  std::unordered_map<uintptr_t, int> scanPending;
   // nmethods=check: what the comparison found
   std::atomic<uint64_t> checkNmethods{0}, checkPcs{0}, checkFrames{0}, checkDiffer{0}, checkMethods{0}, checkNamesDiffer{0}, checkUnreadable{0};
 

@@ -83,6 +83,8 @@ void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* add
 namespace {
 // A constants section longer than this is not recorded (C2's are a few hundred bytes; a bad VMStructs read is not)
 constexpr uintptr_t kMaxConsts = 1 << 20;
+// nmethods=scan: how long a new nmethod must stay the same before it is read (see scanNmethods)
+constexpr int kScanSettleMs = 1;
 
 // Writes NMETHOD_UNLOAD for the nmethod at `begin` (caller holds codeMu) and stops watching it. `lastSeen`: the tsc
 // of the last scan that found it alive (nmethods=scan, format 1.5), 0 when the unload is reported as it happens.
@@ -266,41 +268,45 @@ void scanNmethods(Agent& a) {
   auto heaps = a.layout.codeHeaps();
   std::vector<uintptr_t> blobs;
   a.layout.nmethodBlobs(heaps, &blobs);
+  // in use, not used or not entrant (frames of it may still run); not while being built, not once dead
+  auto factsOf = [&](uintptr_t blob, NmethodFacts* f) {
+    int state = a.layout.nmethodState(blob);
+    return state >= 0 && state <= 2 && a.layout.nmethodFacts(blob, f) && f->instsBegin && f->compileId >= 0 && f->method;
+  };
+  std::vector<std::pair<uintptr_t, NmethodFacts>> fresh;
+  for (uintptr_t blob : blobs) {
+    NmethodFacts f;
+    if (!factsOf(blob, &f)) continue;
+    std::lock_guard<std::mutex> lk(a.codeMu);
+    auto it = a.nmethods.find(f.instsBegin);
+    if (it == a.nmethods.end() || it->second.compileId != f.compileId || it->second.blob != blob) fresh.emplace_back(blob, f);
+  }
+  if (fresh.empty()) return;
+  // A block is named "nmethod" from the start of its constructor, and until the constructor marks it not
+  // installed its state byte holds whatever the memory held (fresh memory reads "in use"): a new nmethod is read
+  // only if it is still the same a moment later (an installed nmethod's compile id, method and code begin
+  // never change)
+  std::this_thread::sleep_for(std::chrono::milliseconds(kScanSettleMs));
   PageCheck pages;
   // the inlining of a big C2 method names the same few methods in thousands of frames: one lookup each
   std::unordered_map<uintptr_t, uint32_t> ids;
-  std::unordered_map<uintptr_t, int> seen;  // new this scan: blob -> compile id
-  for (uintptr_t blob : blobs) {
-    NmethodFacts f;
-    // in use or not entrant (frames of it may still run); not while being built, not once dead
-    int state = a.layout.nmethodState(blob);
-    if (state < 0 || state > 2 || !a.layout.nmethodFacts(blob, &f) || !f.instsBegin || f.compileId < 0 || !f.method) continue;
+  auto idOf = [&](uintptr_t m) {
+    auto it = ids.find(m);
+    if (it != ids.end()) return it->second;
+    uint32_t id = methodIdOfPtr(a, m, pages);
+    ids.emplace(m, id);
+    return id;
+  };
+  for (const auto& [blob, f] : fresh) {
+    NmethodFacts now;
+    if (!factsOf(blob, &now) || now.compileId != f.compileId || now.method != f.method || now.instsBegin != f.instsBegin) continue;
     const uintptr_t begin = f.instsBegin, end = a.layout.codeEnd(blob);
     if (end <= begin || end - begin > (1u << 30)) continue;
-    {
-      std::lock_guard<std::mutex> lk(a.codeMu);
-      auto it = a.nmethods.find(begin);
-      if (it != a.nmethods.end() && it->second.compileId == f.compileId && it->second.blob == blob) continue;
-    }
-    // A block is named "nmethod" while its constructor still fills it in, and its state byte may then hold
-    // anything (fresh memory reads in_use): a new nmethod is read on the next scan that finds it unchanged
-    auto pending = a.scanPending.find(blob);
-    if (pending == a.scanPending.end() || pending->second != f.compileId) {
-      seen[blob] = f.compileId;
-      continue;
-    }
     NmethodScopes sc;
     if (!a.layout.nmethodScopes(blob, begin, &sc)) {
       warnOnce("scan-scopes", "nmethods", "the debug info of some compiled methods could not be read: they are not recorded");
       continue;
     }
-    auto idOf = [&](uintptr_t m) {
-      auto it = ids.find(m);
-      if (it != ids.end()) return it->second;
-      uint32_t id = methodIdOfPtr(a, m, pages);
-      ids.emplace(m, id);
-      return id;
-    };
     uint32_t mid = idOf(f.method);
     bool named = mid != kNoMethod;
     Payload pcs;
@@ -322,12 +328,9 @@ void scanNmethods(Agent& a) {
       continue;
     }
     // still the nmethod we read (it may have died meanwhile; its compile id is unique)
-    state = a.layout.nmethodState(blob);
-    NmethodFacts again;
-    if (state < 0 || state > 2 || !a.layout.nmethodFacts(blob, &again) || again.compileId != f.compileId) continue;
+    if (!factsOf(blob, &now) || now.compileId != f.compileId) continue;
     recordNmethodLoad(a, mid, begin, (uint32_t)(end - begin), f, pcs, tReplaying);
   }
-  a.scanPending = std::move(seen);
 }
 
 void JNICALL onCompiledMethodUnload(jvmtiEnv*, jmethodID, const void* codeAddr) {
@@ -395,7 +398,7 @@ void scanPatches(Agent& a) {
 // The watcher pauses at least this many times as long as its last scan took (1% of a core), at most kMaxPatchWaitMs.
 constexpr uint64_t kPatchScanShare = 100;
 constexpr uint64_t kMaxPatchWaitMs = 1000;
-constexpr uint64_t kScanIntervalMs = 50;
+constexpr uint64_t kScanIntervalMs = 20;
 
 void startPatchWatcher(Agent& a) {
   if ((a.opts.patchIntervalMs == 0 && !a.scanNmethods) || !a.layoutOk) return;

@@ -17,11 +17,11 @@ struct Options {
   uint32_t patchIntervalMs = 50;
   bool snapshot = false;
   bool runs = true;
-  // how compiled methods are found: events (the default: JVMTI CompiledMethodLoad/Unload), scan (where VMStructs
-  // allow: the patch watcher walks the code heaps and reads each new nmethod's debug info itself, so the VM builds
-  // no JVMTI compile info; an nmethod that lives less than about two scan intervals is missed), check (events, each
+  // how compiled methods are found: scan (the default where VMStructs allow: the watcher walks the code heaps every
+  // 20 ms and reads each new nmethod's debug info itself, so the VM builds no JVMTI compile info; an nmethod that
+  // lives less than a scan interval is missed), events (JVMTI CompiledMethodLoad/Unload), check (events, each
   // compared against what a scan reads; a summary at exit)
-  std::string nmethods = "events";            // METHOD_RUNS at VM death (runs.cpp)
+  std::string nmethods = "scan";            // METHOD_RUNS at VM death (runs.cpp)
   bool classes = true;
   // classes=path (the default): no ClassFileLoadHook at all, which is what costs (HotSpot reads every CDS-archived
   // class's file to post it); classes are named with where their bytes are (runtime image, class path), and only
