@@ -68,6 +68,7 @@ struct Agent {
   // id once a class name tied to one loader has shown it
   std::unordered_map<std::string, std::vector<std::pair<uint32_t, uint32_t>>> classesByName;
   std::unordered_map<uintptr_t, uint32_t> loaderDataIds;
+  std::set<uint32_t> loadersWithData;  // loader ids whose ClassLoaderData a prepared class showed
   uint32_t nextClassId = 0;
   // loader ids: JVMTI object tags; loaders met while tagging is unavailable are remembered by weak reference
   std::mutex loaderMu;
@@ -90,6 +91,9 @@ struct Agent {
   uint64_t patchScans = 0;
   uint64_t lastScanTsc = 0;  // when the last patch scan began (under codeMu)
   bool scanNmethods = false;  // nmethods=scan in effect (VMStructs allow it): no CompiledMethodLoad events
+  // nmethods=scan: blobs already recorded -> their compile id; only the scanning thread uses it (VMInit's, then
+  // the watcher, then VMDeath's once the watcher stopped)
+  std::unordered_map<uintptr_t, int> scanKnown;
   // nmethods=check: what the comparison found
   std::atomic<uint64_t> checkNmethods{0}, checkPcs{0}, checkFrames{0}, checkDiffer{0}, checkMethods{0}, checkNamesDiffer{0}, checkUnreadable{0};
 

@@ -327,6 +327,28 @@ void recordImageClasses(Agent& a, JNIEnv* jni) {
   }
 }
 
+// nmethods=scan names a compiled method's class by (loader, name): the first class prepared for each loader id
+// ties that loader's ClassLoaderData to it (through one of its methods' Method*), so that a ClassLoaderData freed
+// with its loader and reused by a new one is not taken for the old loader. Once per loader id (GetClassMethods on
+// one class); a class without methods leaves it to the next. Not for a hidden class's own ClassLoaderData.
+static void learnLoaderData(Agent& a, jclass cls, uint32_t lid) {
+  if (lid == 0xFFFFFFFF) return;
+  {
+    std::lock_guard<std::mutex> lk(a.classMu);
+    if (a.loadersWithData.count(lid)) return;
+  }
+  jint n = 0;
+  JvmtiPtr<jmethodID> ms(a.jvmti);
+  if (a.jvmti->GetClassMethods(cls, &n, &ms.p) != JVMTI_ERROR_NONE || n <= 0 || !ms.p[0]) return;
+  PageCheck pages;
+  bool own = false;
+  uintptr_t cld = a.layout.loaderDataOf(*(const uintptr_t*)ms.p[0], pages, &own);
+  if (!cld || own) return;
+  std::lock_guard<std::mutex> lk(a.classMu);
+  a.loaderDataIds[cld] = lid;
+  a.loadersWithData.insert(lid);
+}
+
 // Every class is recorded once it is prepared (classes=path), or with classes=hook the hidden classes
 // (LambdaForms, lambdas' proxies), which never reach ClassFileLoadHook: interpreted code runs in them all the
 // same, so they must not wait until compiled code inlines them.
@@ -342,7 +364,9 @@ void JNICALL onClassPrepare(jvmtiEnv* j, JNIEnv* jni, jthread, jclass cls) {
   jobject loader = nullptr;
   j->GetClassLoader(cls, &loader);
   LocalRef loaderRef{jni, loader};
-  recordClass(a, jni, cls, loader, loaderId(a, jni, loader), className);
+  uint32_t lid = loaderId(a, jni, loader);
+  recordClass(a, jni, cls, loader, lid, className);
+  if (a.scanNmethods) learnLoaderData(a, cls, lid);
   CALLBACK_GUARD_END("ClassPrepare")
 }
 

@@ -130,8 +130,9 @@ void recordNmethodLoad(Agent& a, uint32_t mid, uintptr_t begin, uint32_t codeSiz
   if (it != a.nmethods.end()) {
     if (sameNmethod(it->second)) return;
     // the earlier occupant's unload has not been seen yet: close its life first so that each address names one
-    // nmethod at a time; its late CompiledMethodUnload is then ignored
-    unloadLocked(a, it);
+    // nmethod at a time; its late CompiledMethodUnload is then ignored (nmethods=scan: it ended after the last
+    // scan that saw it)
+    unloadLocked(a, it, a.scanNmethods ? it->second.seenTsc : 0);
   }
   // a load the ring dropped is not tracked: no patch or unload record may refer to a load the file lacks
   if (!a.ring.commit(NMETHOD_LOAD, replay ? FLAG_REPLAY : 0, p)) return;
@@ -274,12 +275,26 @@ void scanNmethods(Agent& a) {
     return state >= 0 && state <= 2 && a.layout.nmethodFacts(blob, f) && f->instsBegin && f->compileId >= 0 && f->method;
   };
   std::vector<std::pair<uintptr_t, NmethodFacts>> fresh;
+  // nmethods recorded before: the same blob with the same compile id (compile ids are unique), one read each
+  auto& known = a.scanKnown;
   for (uintptr_t blob : blobs) {
+    auto k = known.find(blob);
+    if (k != known.end() && k->second == a.layout.nmethodCompileId(blob)) continue;
     NmethodFacts f;
     if (!factsOf(blob, &f)) continue;
     std::lock_guard<std::mutex> lk(a.codeMu);
     auto it = a.nmethods.find(f.instsBegin);
     if (it == a.nmethods.end() || it->second.compileId != f.compileId || it->second.blob != blob) fresh.emplace_back(blob, f);
+    else known[blob] = f.compileId;
+  }
+  if (known.size() > 4096 && known.size() > 2 * blobs.size()) {
+    // forget blocks freed since (a stale entry only costs a map slot: a compile id never comes back)
+    std::unordered_map<uintptr_t, int> live;
+    for (uintptr_t blob : blobs) {
+      auto k = known.find(blob);
+      if (k != known.end()) live.insert(*k);
+    }
+    known.swap(live);
   }
   if (fresh.empty()) return;
   // A block is named "nmethod" from the start of its constructor, and until the constructor marks it not
@@ -330,6 +345,7 @@ void scanNmethods(Agent& a) {
     // still the nmethod we read (it may have died meanwhile; its compile id is unique)
     if (!factsOf(blob, &now) || now.compileId != f.compileId) continue;
     recordNmethodLoad(a, mid, begin, (uint32_t)(end - begin), f, pcs, tReplaying);
+    known[blob] = f.compileId;
   }
 }
 
@@ -398,7 +414,7 @@ void scanPatches(Agent& a) {
 // The watcher pauses at least this many times as long as its last scan took (1% of a core), at most kMaxPatchWaitMs.
 constexpr uint64_t kPatchScanShare = 100;
 constexpr uint64_t kMaxPatchWaitMs = 1000;
-constexpr uint64_t kScanIntervalMs = 20;
+constexpr uint64_t kScanIntervalMs = 50;
 
 void startPatchWatcher(Agent& a) {
   if ((a.opts.patchIntervalMs == 0 && !a.scanNmethods) || !a.layoutOk) return;

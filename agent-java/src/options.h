@@ -18,7 +18,7 @@ struct Options {
   bool snapshot = false;
   bool runs = true;
   // how compiled methods are found: scan (the default where VMStructs allow: the watcher walks the code heaps every
-  // 20 ms and reads each new nmethod's debug info itself, so the VM builds no JVMTI compile info; an nmethod that
+  // 50 ms and reads each new nmethod's debug info itself, so the VM builds no JVMTI compile info; an nmethod that
   // lives less than a scan interval is missed), events (JVMTI CompiledMethodLoad/Unload), check (events, each
   // compared against what a scan reads; a summary at exit)
   std::string nmethods = "scan";            // METHOD_RUNS at VM death (runs.cpp)

@@ -464,6 +464,8 @@ void VmLayout::nmethodBlobs(const std::vector<CodeHeapRange>& heaps, std::vector
   }
 }
 
+int VmLayout::nmethodCompileId(uintptr_t blob) const { return nmCompileId_ >= 0 ? rd<int>(blob, nmCompileId_) : -1; }
+
 int VmLayout::nmethodState(uintptr_t blob) const { return nmState_ >= 0 ? rd<int8_t>(blob, nmState_) : -100; }
 
 namespace {
@@ -537,6 +539,21 @@ bool VmLayout::cpSymbol(uintptr_t cp, int index, PageCheck& pages, std::string* 
   uintptr_t slot = cp + cpSize_ + (uintptr_t)index * sizeof(uintptr_t);
   if (!pages.ok(slot, sizeof(uintptr_t))) return false;
   return symbolText(rd<uintptr_t>(slot, 0), pages, out);
+}
+
+uintptr_t VmLayout::loaderDataOf(uintptr_t method, PageCheck& pages, bool* own) const {
+  *own = false;
+  if (methodConstMethod_ < 0 || cmConstants_ < 0 || cpPoolHolder_ < 0 || klassLoaderData_ < 0) return 0;
+  if (!pages.ok(method + methodConstMethod_, sizeof(uintptr_t))) return 0;
+  uintptr_t cm = rd<uintptr_t>(method, methodConstMethod_);
+  if (!pages.ok(cm + cmConstants_, sizeof(uintptr_t))) return 0;
+  uintptr_t cp = rd<uintptr_t>(cm, cmConstants_);
+  if (!pages.ok(cp + cpPoolHolder_, sizeof(uintptr_t))) return 0;
+  uintptr_t holder = rd<uintptr_t>(cp, cpPoolHolder_);
+  if (!pages.ok(holder + klassLoaderData_, sizeof(uintptr_t))) return 0;
+  uintptr_t cld = rd<uintptr_t>(holder, klassLoaderData_);
+  *own = cld && cldMirrorHolder_ >= 0 && pages.ok(cld + cldMirrorHolder_, 1) && rd<bool>(cld, cldMirrorHolder_);
+  return cld;
 }
 
 bool VmLayout::methodNaming(uintptr_t method, PageCheck& pages, MethodNaming* m) const {

@@ -118,10 +118,13 @@ class VmLayout {
   void nmethodBlobs(const std::vector<CodeHeapRange>& heaps, std::vector<uintptr_t>* out) const;
   // nmethod::_state: -1 not installed yet, 0 in use, 1 not used, 2 not entrant, above: dead; -100 unknown.
   int nmethodState(uintptr_t blob) const;
+  int nmethodCompileId(uintptr_t blob) const;
   // The nmethod's PcDescs with scopes and their inlined frames (false if anything does not add up).
   bool nmethodScopes(uintptr_t blob, uintptr_t instsBegin, NmethodScopes* out) const;
   bool methodNaming(uintptr_t method, PageCheck& pages, MethodNaming* out) const;
   uintptr_t constMethodOf(uintptr_t method) const;
+  // The ClassLoaderData of a Method*'s class (0 if unreadable); *own: a hidden class's own
+  uintptr_t loaderDataOf(uintptr_t method, PageCheck& pages, bool* own) const;
   // CodeBlob::_code_end (17), 0 unknown
   uintptr_t codeEnd(uintptr_t blob) const;
 
