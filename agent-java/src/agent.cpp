@@ -270,7 +270,7 @@ jint start(JavaVM* vm, char* optionText) {
     if (debugEnabled()) log(LogLevel::Info, "nmethods", "this JVM's VMStructs lack what nmethods=scan reads: compiled methods come from JVMTI events");
 
   jvmtiCapabilities want{};
-  want.can_generate_compiled_method_load_events = 1;
+  want.can_generate_compiled_method_load_events = a->scanNmethods ? 0 : 1;  // nmethods=scan: no events
   want.can_get_bytecodes = 1;
   want.can_get_constant_pool = 1;
   want.can_tag_objects = 1;
