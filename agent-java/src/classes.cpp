@@ -377,6 +377,20 @@ void sendMethodLocked(Agent& a, uint32_t id, const Payload& p) {
   else if (a.ring.running()) a.unsentMethods[id].assign(p.data(), p.data() + p.size());
 }
 
+// The METHOD record of a method given id `id` just now (caller holds methodMu).
+void sendNewMethodLocked(Agent& a, uint32_t id, uint32_t classId, uint32_t lid, const std::string& className, const std::string& name,
+                         const std::string& signature, uint32_t modifiers) {
+  Payload p;
+  p.u32(id);
+  p.u32(classId);
+  p.u32(lid);
+  p.str(className);
+  p.str(name);
+  p.str(signature);
+  p.u32(modifiers);
+  sendMethodLocked(a, id, p);
+}
+
 uint32_t knownMethodLocked(Agent& a, uint32_t id) {
   auto u = a.unsentMethods.find(id);
   if (u != a.unsentMethods.end()) {
@@ -427,15 +441,7 @@ uint32_t methodId(Agent& a, jmethodID m) {
   if (it != a.methodIds.end()) return knownMethodLocked(a, it->second);
   uint32_t id = a.nextMethodId++;
   a.methodIds[m] = id;
-  Payload p;
-  p.u32(id);
-  p.u32(classId);
-  p.u32(lid);
-  p.str(className);
-  p.str(name.p ? name.p : "");
-  p.str(sig.p ? sig.p : "");
-  p.u32((uint32_t)mods);
-  sendMethodLocked(a, id, p);
+  sendNewMethodLocked(a, id, classId, lid, className, name.p ? name.p : "", sig.p ? sig.p : "", (uint32_t)mods);
   return id;
 }
 
@@ -474,15 +480,7 @@ uint32_t methodIdOfPtr(Agent& a, uintptr_t method, PageCheck& pages) {
   if (it != a.methodPtrIds.end() && it->second.second == n.constMethod) return knownMethodLocked(a, it->second.first);
   uint32_t id = a.nextMethodId++;
   a.methodPtrIds[method] = {id, n.constMethod};
-  Payload p;
-  p.u32(id);
-  p.u32(classId);
-  p.u32(lid);
-  p.str(n.className);
-  p.str(n.name);
-  p.str(n.signature);
-  p.u32(n.modifiers);
-  sendMethodLocked(a, id, p);
+  sendNewMethodLocked(a, id, classId, lid, n.className, n.name, n.signature, n.modifiers);
   return id;
 }
 
