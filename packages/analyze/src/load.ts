@@ -11,6 +11,7 @@ import { recoverGaps, RecoveryStats } from '@jportal/recover';
 import { attributeOrphans, cfgFromModel, checkAndRepair, OrphanContext, shortestPathBetween, OrphanReport, ReconstructReport } from '@jportal/reconstruct';
 import { Analysis, AnalysisMethod, Kind, Origin, ThreadEvents, Tier, WindowedAnalysis } from './model';
 import { EventSpill } from './spill';
+import { referenceEvents, referenceThreadOf } from './reference';
 
 export interface TraceLoadOptions {
   /** OS tids to analyze (default all) */
@@ -28,6 +29,11 @@ export interface TraceLoadOptions {
   classpath?: string[];
   /** leave out events before the JVM's live phase (VMInit), as ground truth cannot see them (default false) */
   fromVmStart?: boolean;
+  /**
+   * another recording of the same program, decoded and refined without recovery: recovery may copy from its
+   * thread of the same name too (./reference.ts)
+   */
+  reference?: DecodedTrace;
   /** progress callback per decoded thread */
   onThread?: (name: string, done: number, total: number) => void;
 }
@@ -102,6 +108,11 @@ export interface RefineOptions {
   reconstruct?: boolean;
   /** fill PT-loss gaps (default true) */
   recover?: boolean;
+  /**
+   * another recording of the same program, decoded and refined with `recover: false`: gaps may be filled from its
+   * thread of the same name as well (@jportal/recover's `reference`; ./reference.ts)
+   */
+  reference?: DecodedTrace;
 }
 
 /** What the steps after decoding did, per thread of the decoded trace (same order); undefined: step not run. */
@@ -145,6 +156,20 @@ class ThreadRefiner {
     this.cfgOf = opts.reconstruct === false ? undefined : cfgFromModel(model);
   }
 
+  /** the reference recording's events of the thread's namesake, in this model's method ids (kept per thread) */
+  private referenceFor(thread?: { name: string; tid?: number }): EventStream | undefined {
+    const ref = this.opts.reference;
+    if (!ref || !thread) return undefined;
+    const key = `${thread.name}\u0000${thread.tid ?? ''}`;
+    if (!this.references.has(key)) {
+      const rt = referenceThreadOf(ref, this.model, thread);
+      this.references.set(key, rt ? referenceEvents(ref, rt, this.model, this.referenceIds) : undefined);
+    }
+    return this.references.get(key);
+  }
+  private readonly references = new Map<string, EventStream | undefined>();
+  private readonly referenceIds = new Map<number, number>();
+
   refine(t: DecodedThread, out: RefineReport): void {
     const r = this.refineEvents(t.events, t);
     t.events = r.events;
@@ -177,7 +202,8 @@ class ThreadRefiner {
       // and the stretches the capture saw the thread off the CPU (a gap's time is the thread's own time only)
       if (thread?.tid !== undefined) pauses.push(...offCpuOf(this.model, thread.tid));
       this.vmWork ??= vmWorkOf(this.model);
-      const r = recoverGaps(out.events, { inPlace: true, fallback: this.fallback, pauses, vmWork: this.vmWork });
+      const reference = this.referenceFor(thread);
+      const r = recoverGaps(out.events, { inPlace: true, fallback: this.fallback, pauses, vmWork: this.vmWork, reference });
       out.events = r.events;
       out.recovery = r.stats;
     }

@@ -88,7 +88,18 @@ export interface RecoveryOptions {
    * worth of memory is added at a time; the stream returned is then the one given
    */
   inPlace?: boolean;
+  /**
+   * Events of the same thread in another recording of the same program, in this stream's method ids (see
+   * @jportal/analyze's referenceEvents): what a gap lost may have run there with the same context, where it ran
+   * once in this thread (start-up: the launcher's class-path work, the first call of each bootstrap method). Its
+   * occurrences are candidates like this thread's own (nearer ones come first, so this thread's own are taken where
+   * they fit as well); its gaps are not filled; its TSCs are its own run's, used only for durations within it.
+   */
+  reference?: EventStream;
 }
+
+/** GapReason-like value of the gap recovery puts between a thread's events and its reference's (never filled). */
+const REFERENCE_BOUNDARY = 255;
 
 export interface RecoveryStats {
   gaps: number;
@@ -224,6 +235,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
 
   // nothing to fill: the input itself (no copy: a loss-free thread of 100 M events is gigabytes)
   if (!hasGap(input, reasons)) return { events: input, stats, fills };
+  if (opts.reference && opts.reference.length > 0) return recoverWithReference(input, opts.reference, opts);
   const bc = BytecodeView.of(input, reasons, K);
   // (let: the big columns are let go before the output is made)
   let { key, op, seg } = bc;
@@ -908,6 +920,39 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     aux: pick(0),
   });
   return { events: out, stats, fills };
+}
+
+/**
+ * recoverGaps with a reference: the thread's events, a boundary gap, then the reference's (its gaps made boundaries
+ * too, so only the thread's own are filled) are recovered as one stream, and the result is cut at the boundary. The
+ * thread's events come first, so the fills' gap indexes are the input's.
+ */
+function recoverWithReference(input: EventStream, reference: EventStream, opts: RecoveryOptions): { events: EventStream; stats: RecoveryStats; fills: GapFill[] } {
+  const n = input.length;
+  const both = new EventStream(n + 1 + reference.length);
+  both.appendStream(input);
+  both.push(GAP, 0, -1, REFERENCE_BOUNDARY, -1, n > 0 ? input.tsc[n - 1] : 0, n > 0 ? input.tsc[n - 1] : 0);
+  const from = both.length;
+  both.appendStream(reference);
+  for (let i = from; i < both.length; i++) if (both.kind[i] === GAP) both.bci[i] = REFERENCE_BOUNDARY;
+  const r = recoverGaps(both, { ...opts, reference: undefined, inPlace: true });
+  // every event recovery adds lies before the boundary
+  const end = n + r.stats.events;
+  if (r.events.kind[end] !== GAP || r.events.bci[end] !== REFERENCE_BOUNDARY) throw new Error(`recover: the reference boundary is not at event ${end} after recovery`);
+  const out = r.events;
+  out.length = end;
+  out.trim();
+  if (!opts.inPlace) return { events: out, stats: r.stats, fills: r.fills };
+  // the stream given, holding the result
+  input.kind = out.kind;
+  input.source = out.source;
+  input.method = out.method;
+  input.bci = out.bci;
+  input.opcode = out.opcode;
+  input.tsc = out.tsc;
+  input.aux = out.aux;
+  input.length = end;
+  return { events: input, stats: r.stats, fills: r.fills };
 }
 
 /** Pauses as sorted [from, to) pairs with overlapping or touching ones joined. */

@@ -684,3 +684,61 @@ describe('recovery of gaps from matching context', () => {
     expect(Number(t2 - t1)).toBeLessThan(Number(t1 - t0) * 400);
   });
 });
+
+describe('recovery from another recording of the same program (reference)', () => {
+  /** start-up: 600 steps of code run once (each (method, bci) unique), then a loop */
+  const program = () => {
+    const steps: (number | string)[][] = [];
+    for (let b = 0; b < 600; b++) steps.push([5 + (b >> 7), b & 127]);
+    steps.push(...run(40));
+    return steps;
+  };
+  /** the same events as `stream`, with every tsc moved (another run's clock) */
+  const later = (s: EventStream, dt: number) => {
+    for (let i = 0; i < s.length; i++) {
+      s.tsc[i] += dt;
+      if (s.kind[i] === GAP) s.aux[i] += dt;
+    }
+    return s;
+  };
+
+  test('start-up lost in this run is filled from where the other run ran it; the reference adds nothing else and keeps its own gaps', () => {
+    const steps = program();
+    const whole = stream(steps);
+    const holed = stream(steps, [[250, 300]]);
+    // alone: start-up ran once, nothing to copy it from (at most a guess matched on opcodes alone, which is wrong)
+    const alone = recoverGaps(holed.clone());
+    expect(alone.stats.recovered).toBe(alone.stats.opcodesOnly);
+    expect(bytecodes(alone.events)).not.toEqual(bytecodes(whole));
+    // the other run lost part of its loop, not its start-up
+    const reference = later(stream(steps, [[700, 760]]), 1e7);
+    const { events, stats, fills } = recoverGaps(holed.clone(), { reference });
+    expect(stats).toMatchObject({ gaps: 1, recovered: 1 });
+    expect(fills[0].how).toBe('context');
+    expect(bytecodes(events)).toEqual(bytecodes(whole));
+    // only this thread's events and the fill: nothing of the reference is left behind, its gap is not filled
+    expect(events.length).toBe(holed.length + stats.events);
+    let gaps = 0;
+    for (let i = 0; i < events.length; i++) {
+      if (events.kind[i] === GAP) gaps++;
+      expect(events.tsc[i]).toBeLessThan(1e7);
+    }
+    expect(gaps).toBe(1);
+    // in place: the stream given holds the result
+    const mine = holed.clone();
+    const r = recoverGaps(mine, { reference, inPlace: true });
+    expect(r.events).toBe(mine);
+    expect(bytecodes(mine)).toEqual(bytecodes(whole));
+  });
+
+  test("this thread's own occurrences come first: a loop gap is filled from the same run", () => {
+    const steps = program();
+    const holed = stream(steps, [[900, 930]]);
+    // a reference whose loop body differs in one bci: copies from it would show 1@7
+    const other = program().map((x) => (x[0] === 1 && x[1] === 8 ? [1, 7] : x));
+    const reference = later(stream(other), 1e7);
+    const { events, stats } = recoverGaps(holed, { reference });
+    expect(stats.recovered).toBe(1);
+    expect(fillsByGap(events)[0]).not.toContain('1@7');
+  });
+});

@@ -1,0 +1,59 @@
+/**
+ * Another recording of the same program as a source of fills (@jportal/recover's `reference`). Code that runs once
+ * per run (the launcher's class-path work, each bootstrap method's first call, class initializers) has nothing to
+ * be copied from in its own thread when PT loses it; a second recording loses other stretches, and its thread of
+ * the same name ran the same start-up. Its events are put in this trace's method ids, by class (hidden classes'
+ * run-specific address suffix left out), method name and descriptor; a method only the reference names gets an id
+ * of its own in this trace's model.
+ */
+import { EventStream, type DecodedThread, type DecodedTrace, type JvmModel } from '@jportal/decode';
+import { runIndependentClassName } from '@jportal/oracle';
+
+const keyOf = (m: { className: string; name: string; signature: string }): string => `${runIndependentClassName(m.className)}.${m.name}${m.signature}`;
+
+/** The reference's thread that pairs with this trace's thread: the same name, the same place among namesakes. */
+export function referenceThreadOf(reference: DecodedTrace, model: JvmModel, thread: { name: string; tid?: number }): DecodedThread | undefined {
+  const namesakes = reference.threads.filter((t) => t.name === thread.name);
+  if (namesakes.length <= 1 || thread.tid === undefined) return namesakes[0];
+  const own = model.threads.filter((t) => t.name === thread.name);
+  const k = own.findIndex((t) => t.osTid === thread.tid);
+  return namesakes[Math.max(0, k)];
+}
+
+/**
+ * The reference thread's events with their methods in `model`'s ids (a copy; bytecodes of methods neither names
+ * stay unnamed, -1). `ids` caches the mapping between calls for one reference and model.
+ */
+export function referenceEvents(reference: DecodedTrace, refThread: DecodedThread, model: JvmModel, ids = new Map<number, number>()): EventStream {
+  let byKey: Map<string, number> | undefined;
+  let next = 0;
+  const idOf = (m: number): number => {
+    if (m < 0) return m;
+    let id = ids.get(m);
+    if (id !== undefined) return id;
+    const info = reference.model.methods.get(m);
+    if (!info) id = -1;
+    else {
+      if (!byKey) {
+        byKey = new Map();
+        for (const [k, mi] of model.methods) {
+          const key = keyOf(mi);
+          if (!byKey.has(key)) byKey.set(key, k);
+          next = Math.max(next, k + 1);
+        }
+      }
+      const key = keyOf(info);
+      id = byKey.get(key);
+      if (id === undefined) {
+        id = next++;
+        model.methods.set(id, { ...info });
+        byKey.set(key, id);
+      }
+    }
+    ids.set(m, id);
+    return id;
+  };
+  const e = refThread.events.clone();
+  for (let i = 0; i < e.length; i++) e.method[i] = idOf(e.method[i]);
+  return e;
+}
