@@ -2,7 +2,7 @@
 // The accuracy table for the examples, as `jportal accuracy` measures it: each example recorded under the PT
 // emulator at about 0%, 10%, 25% and 50% lost data, its ground truth recorded once by single-stepping, and the
 // paper's rows per thread. Writes docs/accuracy.md (with the commands that made it). Slow: minutes per example.
-// Usage: node test/accuracy/run.js [--loss 0,10,25,50] [--seeds 1,2,3] [--keep DIR] [NAME...]
+// Usage: node test/accuracy/run.js [--loss 0,10,25,50] [--seeds 1,2,3] [--reference] [--keep DIR] [NAME...]
 // With several seeds of the emulator's loss model, each example is recorded once per seed; the tables are the first
 // seed's, and a table of the spread over the seeds (mean, lowest and highest) follows each.
 'use strict';
@@ -27,6 +27,9 @@ const li = args.indexOf('--loss');
 const loss = li >= 0 ? args.splice(li, 2)[1] : '0,10,25,50';
 const ki = args.indexOf('--keep');
 const keep = ki >= 0 ? path.resolve(args.splice(ki, 2)[1]) : undefined;
+// --reference: each lossy setting is recorded again with another seed, and measured with it as recovery's reference
+const ri = args.indexOf('--reference');
+const reference = ri >= 0 && args.splice(ri, 1).length > 0;
 const si = args.indexOf('--seeds');
 const seeds = si >= 0 ? args.splice(si, 2)[1].split(',').map(Number) : [1];
 if (seeds.length === 0 || seeds.some((x) => !Number.isInteger(x))) {
@@ -71,6 +74,7 @@ for (const name of names) {
   const runs = [];
   for (const seed of seeds) {
     const extra = seed === seeds[0] ? ['--md', md] : [];
+    if (reference) extra.push('--reference');
     // (--keep: the recordings and the oracle, to look into a cell afterwards)
     if (keep) extra.push('--out', path.join(keep, `${name.replace(/[^A-Za-z0-9]+/g, '-').replace(/-$/, '')}-seed${seed}`));
     const r = spawnSync(process.execPath, [CLI, 'accuracy', '--loss', loss, '--seed', String(seed), '--json', ...extra, '--', 'java', ...cases[name]], {

@@ -153,13 +153,15 @@ export async function main(argv: string[]): Promise<number> {
       (y) =>
         y
           .usage('$0 accuracy [--loss 0,10,25,50] [--md FILE] -- java ARGS...')
-          .option('loss', { type: 'string', default: '0,10,25,50', describe: 'comma-separated loss settings: presets 0, 10, 25, 50 (calibrated on examples/switches) or BUFFER:RATE' })
+          .option('loss', { type: 'string', default: '0,10,25,50', describe: "comma-separated loss settings: presets 0, 10, 25, 50 (percent of the busiest thread's instructions lost, reached by calibration) or BUFFER:RATE (as given)" })
           .option('seed', { type: 'number', default: 1, describe: 'seed of the emulator loss model' })
           .option('out', { alias: 'o', type: 'string', describe: 'keep the traces and the oracle in this directory (default: a temporary one, removed)' })
           .option('thread', { type: 'string', array: true, describe: 'only threads with these names' })
           .option('min-bytecodes', { type: 'number', default: 1000, describe: 'leave out threads whose truth has fewer bytecodes' })
           .option('md', { type: 'string', describe: 'also write the table as markdown to this file (e.g. docs/accuracy.md)' })
           .option('recover', { type: 'boolean', default: true, describe: 'fill gaps with recovered events (--no-recover: decoded events only)' })
+          .option('calibrate', { type: 'boolean', default: true, describe: "re-record a preset at other drain rates until the busiest thread lost about the preset's share (--no-calibrate: the preset's rate as is)" })
+          .option('reference', { type: 'boolean', default: false, describe: 'also record each lossy setting again with another seed and measure the first recording with the second as recovery\'s reference (rows "L +ref")' })
           .option('json', { type: 'boolean', describe: 'print the rows as JSON on stdout' }),
       async (a) => {
         code = await runAccuracy({
@@ -172,6 +174,8 @@ export async function main(argv: string[]): Promise<number> {
           md: a.md,
           json: a.json,
           recover: a.recover,
+          calibrate: a.calibrate,
+          reference: a.reference,
         });
       },
     )
@@ -183,6 +187,7 @@ export async function main(argv: string[]): Promise<number> {
           .positional('dir', { type: 'string', demandOption: true, describe: 'trace directory' })
           .option('out', { alias: 'o', type: 'string', describe: 'report directory (default DIR/report)' })
           .option('classpath', { type: 'string', array: true, describe: 'class directories or jars for classes the trace has no bytes of (agent classes=0)' })
+          .option('reference', { type: 'string', describe: 'another recording (trace directory) of the same program: gaps may be filled from what its namesake threads ran (start-up runs once per run)' })
           .option('sources', { type: 'string', array: true, describe: 'Java source roots: coverage as HTML source pages' })
           .option('extent', { type: 'string', describe: "calling-context tree of only this method's dynamic extent (Class.method or pkg.Class.method(desc))" })
           .option('recover', { type: 'boolean', default: true, describe: 'fill gaps PT lost from matching context (--no-recover: leave them)' })
@@ -196,6 +201,7 @@ export async function main(argv: string[]): Promise<number> {
           dir: a.dir as string,
           out: a.out,
           classpath: a.classpath?.map(String),
+          reference: a.reference,
           sources: a.sources?.map(String),
           extent: a.extent,
           recover: a.recover,

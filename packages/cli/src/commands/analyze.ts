@@ -6,8 +6,8 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { analyzeWindowEvents, EventWindow, loadTraceWindows, PartResult, PROFILE_PARTS, Profiled, WalkPass, WindowedTraceAnalysis, writeProfiles } from '@jportal/analyze';
-import { DecodeError } from '@jportal/decode';
+import { analyzeWindowEvents, EventWindow, loadTraceWindows, PartResult, PROFILE_PARTS, Profiled, WalkPass, WindowedTraceAnalysis, writeProfiles, refineDecoded } from '@jportal/analyze';
+import { decodeTrace, DecodeError, type DecodedTrace } from '@jportal/decode';
 import { CliError, ExitCode } from '../exit';
 import { stderrLogger } from '../log';
 import { Progress } from '../progress';
@@ -16,6 +16,8 @@ export interface AnalyzeCommandOptions {
   dir: string;
   out?: string;
   classpath?: string[];
+  /** another recording of the same program: recovery may fill gaps from its threads too */
+  reference?: string;
   sources?: string[];
   extent?: string;
   recover?: boolean;
@@ -41,6 +43,19 @@ export async function runAnalyze(o: AnalyzeCommandOptions): Promise<number> {
   const progress = new Progress(!!o.json);
   const t0 = Date.now();
 
+  let reference: DecodedTrace | undefined;
+  if (o.reference !== undefined) {
+    if (!fs.existsSync(path.join(o.reference, 'meta.jpt'))) throw new CliError(`analyze: --reference ${path.join(o.reference, 'meta.jpt')}: missing (not a jportal trace directory)`, ExitCode.BadInput);
+    log.info(`analyze: decoding the reference recording ${o.reference}`);
+    try {
+      reference = decodeTrace(o.reference);
+    } catch (e) {
+      if (e instanceof DecodeError) throw new CliError(`analyze: --reference: ${e.message}`, e.exitCode as ExitCode);
+      throw e;
+    }
+    // as this trace is, but without recovery (copies of copies are not evidence)
+    refineDecoded(reference, { recover: false });
+  }
   progress.start('decoding', 0, ' threads');
   let started = false;
   let a: WindowedTraceAnalysis;
@@ -54,6 +69,7 @@ export async function runAnalyze(o: AnalyzeCommandOptions): Promise<number> {
       recover: o.recover,
       reconstruct: o.reconstruct,
       classpath: o.classpath,
+      reference,
       onThread: (name, done, total) => {
         if (!started) progress.start('decoding', total, ' threads');
         started = true;
