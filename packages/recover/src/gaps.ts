@@ -935,7 +935,7 @@ function recoverWithReference(input: EventStream, reference: EventStream, opts: 
   const from = both.length;
   both.appendStream(reference);
   for (let i = from; i < both.length; i++) if (both.kind[i] === GAP) both.bci[i] = REFERENCE_BOUNDARY;
-  const r = recoverGaps(both, { ...opts, reference: undefined, inPlace: true });
+  const r = recoverGaps(both, { ...opts, reasons: (opts.reasons ?? [0]).filter((x) => x !== REFERENCE_BOUNDARY), reference: undefined, inPlace: true });
   // every event recovery adds lies before the boundary
   const end = n + r.stats.events;
   if (r.events.kind[end] !== GAP || r.events.bci[end] !== REFERENCE_BOUNDARY) throw new Error(`recover: the reference boundary is not at event ${end} after recovery`);
