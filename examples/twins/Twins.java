@@ -226,6 +226,46 @@ public class Twins {
     }
   }
 
+  // Switch cases that differ only in which constant they read, run while their class is being initialized (its
+  // initializer touches a table whose initializer calls of() for each constant, twice): the VM keeps a static field
+  // of a class being initialized unresolved, so every getstatic there runs the slow path, at every case (h2's
+  // IntervalQualifier.valueOf, called from TypeInfo's initializer).
+  static class Unit {
+    static final Unit A = new Unit();
+    static final Unit B = new Unit();
+    static final Unit C = new Unit();
+    static final Unit D = new Unit();
+
+    static Unit of(int k) {
+      switch (k) {
+        case 0:
+          return A;
+        case 1:
+          return B;
+        case 2:
+          return C;
+        case 3:
+          return D;
+        default:
+          return null;
+      }
+    }
+
+    static {
+      UnitTable.touch();
+    }
+  }
+
+  static class UnitTable {
+    static final Unit[] ALL = new Unit[8];
+
+    static {
+      for (int k = 0; k < 8; k++) ALL[k] = Unit.of(k % 4);
+    }
+
+    static void touch() {}
+  }
+
   // (ifs, not a switch: PT shows which way an if went, but all of a switch's cases here start with the same opcodes)
   static Plugin fresh(int k) {
     if (k == 0) return new P1();
@@ -265,6 +305,6 @@ public class Twins {
     for (int r = 3; r < rounds; r++) doubled += s1.v();
     Acc acc = new Acc(rounds);
     for (int r = 0; r < rounds; r++) doubled += acc.arm(2);
-    System.out.println("sum " + sum + " names " + names + " doubled " + doubled + " " + (second != null));
+    System.out.println("sum " + sum + " names " + names + " doubled " + doubled + " " + (second != null) + " " + (Unit.D == UnitTable.ALL[3]));
   }
 }

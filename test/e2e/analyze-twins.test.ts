@@ -142,6 +142,18 @@ maybe('twin methods (same opcodes, reached by reflection and interface calls)', 
     expect(only(doublerCounts(trace))).toEqual(only(doublerCounts(truth)));
   }, 900_000);
 
+  test('of switch cases that differ only in which constant they read, run while their class is initialized, those run least go first', async () => {
+    // Unit.of(k % 4) for k = 0..7, from UnitTable's initializer, which Unit's runs: the VM keeps Unit's static
+    // fields unresolved meanwhile, so every getstatic runs the slow path, and Unit's initializer read each constant
+    // first. The first case was named every time before
+    // (the oracle sees nothing inside a static initializer the VM runs, so the truth is the program's: each case twice)
+    const fx = analyzeFixture('twins');
+    const trace = await loadTraceAnalysis(fx.trace, { fromVmStart: true, recover: false });
+    expect(runsOf(trace, 'Twins$Unit')?.get('of(I)LTwins$Unit;')?.invocations).toBe(8);
+    const cases = [32, 36, 40, 44].flatMap((bci) => [[bci, 2], [bci + 3, 2]]); // getstatic; areturn
+    expect(bcisOf(trace, 'Twins$Unit.of(')).toEqual([[0, 8], [1, 8], ...cases]);
+  }, 900_000);
+
   test('of switch cases that differ only in a constant, one whose getfield the VM never rewrote did not run (METHOD_RUNS)', async () => {
     // Acc.arm(2) runs 20 times; cases 0-3 are `aload_0; getfield base; bipush N; iadd; ireturn`. The case first in
     // order (0) was named before; at VM death only case 2's getfield is rewritten
