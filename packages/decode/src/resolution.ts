@@ -12,7 +12,7 @@
  * The VM leaves some entries unresolved on purpose, and then the slow path runs again:
  * - a put of a final field (its cache entry gets no put bytecode): puts say nothing when they run slow again;
  * - a static field of a class being initialized (by this thread: its static initializer and what it calls):
- *   getstatic running slow again is only weak evidence, and only at the bytecode that ran slow before (counted);
+ *   getstatic running slow again is only weak evidence (more at the bytecode that ran slow before, counted);
  * - resolution that threw (a NoSuchFieldError a switch map catches).
  * Seen resolved once, an entry stays resolved: a slow path after that is impossible (STRONG).
  *
@@ -180,13 +180,14 @@ export class ResolvedEntries {
     if (seen & SEEN_RESOLVED) return STRONG;
     if (seen === 0) return 0;
     const op = this.methods[mi].code![bci];
-    // a getstatic of a class being initialized runs slow every time: weak evidence only where this very bytecode
-    // ran slow before, the more the more often (the entry is shared with the class's other getstatics of the
-    // constant: its static initializer's, which run first, say nothing of this one); so of switch cases that differ
-    // only in which constant they read, run during the class's initialization, those run least go first (h2's
-    // IntervalQualifier.valueOf, called for each of its 13 constants twice from TypeInfo's initializer while
-    // IntervalQualifier's runs: the first case had been named every time, 12 lines only JaCoCo covered)
-    if (op === GETSTATIC) return Math.min(this.slowGets.get(mi * 65536 + bci) ?? 0, MEDIUM - 1) * WEAK;
+    // a getstatic of a class being initialized runs slow every time: weak evidence, and more where this very
+    // bytecode ran slow before, the more the more often (the entry is shared with the class's other getstatics of
+    // the constant: its static initializer's, which run first, may have marked every case's entry); so of switch
+    // cases that differ only in which constant they read, run during the class's initialization, those run least
+    // go first (h2's IntervalQualifier.valueOf, called for each of its 13 constants twice from TypeInfo's
+    // initializer while IntervalQualifier's runs: the first case had been named every time, 12 lines only JaCoCo
+    // covered)
+    if (op === GETSTATIC) return WEAK + Math.min(this.slowGets.get(mi * 65536 + bci) ?? 0, MEDIUM - 2) * WEAK;
     return op === PUTFIELD || op === PUTSTATIC ? 0 : MEDIUM;
   }
 }
