@@ -245,9 +245,8 @@ public class Twins {
         case 2:
           return C;
         case 3:
-          return D;
         default:
-          return null;
+          return D;
       }
     }
 
@@ -256,11 +255,14 @@ public class Twins {
     }
   }
 
-  static class UnitTable {
-    static final Unit[] ALL = new Unit[8];
+  // (an interface: no constructor line that never runs; calling its static method initializes it)
+  interface UnitTable {
+    Unit[] ALL = fill();
 
-    static {
-      for (int k = 0; k < 8; k++) ALL[k] = Unit.of(k % 4);
+    static Unit[] fill() {
+      Unit[] all = new Unit[8];
+      for (int k = 0; k < 8; k++) all[k] = Unit.of(k % 4);
+      return all;
     }
 
     static void touch() {}
