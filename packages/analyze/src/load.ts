@@ -110,7 +110,8 @@ export interface RefineOptions {
   recover?: boolean;
   /**
    * another recording of the same program, decoded and refined with `recover: false`: gaps may be filled from its
-   * thread of the same name as well (@jportal/recover's `reference`; ./reference.ts)
+   * thread of the same name as well (@jportal/recover's `reference`; ./reference.ts). Methods only the reference
+   * names are added to the decoded trace's model (new ids), so that the profiles can name what was copied from it.
    */
   reference?: DecodedTrace;
 }

@@ -23,6 +23,10 @@ export function referenceThreadOf(reference: DecodedTrace, model: JvmModel, thre
 /**
  * The reference thread's events with their methods in `model`'s ids (a copy; bytecodes of methods neither names
  * stay unnamed, -1). `ids` caches the mapping between calls for one reference and model.
+ *
+ * Side effect, on purpose: a method only the reference names is added to `model.methods` under a new id (after the
+ * largest), so that what recovery copies from it can be named by the profiles. Refinement with a reference therefore
+ * grows the model it is given; the ids the trace already used do not change.
  */
 export function referenceEvents(reference: DecodedTrace, refThread: DecodedThread, model: JvmModel, ids = new Map<number, number>()): EventStream {
   let byKey: Map<string, number> | undefined;
