@@ -83,6 +83,7 @@ ${body.join('\n')}
 `;
 }
 write(path.join('fop', 'short.fo'), fo(3, 7));
+write(path.join('fop', 'medium.fo'), fo(12, 7));
 write(path.join('fop', 'full.fo'), fo(150, 7));
 
 // ---- h2: a schema with indexes on every joined column, data from SYSTEM_RANGE, joins and aggregates ----------
@@ -116,6 +117,7 @@ SELECT C.REGION_ID, MAX(C.BALANCE), MIN(C.BALANCE) FROM CUSTOMER C WHERE EXISTS 
 `;
 }
 write(path.join('h2', 'short.sql'), sql(400, 2));
+write(path.join('h2', 'medium.sql'), sql(1200, 2));
 write(path.join('h2', 'full.sql'), sql(20000, 5));
 // start-up cost: the same tool connecting and running one statement
 write(path.join('h2', 'startup.sql'), 'SELECT 1;\n');
@@ -131,6 +133,7 @@ function corpus(dir, files, wordsPerFile, seed) {
   }
 }
 corpus(path.join('luindex', 'short'), 40, 400, 11);
+corpus(path.join('luindex', 'medium'), 200, 400, 11);
 corpus(path.join('luindex', 'full'), 20000, 600, 11);
 corpus(path.join('luindex', 'startup'), 1, 12, 11); // start-up cost: one tiny document
 

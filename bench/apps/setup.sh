@@ -55,4 +55,4 @@ if [ ! -f "$sunflow/RenderScene.class" ] || [ "$here/sunflow/RenderScene.java" -
 fi
 
 touch "$inputs/.ready"
-say "ready: node packages/cli/dist/bin.js bench apps [--only NAME] [--size short|full]"
+say "ready: node packages/cli/dist/bin.js bench apps [--only NAME] [--size short|medium|full]"

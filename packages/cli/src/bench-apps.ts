@@ -1,6 +1,8 @@
 /**
  * The real-application suite of `jportal bench apps` (issue 8): Debian's packages of the programs behind the
- * DaCapo benchmarks batik, fop, h2, jython, luindex and sunflow, each with a short and a full workload over the
+ * DaCapo benchmarks batik, fop, h2, jython, luindex and sunflow, each with a short, a medium and a full workload
+ * (medium: a few times short's work, still analyzable whole here; the growth of analyze is measured short -> medium)
+ * over the
  * inputs bench/apps/setup.sh prepares (bench/apps/inputs). Classpaths name the jars Debian installs (found with
  * `dpkg -L`); the Debian launcher scripts are bypassed so that the JVM is started directly (the emulator needs the
  * java binary itself).
@@ -8,8 +10,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
-export type AppSize = 'short' | 'full';
-export const APP_SIZES: readonly AppSize[] = ['short', 'full'];
+export type AppSize = 'short' | 'medium' | 'full';
+export const APP_SIZES: readonly AppSize[] = ['short', 'medium', 'full'];
 
 export interface AppContext {
   /** bench/apps/inputs */
@@ -53,7 +55,7 @@ export const APPS: AppDef[] = [
     jvmArgs: ['-Djava.awt.headless=true'],
     args: (size, c) => [
       '-scriptSecurityOff', '-d', c.scratch,
-      ...(size === 'full' ? ['-w', '4000'] : []),
+      ...(size === 'full' ? ['-w', '4000'] : size === 'medium' ? ['-w', '1200'] : []),
       ...['shapes.svg', 'chart.svg', 'tiles.svg'].map((f) => path.join(c.inputs, 'batik', f)),
     ],
     startupArgs: (c) => ['-scriptSecurityOff', '-d', c.scratch, '-w', '16', path.join(c.inputs, 'batik', 'chart.svg')],
@@ -69,7 +71,7 @@ export const APPS: AppDef[] = [
     jvmArgs: ['-Djava.awt.headless=true', '-Dorg.apache.commons.logging.Log=org.apache.commons.logging.impl.NoOpLog'],
     args: (size, c) => ['-q', '-fo', path.join(c.inputs, 'fop', `${size}.fo`), '-pdf', path.join(c.scratch, 'out.pdf')],
     startupArgs: () => ['-version'],
-    inputs: ['fop/short.fo', 'fop/full.fo'],
+    inputs: ['fop/short.fo', 'fop/medium.fo', 'fop/full.fo'],
   },
   {
     name: 'h2',
@@ -81,7 +83,7 @@ export const APPS: AppDef[] = [
     jvmArgs: [],
     args: (size, c) => ['-url', 'jdbc:h2:mem:bench', '-user', 'sa', '-script', path.join(c.inputs, 'h2', `${size}.sql`)],
     startupArgs: (c) => ['-url', 'jdbc:h2:mem:bench', '-user', 'sa', '-script', path.join(c.inputs, 'h2', 'startup.sql')],
-    inputs: ['h2/short.sql', 'h2/full.sql', 'h2/startup.sql'],
+    inputs: ['h2/short.sql', 'h2/medium.sql', 'h2/full.sql', 'h2/startup.sql'],
   },
   {
     name: 'jython',
@@ -92,7 +94,7 @@ export const APPS: AppDef[] = [
     main: 'org.python.util.jython',
     // no site import (2 s of start-up that runs no benchmark code); no package cache written
     jvmArgs: ['-Dpython.home=/usr/share/jython', '-Dpython.cachedir.skip=true', '-Dpython.import.site=false'],
-    args: (size, c) => [path.join(c.inputs, 'jython', 'bench.py'), size === 'full' ? '80' : '1'],
+    args: (size, c) => [path.join(c.inputs, 'jython', 'bench.py'), size === 'full' ? '80' : size === 'medium' ? '3' : '1'],
     startupArgs: (c) => [path.join(c.inputs, 'jython', 'bench.py'), '0'],
     inputs: ['jython/bench.py'],
   },
@@ -106,12 +108,12 @@ export const APPS: AppDef[] = [
     jvmArgs: [],
     args: (size, c) => ['-index', path.join(c.scratch, 'index'), '-docs', path.join(c.inputs, 'luindex', size)],
     startupArgs: (c) => ['-index', path.join(c.scratch, 'index'), '-docs', path.join(c.inputs, 'luindex', 'startup')],
-    inputs: ['luindex/short', 'luindex/full', 'luindex/startup'],
+    inputs: ['luindex/short', 'luindex/medium', 'luindex/full', 'luindex/startup'],
   },
   {
     name: 'sunflow',
     what:
-      'ray tracer (Sunflow 0.07.2): full, its built-in benchmark scene at 256x256, checked against a reference image; short, a smaller scene of the same kinds of objects at 32x32 (bench/apps/sunflow/RenderScene.java) (DaCapo sunflow)',
+      'ray tracer (Sunflow 0.07.2): full, its built-in benchmark scene at 256x256, checked against a reference image; short and medium, a smaller scene of the same kinds of objects at 32x32 and 48x48 (bench/apps/sunflow/RenderScene.java) (DaCapo sunflow)',
     packages: ['libsunflow-java'],
     // the reference images (golden_*.png) and RenderScene.class, made by setup.sh, are found on the classpath
     classpath: (c) => [J('sunflow.jar'), J('janino.jar'), path.join(c.inputs, 'sunflow')],
@@ -119,7 +121,7 @@ export const APPS: AppDef[] = [
     // (the benchmark's smallest image, 32x32, is 2.4 G bytecodes: too long for a short size)
     main: (size) => (size === 'full' ? 'org.sunflow.Benchmark' : 'RenderScene'),
     jvmArgs: ['-Djava.awt.headless=true'],
-    args: (size, c) => (size === 'full' ? ['-bench', '1', '256'] : ['32', path.join(c.scratch, 'scene.png')]),
+    args: (size, c) => (size === 'full' ? ['-bench', '1', '256'] : [size === 'medium' ? '48' : '32', path.join(c.scratch, 'scene.png')]),
     startupArgs: () => ['-help'],
     inputs: ['sunflow/resources/golden_0100.png', 'sunflow/RenderScene.class'],
   },

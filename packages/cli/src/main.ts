@@ -9,7 +9,7 @@ import { runDoctor } from './commands/doctor';
 import { runInspect } from './commands/inspect';
 import { runOracle } from './commands/oracle';
 import { runRecord } from './commands/record';
-import { APPS } from './bench-apps';
+import { APPS, AppSize } from './bench-apps';
 import { CliError, ExitCode } from './exit';
 import { CLASS_MODES, type ClassMode } from './java-command';
 import { isFormatError } from './format-adapter';
@@ -218,10 +218,10 @@ export async function main(argv: string[]): Promise<number> {
       'the real-application suite (bench/apps/setup.sh installs it): per application native, agent and JFR run times, emulated PT, decode beside libipt, analyze, top-10 hot methods against JFR, coverage against JaCoCo; writes docs/performance.md',
       (y) =>
         y
-          .usage('$0 bench apps [--only NAME] [--size short|full|both]')
+          .usage('$0 bench apps [--only NAME] [--size short|medium|full|both|all]')
           .positional('suite', { type: 'string', choices: ['apps'], demandOption: true, describe: 'which suite (apps)' })
           .option('only', { type: 'string', array: true, describe: `only these applications: ${APPS.map((a) => a.name).join(', ')}` })
-          .option('size', { choices: ['short', 'full', 'both'], default: 'short', describe: 'workload size' })
+          .option('size', { choices: ['short', 'medium', 'full', 'both', 'all'], default: 'short', describe: 'workload size (both: short and full; all: the three)' })
           .option('runs', { type: 'number', describe: 'timing rounds, median taken (default 5 short, 3 full)' })
           .option('out', { alias: 'o', type: 'string', describe: 'working directory; traces and runs (default out/bench-apps)' })
           .option('results', { type: 'string', describe: 'where results are kept (default bench/apps/results, committed; OUT/results with --out)' })
@@ -233,12 +233,13 @@ export async function main(argv: string[]): Promise<number> {
           .option('decode-stages', { type: 'boolean', default: true, describe: 'jportal decode, the throughput beside libipt and the per-stage timing (--no-decode-stages: record and analyze only)' })
           .option('throughput-only', { type: 'boolean', describe: 'record the loss-free trace and measure only the decode throughput beside libipt (bench/decode); the kept result keeps every other row' })
           .option('coverage-only', { type: 'boolean', describe: 'only the coverage check against JaCoCo, on the loss-free trace in the work directory (recorded when there is none); the kept result keeps every other row' })
+          .option('growth-only', { type: 'boolean', describe: 'only the growth measurement: the loss-free trace in the work directory (recorded when there is none) analyzed whole with one worker under /usr/bin/time; the kept result keeps every other row' })
           .option('trace', { type: 'boolean', default: true, describe: 'the emulated trace and all that needs it (--no-trace: run times of native, agent and JFR only; a kept result keeps its trace rows)' })
           .option('json', { type: 'boolean', describe: 'print the results as JSON on stdout' }),
       async (a) => {
         code = await runBenchApps({
           only: a.only?.map(String),
-          sizes: a.size === 'both' ? ['short', 'full'] : [a.size as 'short' | 'full'],
+          sizes: a.size === 'both' ? ['short', 'full'] : a.size === 'all' ? ['short', 'medium', 'full'] : [a.size as AppSize],
           runs: a.runs,
           out: a.out,
           results: a.results,
@@ -250,6 +251,7 @@ export async function main(argv: string[]): Promise<number> {
           noDecodeStages: a['decode-stages'] === false,
           throughputOnly: a['throughput-only'],
           coverageOnly: a['coverage-only'],
+          growthOnly: a['growth-only'],
           reportOnly: a['report-only'],
           json: a.json,
           commandLine: `jportal ${argv.join(' ')}`,

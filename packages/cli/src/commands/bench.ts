@@ -1,5 +1,5 @@
 /**
- * `jportal bench apps [--only NAME] [--size short|full|both]`: the real-application suite (issue 8). Per
+ * `jportal bench apps [--only NAME] [--size short|medium|full|both|all]`: the real-application suite (issue 8). Per
  * application of bench-apps.ts (Debian's batik, fop, h2, jython, Lucene, sunflow; inputs from bench/apps/setup.sh):
  *
  * 1. timing, alternating runs (one of each variant per round, median over rounds): no agent; the agent writing
@@ -14,6 +14,9 @@
  * 4. top-10 hot methods of the loss-free trace (exclusive bytecodes) against JFR's (top frames of
  *    jdk.ExecutionSample) and against ours from the 25%-loss trace;
  * 5. the same workload under Debian's JaCoCo 0.8.6: covered lines against those of the loss-free trace.
+ *
+ * `--growth-only` measures the growth of analyze with trace size instead: each size's loss-free trace analyzed whole
+ * with one worker (the growth table compares each size with short).
  *
  * Each application's result is kept in bench/apps/results/<app>-<size>.json (committed: the report's rows survive a
  * new checkout; OUT/results with --out); docs/performance.md is written from all results kept there (so `--only` refreshes one row). Exit: 0 ok, 1 a stage failed, 2 bad usage, 3 the suite is
@@ -73,6 +76,12 @@ export interface BenchAppsOptions {
    * for coverage, and the JaCoCo run; every other row of the kept result stays
    */
   coverageOnly?: boolean;
+  /**
+   * the growth measurement only: the loss-free trace (the one in the work directory, recorded when there is none)
+   * analyzed whole with one worker under /usr/bin/time; every other row of the kept result stays. The growth table
+   * compares these rows across sizes (run each size the same way, e.g. pinned to one core with taskset)
+   */
+  growthOnly?: boolean;
   json?: boolean;
   /** the command line, for the report */
   commandLine: string;
@@ -171,6 +180,21 @@ export interface AppResult {
   coverage?: CoverageCheck;
   /** when the coverage check ran (differs from `date` after --coverage-only) */
   coverageDate?: string;
+  /** `--growth-only`: the loss-free trace analyzed whole with one worker (time, peak memory, work) */
+  growth?: AnalyzeGrowth;
+}
+
+export interface AnalyzeGrowth {
+  date: string;
+  ptBytes: number;
+  seconds: number;
+  maxRssBytes: number;
+  bytecodes: number;
+  /** analyze's windows (a thread longer than a window is reconstructed and recovered window by window) */
+  windows: number;
+  workers: number;
+  /** the CPUs the process was allowed to run on (taskset) */
+  cpus: number;
 }
 
 /** Child node processes may hold a large trace's events: a heap limit well above node's default. */
@@ -292,6 +316,13 @@ interface AnalyzeJson {
   recovered: number;
   lostTimeShare: number;
   problems: string[];
+  windows?: { count: number };
+}
+
+/** Bytes of PT in a trace directory (every thread's file). */
+function ptBytesOf(trace: string): number {
+  const d = path.join(trace, 'pt');
+  return fs.readdirSync(d).filter((f) => f.endsWith('.pt')).reduce((s, f) => s + fs.statSync(path.join(d, f)).size, 0);
 }
 
 function twinsOf(onlyJ: string[], onlyO: string[], jars: readonly string[]): CoverageCheck['twins'] {
@@ -408,6 +439,33 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
     });
     if (res.ok) await coverageStage(stage, res, app, c, java, argv, dir, trace);
     return keptWith(before, res, { coverage: res.coverage ?? before.coverage, coverageDate: res.date }, 'coverage');
+  }
+  if (o.growthOnly) {
+    const trace = path.join(dir, 'trace');
+    await stage('loss-free trace analyzed whole, one worker (growth)', () => {
+      const v = fs.existsSync(trace) ? validateTrace(trace) : undefined;
+      if (v?.complete && !v.issues.some((i) => i.severity === 'error')) log.info(`${app.name} ${size}: using the trace in ${trace}`);
+      else {
+        emptyDir(c.scratch);
+        const r = record(trace, java, argv, []);
+        const w = validateTrace(trace);
+        if (!r.summary.complete || !w.complete || w.issues.some((i) => i.severity === 'error')) throw new Error(`the emulated trace did not validate: ${w.problems[0] ?? 'incomplete'}`);
+        const sb = sidebandInsns(trace);
+        res.emulated = { seconds: r.seconds, ptBytes: r.summary.ptBytes, metaBytes: r.summary.bytes, threads: r.summary.ptThreads, insns: sb.insns, lostInsns: sb.lost, complete: true, validationErrors: 0 };
+      }
+      const a = analyze(trace, ['--workers', '1']);
+      res.growth = {
+        date: res.date,
+        ptBytes: ptBytesOf(trace),
+        seconds: a.seconds,
+        maxRssBytes: a.maxRssBytes,
+        bytecodes: a.summary.bytecodes,
+        windows: a.summary.windows?.count ?? a.summary.threads.length,
+        workers: 1,
+        cpus: os.availableParallelism(),
+      };
+    });
+    return before ? keptWith(before, res, { growth: res.growth ?? before.growth, emulated: res.emulated ?? before.emulated }, 'loss-free trace analyzed whole') : res;
   }
   if (o.noTiming) {
     if (!before?.run) throw new CliError(`bench apps: --no-timing: no kept timing result for ${app.name} ${size} (run once without it)`, ExitCode.BadInput);
@@ -656,7 +714,8 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
   L.push('', `Machine: ${facts.cpu}, ${facts.cores} cores, ${facts.ram} RAM, ${facts.kernel}; ${facts.jdk}; node ${facts.node}; ${facts.qemu}.`);
   L.push('The machine is shared and has no Intel PT: PT is emulated (qemu-x86_64 + the jportal plugin), so PT rates are per');
   L.push('second of *emulated* run time; ratios measured side by side in one run are what to compare, not absolute times.', '');
-  for (const size of sizes) {
+  // (a size measured for growth only has its rows in the growth table)
+  for (const size of sizes.filter((z) => results.some((r) => r.size === z && (r.run || r.analyze || r.coverage || r.throughput)))) {
     const rs = results.filter((r) => r.size === size).sort((a, b) => a.app.localeCompare(b.app));
     L.push(`## ${size} workloads`, '');
     L.push(`Runs: median of alternating rounds (${[...new Set(rs.map((r) => r.runs))].join('/')} per variant); dates ${[...new Set(rs.map((r) => (r.timingDate ?? r.date).slice(0, 16).replace('T', ' ')))].join(', ')} UTC.`, '');
@@ -741,14 +800,23 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
       L.push('');
     }
   }
-  if (sizes.includes('short') && sizes.includes('full')) {
-    L.push('## Growth with trace size (short -> full)', '');
-    L.push('| app | PT short | PT full | x | analyze short | analyze full | x | peak RSS short | full | x |');
-    L.push('|---|---|---|---|---|---|---|---|---|---|');
-    for (const s of results.filter((r) => r.size === 'short')) {
-      const fu = results.find((r) => r.size === 'full' && r.app === s.app);
-      if (!fu) continue;
-      L.push(`| ${s.app} | ${mb(s.emulated?.ptBytes)} | ${mb(fu.emulated?.ptBytes)} | ${f1(ratio(fu.emulated?.ptBytes, s.emulated?.ptBytes))} | ${f1(s.analyze?.seconds, 1, ' s')} | ${f1(fu.analyze?.seconds, 1, ' s')} | ${f1(ratio(fu.analyze?.seconds, s.analyze?.seconds))} | ${mb(s.analyze?.maxRssBytes)} | ${mb(fu.analyze?.maxRssBytes)} | ${f1(ratio(fu.analyze?.maxRssBytes, s.analyze?.maxRssBytes))} |`);
+  const grown = results.filter((r) => r.growth);
+  if (grown.some((r) => r.size !== 'short')) {
+    const order: AppSize[] = ['short', 'medium', 'full'];
+    L.push('## Growth with trace size (short -> medium -> full)', '');
+    L.push('Each size\'s loss-free trace analyzed whole (`jportal analyze --workers 1` under `/usr/bin/time`; `jportal bench apps');
+    L.push('--growth-only`); ratios are to the short size of the same application. Bytecodes, not PT bytes, are the work: a');
+    L.push('longer run spends more of its time in compiled code, which makes many more bytecodes per PT byte than start-up.', '');
+    L.push('| app | size | PT | bytecodes | windows | analyze | peak RSS | x PT | x bytecodes | x time | x RSS | ns per bytecode | measured |');
+    L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+    for (const app of [...new Set(grown.map((r) => r.app))].sort()) {
+      const rows = order.map((z) => grown.find((r) => r.app === app && r.size === z)).filter((r): r is AppResult => !!r);
+      const base = rows.find((r) => r.size === 'short')?.growth;
+      if (!base || rows.length < 2) continue; // (growth needs the short size and a larger one)
+      for (const r of rows) {
+        const g = r.growth!;
+        L.push(`| ${app} | ${r.size} | ${mb(g.ptBytes)} | ${g.bytecodes.toLocaleString('en-US')} | ${g.windows} | ${f1(g.seconds, 1, ' s')} | ${(g.maxRssBytes / 2 ** 20).toFixed(0)} MiB | ${f1(ratio(g.ptBytes, base?.ptBytes), 2)} | ${f1(ratio(g.bytecodes, base?.bytecodes), 2)} | ${f1(ratio(g.seconds, base?.seconds), 2)} | ${f1(ratio(g.maxRssBytes, base?.maxRssBytes), 2)} | ${f1((g.seconds * 1e9) / g.bytecodes, 0)} | ${g.date.slice(0, 16).replace('T', ' ')}, ${g.cpus} CPU${g.cpus === 1 ? '' : 's'} |`);
+      }
     }
     L.push('');
   }

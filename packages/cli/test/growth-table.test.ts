@@ -1,0 +1,33 @@
+/**
+ * docs/performance.md's growth table (bench apps --growth-only): each size's whole-trace analysis against the short
+ * size of the same application, and no per-size section for a size measured for growth only.
+ */
+import { AppResult, performanceMarkdown } from '../src/commands/bench';
+
+const facts = { cpu: 'cpu', cores: '2', ram: '1 GiB', kernel: 'k', jdk: 'jdk', node: 'n', qemu: 'q' };
+const growth = (ptMB: number, bytecodes: number, seconds: number, rssMiB: number) => ({
+  date: '2026-11-29T05:00:00.000Z', ptBytes: ptMB * 1e6, seconds, maxRssBytes: rssMiB * 2 ** 20, bytecodes, windows: 3, workers: 1, cpus: 1,
+});
+const result = (app: string, size: AppResult['size'], extra: Partial<AppResult>): AppResult => ({ app, size, date: '2026-11-29T04:00:00.000Z', command: 'jportal bench apps', ok: true, errors: [], ...extra });
+
+test('the growth table gives each size against short, per application', () => {
+  const md = performanceMarkdown(
+    [
+      result('h2', 'short', { run: { native: 1, agent: 1.01 }, growth: growth(100, 200e6, 250, 2000) }),
+      result('h2', 'medium', { growth: growth(250, 600e6, 700, 3000) }),
+      result('fop', 'short', { growth: growth(50, 100e6, 100, 1000) }),
+    ],
+    facts,
+  );
+  const rows = md.split('\n').filter((l) => l.startsWith('| h2 |') && l.includes('MiB |'));
+  expect(rows).toHaveLength(2);
+  const cells = (l: string) => l.split('|').map((c) => c.trim());
+  const [short, medium] = rows.map(cells);
+  expect(short.slice(2, 4)).toEqual(['short', '100.0 MB']);
+  expect(medium.slice(2, 13)).toEqual(['medium', '250.0 MB', '600,000,000', '3', '700.0 s', '3000 MiB', '2.50', '3.00', '2.80', '1.50', '1167']);
+  // fop has no size but short: no growth rows of its own
+  expect(md).not.toMatch(/\| fop \| short \| 50\.0 MB/);
+  // medium has growth rows only: no section of its own
+  expect(md).toContain('## short workloads');
+  expect(md).not.toContain('## medium workloads');
+});
