@@ -171,6 +171,17 @@ class ThreadRefiner {
   private readonly references = new Map<string, EventStream | undefined>();
   private readonly referenceIds = new Map<number, number>();
 
+  /** the model's class initializers (recover's onceOnly), again when the model has grown (a reference's methods) */
+  private initializers(): ReadonlySet<number> {
+    if (this.clinits?.size !== this.model.methods.size) {
+      const ids = new Set<number>();
+      for (const [id, m] of this.model.methods) if (m.name === '<clinit>') ids.add(id);
+      this.clinits = { size: this.model.methods.size, ids };
+    }
+    return this.clinits.ids;
+  }
+  private clinits: { size: number; ids: Set<number> } | undefined;
+
   refine(t: DecodedThread, out: RefineReport): void {
     const r = this.refineEvents(t.events, t);
     t.events = r.events;
@@ -204,7 +215,7 @@ class ThreadRefiner {
       if (thread?.tid !== undefined) pauses.push(...offCpuOf(this.model, thread.tid));
       this.vmWork ??= vmWorkOf(this.model);
       const reference = this.referenceFor(thread);
-      const r = recoverGaps(out.events, { inPlace: true, fallback: this.fallback, pauses, vmWork: this.vmWork, reference });
+      const r = recoverGaps(out.events, { inPlace: true, fallback: this.fallback, pauses, vmWork: this.vmWork, reference, onceOnly: this.initializers() });
       out.events = r.events;
       out.recovery = r.stats;
     }

@@ -96,6 +96,14 @@ export interface RecoveryOptions {
    * they fit as well); its gaps are not filled; its TSCs are its own run's, used only for durations within it.
    */
   reference?: EventStream;
+  /**
+   * Methods that run at most once per run: class initializers (each class's, per loader, has its own method id). A
+   * copy leaves out an activation of one and everything it called: the copy's source ran it, so by the gap's time
+   * the class was initialized already (a source before the gap) or was not yet (after it); either way the code the
+   * gap lost did not run it. (Copies from a `reference` recording are the other run's: there the activation is left
+   * out only where this stream holds one of the same method.)
+   */
+  onceOnly?: ReadonlySet<number>;
 }
 
 /** GapReason-like value of the gap recovery puts between a thread's events and its reference's (never filled). */
@@ -848,6 +856,8 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
   key = new Float64Array(0);
   op = seg = new Int32Array(0);
 
+  // events inside activations that run once per run (opts.onceOnly): not copied
+  const ranOnce = spansOf.size && opts.onceOnly?.size ? onceOnlyEvents(input, opts.onceOnly, (opts as InternalOptions).ownEnd ?? input.length) : undefined;
   // the output: the input with each chosen walk's events copied after its gap event (only events of these kinds,
   // spread evenly over the gap's PT time), or the fallback's bytecodes
   const gapsFilled = [...spansOf.keys(), ...shortest.keys()].sort((a, b) => a - b);
@@ -856,7 +866,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
   for (const i of gapsFilled) {
     const spans = spansOf.get(i);
     if (!spans) synthetic += shortest.get(i)!.bcis.length;
-    else for (let s = 0; s < spans.length; s += 2) for (let e = spans[s]; e <= spans[s + 1]; e++) if (copied(input.kind[e])) total++;
+    else for (let s = 0; s < spans.length; s += 2) for (let e = spans[s]; e <= spans[s + 1]; e++) if (copied(input.kind[e]) && !ranOnce?.[e]) total++;
   }
   total += synthetic;
   const at = new Float64Array(gapsFilled.length);
@@ -895,7 +905,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     for (let s = 0; s < spans.length; s += 2)
       for (let e = spans[s]; e <= spans[s + 1]; e++, k++) {
         const kind = input.kind[e];
-        if (!copied(kind)) continue;
+        if (!copied(kind) || ranOnce?.[e]) continue;
         from[q] = e;
         time[q++] = t0 + ((t1 - t0) * (k + 1)) / (count + 1);
         stats.events++;
@@ -935,7 +945,7 @@ function recoverWithReference(input: EventStream, reference: EventStream, opts: 
   const from = both.length;
   both.appendStream(reference);
   for (let i = from; i < both.length; i++) if (both.kind[i] === GAP) both.bci[i] = REFERENCE_BOUNDARY;
-  const r = recoverGaps(both, { ...opts, reasons: (opts.reasons ?? [0]).filter((x) => x !== REFERENCE_BOUNDARY), reference: undefined, inPlace: true });
+  const r = recoverGaps(both, { ...opts, reasons: (opts.reasons ?? [0]).filter((x) => x !== REFERENCE_BOUNDARY), reference: undefined, inPlace: true, ownEnd: n } as InternalOptions);
   // every event recovery adds lies before the boundary
   const end = n + r.stats.events;
   if (r.events.kind[end] !== GAP || r.events.bci[end] !== REFERENCE_BOUNDARY) throw new Error(`recover: the reference boundary is not at event ${end} after recovery`);
@@ -954,6 +964,9 @@ function recoverWithReference(input: EventStream, reference: EventStream, opts: 
   input.length = end;
   return { events: input, stats: r.stats, fills: r.fills };
 }
+
+/** recoverWithReference's call: events from `ownEnd` on are the reference recording's. */
+type InternalOptions = RecoveryOptions & { ownEnd?: number };
 
 /** Pauses as sorted [from, to) pairs with overlapping or touching ones joined. */
 function mergedPauses(p: ArrayLike<number>): Float64Array {
@@ -976,6 +989,45 @@ const copied = (kind: number): boolean => kind === BYTECODE || kind === ENTRY ||
 function hasGap(input: EventStream, reasons: Set<number>): boolean {
   for (let i = 0; i < input.length; i++) if (input.kind[i] === GAP && reasons.has(input.bci[i])) return true;
   return false;
+}
+
+/**
+ * Per event: whether it lies inside an activation of a method of `once` (its own events and those of everything it
+ * called, as the thread's frames replay; not across a gap, where the frames are guessed). Events from `ownEnd` on
+ * are another recording's (recoverWithReference): there only activations of methods this stream's own events
+ * (before `ownEnd`) also run count.
+ */
+function onceOnlyEvents(input: EventStream, once: ReadonlySet<number>, ownEnd: number): Uint8Array {
+  const n = input.length;
+  const mark = new Uint8Array(n);
+  let seen = once;
+  if (ownEnd < n) {
+    const own = new Set<number>();
+    for (let i = 0; i < ownEnd; i++) if (input.method[i] >= 0 && once.has(input.method[i])) own.add(input.method[i]);
+    seen = own;
+  }
+  const stack = new CallStack();
+  // the depth the once-run frame sits at (the stack's depth with it on top), -1 outside one
+  let onceDepth = -1;
+  for (let i = 0; i < n; i++) {
+    const k = input.kind[i];
+    const m = input.method[i];
+    const set = i < ownEnd ? once : seen;
+    if (k === GAP) {
+      onceDepth = -1;
+      continue;
+    }
+    if (k === ENTRY) stack.enter(m);
+    else if (k === EXIT) stack.exit(m);
+    else if (k === BYTECODE) stack.at(m);
+    const d = stack.size;
+    if (onceDepth >= 0 && d < onceDepth) onceDepth = -1;
+    if (m >= 0 && set.has(m)) {
+      if (onceDepth < 0 && k !== EXIT) onceDepth = d;
+      mark[i] = 1;
+    } else if (onceDepth >= 0) mark[i] = 1;
+  }
+  return mark;
 }
 
 /** A fill whose context (before and after it, against the gap's) matched fewer bytecodes than this is not taken. */
@@ -1131,6 +1183,11 @@ const FRAME_SEARCH = 64;
 class CallStack {
   private frames = new Int32Array(1024);
   private depth = 0;
+
+  /** frames on the stack (deeper ones than are kept included) */
+  get size(): number {
+    return this.depth;
+  }
 
   enter(m: number): void {
     if (this.depth === this.frames.length && this.depth < 1 << 20) {

@@ -742,3 +742,45 @@ describe('recovery from another recording of the same program (reference)', () =
     expect(fillsByGap(events)[0]).not.toContain('1@7');
   });
 });
+
+describe('activations that run once per run (class initializers)', () => {
+  // a prologue, then a loop body that calls 2; the first round's call of 2 initializes a class: 3 (its <clinit>),
+  // which calls 4; an epilogue. The second round's call is lost.
+  // (straight-line stretches of 24 bytecodes around the call: enough context on both sides to copy from)
+  const stretch = (from: number) => Array.from({ length: 24 }, (_, k) => [1, from + k]);
+  const body = (i: number) => [
+    ...stretch(0), ['call', 2], [2, 0], [2, 1],
+    ...(i === 0 ? [['call', 3], [3, 0], [3, 1], ['call', 4], [4, 0], [4, 1], ['ret', 4], [3, 2], ['ret', 3]] : []),
+    [2, 2], ['ret', 2], ...stretch(24),
+  ];
+  const prologue = [[0, 0], [0, 1], [0, 2], [0, 3], [0, 4]];
+  const epilogue = [[5, 0], [5, 1], [5, 2], [5, 3], [5, 4]];
+  const steps = [...prologue, ...run(2, body), ...epilogue];
+  // the second round's steps from its call of 2 to its return
+  const second = prologue.length + body(0).length;
+  const hole: [number, number] = [second + 24, second + 30];
+  const recovered = (s: EventStream) => fillsByGap(s)[0];
+
+  test('a copy whose source ran one leaves it and what it called out', () => {
+    const whole = stream(steps);
+    const plain = recoverGaps(stream(steps, [hole]), { context: 3 });
+    // the only place with the gap's context is the first round: copied whole, the initializer ran twice
+    expect(plain.stats.recovered).toBe(1);
+    expect(recovered(plain.events)).toEqual(expect.arrayContaining(['3@0', '4@0']));
+    const once = recoverGaps(stream(steps, [hole]), { context: 3, onceOnly: new Set([3]) });
+    expect(once.stats.recovered).toBe(1);
+    expect(recovered(once.events)).toEqual(['2@0', '2@1', '2@2', '1@24']);
+    expect(bytecodes(once.events)).toEqual(bytecodes(whole));
+    expect(calls(once.events)).toEqual(calls(whole));
+  });
+
+  test('from a reference recording, only where the thread ran the initializer itself', () => {
+    // the thread lost its first round (the initializer's run) and nothing else shows it; the reference ran it whole
+    const first = prologue.length;
+    const own = stream(steps, [[first + 24, first + 39]]);
+    const reference = stream(steps);
+    const r = recoverGaps(own, { context: 3, onceOnly: new Set([3]), reference });
+    expect(r.stats.recovered).toBe(1);
+    expect(bytecodes(r.events)).toEqual(bytecodes(stream(steps)));
+  });
+});
