@@ -11,7 +11,7 @@ import { recoverGaps, RecoveryStats } from '@jportal/recover';
 import { attributeOrphans, cfgFromModel, checkAndRepair, OrphanContext, shortestPathBetween, OrphanReport, ReconstructReport } from '@jportal/reconstruct';
 import { Analysis, AnalysisMethod, Kind, Origin, ThreadEvents, Tier, WindowedAnalysis } from './model';
 import { EventSpill } from './spill';
-import { referenceEvents, referenceThreadOf } from './reference';
+import { referenceEvents, referenceSlice, referenceThreadOf } from './reference';
 
 export interface TraceLoadOptions {
   /** OS tids to analyze (default all) */
@@ -157,18 +157,25 @@ class ThreadRefiner {
     this.cfgOf = opts.reconstruct === false ? undefined : cfgFromModel(model);
   }
 
-  /** the reference recording's events of the thread's namesake, in this model's method ids (kept per thread) */
-  private referenceFor(thread?: { name: string; tid?: number }): EventStream | undefined {
+  /**
+   * the reference recording's events of the thread's namesake, in this model's method ids (mapped once per thread),
+   * the stretch of them that ran when this window did (referenceSlice: a long thread's windows each take their part)
+   */
+  private referenceFor(window: EventStream, thread?: { name: string; tid?: number }): EventStream | undefined {
     const ref = this.opts.reference;
     if (!ref || !thread) return undefined;
     const key = `${thread.name}\u0000${thread.tid ?? ''}`;
     if (!this.references.has(key)) {
       const rt = referenceThreadOf(ref, this.model, thread);
-      this.references.set(key, rt ? referenceEvents(ref, rt, this.model, this.referenceIds) : undefined);
+      const startOf = (m: JvmModel, tid?: number): number => (tid === undefined ? NaN : m.threads.find((t) => t.osTid === tid)?.startTsc ?? NaN);
+      this.references.set(key, rt ? { events: referenceEvents(ref, rt, this.model, this.referenceIds), start: startOf(ref.model, rt.tid), ownStart: startOf(this.model, thread.tid) } : undefined);
     }
-    return this.references.get(key);
+    const r = this.references.get(key);
+    if (!r) return undefined;
+    const [from, to] = referenceSlice(r.events, r.start, window, r.ownStart);
+    return from === 0 && to === r.events.length ? r.events : r.events.view(from, to);
   }
-  private readonly references = new Map<string, EventStream | undefined>();
+  private readonly references = new Map<string, { events: EventStream; start: number; ownStart: number } | undefined>();
   private readonly referenceIds = new Map<number, number>();
 
   /** the model's class initializers (recover's onceOnly), again when the model has grown (a reference's methods) */
@@ -214,7 +221,7 @@ class ThreadRefiner {
       // and the stretches the capture saw the thread off the CPU (a gap's time is the thread's own time only)
       if (thread?.tid !== undefined) pauses.push(...offCpuOf(this.model, thread.tid));
       this.vmWork ??= vmWorkOf(this.model);
-      const reference = this.referenceFor(thread);
+      const reference = this.referenceFor(out.events, thread);
       const r = recoverGaps(out.events, { inPlace: true, fallback: this.fallback, pauses, vmWork: this.vmWork, reference, onceOnly: this.initializers() });
       out.events = r.events;
       out.recovery = r.stats;

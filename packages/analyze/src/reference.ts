@@ -61,3 +61,33 @@ export function referenceEvents(reference: DecodedTrace, refThread: DecodedThrea
   for (let i = 0; i < e.length; i++) e.method[i] = idOf(e.method[i]);
   return e;
 }
+
+/**
+ * The stretch of a reference thread's events that may stand beside a window of this thread's: where the two runs
+ * were at the same time since their threads started, with the window's duration more on each side (the runs'
+ * paces differ; a whole thread's single window therefore takes a reference up to twice as long, whole). Windowed
+ * analyze refines a long thread a window at a time, and the reference then costs each window its own part rather
+ * than the whole other run. Returns event indexes [from, to) of `reference`; the whole of it when a start is not
+ * known (NaN, infinite) or the window has no time.
+ */
+export function referenceSlice(reference: EventStream, referenceStart: number, window: EventStream, windowStart: number): [number, number] {
+  const n = reference.length;
+  if (!Number.isFinite(referenceStart) || !Number.isFinite(windowStart) || window.length === 0) return [0, n];
+  let t0 = Infinity;
+  let t1 = -Infinity;
+  for (let i = 0; i < window.length; i++) {
+    const t = window.tsc[i];
+    if (!Number.isFinite(t) || t <= 0) continue;
+    if (t < t0) t0 = t;
+    if (t > t1) t1 = t;
+  }
+  if (!(t1 >= t0)) return [0, n];
+  const margin = Math.max(t1 - t0, 1);
+  const lo = referenceStart + (t0 - windowStart) - margin;
+  const hi = referenceStart + (t1 - windowStart) + margin;
+  let from = 0;
+  while (from < n && !(reference.tsc[from] >= lo)) from++;
+  let to = n;
+  while (to > from && !(reference.tsc[to - 1] <= hi)) to--;
+  return [from, to];
+}

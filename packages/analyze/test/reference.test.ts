@@ -3,7 +3,7 @@
  * class name, name and descriptor; a method only the reference names gets a new id in this model.
  */
 import { EventStream, type DecodedThread, type DecodedTrace, type JvmModel, type MethodInfo } from '@jportal/decode';
-import { referenceEvents, referenceThreadOf } from '../src/reference';
+import { referenceEvents, referenceSlice, referenceThreadOf } from '../src/reference';
 
 const BYTECODE = 0;
 const OBSERVED = 0;
@@ -79,5 +79,34 @@ describe('referenceThreadOf', () => {
     // a thread the model does not list: the first namesake; no namesake at all: none
     expect(referenceThreadOf(r, m, { name: 'worker', tid: 9 })?.tid).toBe(100);
     expect(referenceThreadOf(r, m, { name: 'gc' })).toBeUndefined();
+  });
+});
+
+describe('referenceSlice', () => {
+  /** events at these times */
+  const at = (times: number[]) => {
+    const e = new EventStream(times.length);
+    times.forEach((t) => e.push(BYTECODE, OBSERVED, 0, 0, 0, t));
+    return e;
+  };
+  // the reference thread started at 5,000 and has an event every 10 ticks for 2,000 ticks
+  const reference = at(Array.from({ length: 200 }, (_, i) => 5000 + 10 * i));
+
+  it('takes the stretch that ran at the same time since the thread started, a window\'s time more on each side', () => {
+    // this thread started at 100,000; the window ran from 600 to 800 ticks after
+    const [from, to] = referenceSlice(reference, 5000, at([100600, 100700, 100800]), 100000);
+    // 400 .. 1000 ticks after the reference's start: events 40 .. 100
+    expect([from, to]).toEqual([40, 101]);
+    expect(reference.tsc[from]).toBe(5400);
+    expect(reference.tsc[to - 1]).toBe(6000);
+  });
+
+  it('a window spanning the whole thread takes the whole reference; unknown starts too', () => {
+    expect(referenceSlice(reference, 5000, at([100000, 102000]), 100000)).toEqual([0, 200]);
+    expect(referenceSlice(reference, NaN, at([100600, 100800]), 100000)).toEqual([0, 200]);
+    expect(referenceSlice(reference, 5000, at([100600, 100800]), Infinity)).toEqual([0, 200]);
+    // a window past the reference's end: nothing
+    const [from, to] = referenceSlice(reference, 5000, at([109000, 109100]), 100000);
+    expect(to - from).toBe(0);
   });
 });
