@@ -330,6 +330,20 @@ function twinsOf(onlyJ: string[], onlyO: string[], jars: readonly string[]): Cov
   return { onlyJacoco: t.onlyFirst, onlyOurs: t.onlySecond, sample: t.sample };
 }
 
+/**
+ * The loss-free trace already in `trace` when it is complete and validates (undefined), else one recorded there anew
+ * (the recording's result; `scratch`, the program's own output directory, emptied first).
+ */
+function keptOrRecorded(trace: string, java: string, argv: string[], scratch: string, info: (m: string) => void): ReturnType<typeof record> | undefined {
+  const v = fs.existsSync(trace) ? validateTrace(trace) : undefined;
+  if (v?.complete && !v.issues.some((i) => i.severity === 'error')) {
+    info(`using the trace in ${trace}`);
+    return undefined;
+  }
+  emptyDir(scratch);
+  return record(trace, java, argv, []);
+}
+
 /** jportal analyze under /usr/bin/time: wall seconds and peak RSS. */
 function analyze(trace: string, extra: string[]): { seconds: number; maxRssBytes: number; summary: AnalyzeJson } {
   const timeFile = path.join(trace, 'analyze.time');
@@ -429,12 +443,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
     if (!before) throw new CliError(`bench apps: --coverage-only: no kept result for ${app.name} ${size} (run once without it)`, ExitCode.BadInput);
     const trace = path.join(dir, 'trace');
     await stage('loss-free trace for coverage', () => {
-      const v = fs.existsSync(trace) ? validateTrace(trace) : undefined;
-      if (v?.complete && !v.issues.some((i) => i.severity === 'error')) log.info(`${app.name} ${size}: using the trace in ${trace}`);
-      else {
-        emptyDir(c.scratch);
-        record(trace, java, argv, []);
-      }
+      keptOrRecorded(trace, java, argv, c.scratch, (m) => log.info(`${app.name} ${size}: ${m}`));
       analyze(trace, ['--only', 'coverage']);
     });
     if (res.ok) await coverageStage(stage, res, app, c, java, argv, dir, trace);
@@ -443,11 +452,8 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
   if (o.growthOnly) {
     const trace = path.join(dir, 'trace');
     await stage('loss-free trace analyzed whole, one worker (growth)', () => {
-      const v = fs.existsSync(trace) ? validateTrace(trace) : undefined;
-      if (v?.complete && !v.issues.some((i) => i.severity === 'error')) log.info(`${app.name} ${size}: using the trace in ${trace}`);
-      else {
-        emptyDir(c.scratch);
-        const r = record(trace, java, argv, []);
+      const r = keptOrRecorded(trace, java, argv, c.scratch, (m) => log.info(`${app.name} ${size}: ${m}`));
+      if (r) {
         const w = validateTrace(trace);
         if (!r.summary.complete || !w.complete || w.issues.some((i) => i.severity === 'error')) throw new Error(`the emulated trace did not validate: ${w.problems[0] ?? 'incomplete'}`);
         const sb = sidebandInsns(trace);
