@@ -330,6 +330,23 @@ function twinsOf(onlyJ: string[], onlyO: string[], jars: readonly string[]): Cov
   return { onlyJacoco: t.onlyFirst, onlyOurs: t.onlySecond, sample: t.sample };
 }
 
+/** A recording's row of the report (validated, instructions from the sideband), and why it is not usable, if not. */
+function emulatedRow(trace: string, r: ReturnType<typeof record>): { row: NonNullable<AppResult['emulated']>; problem?: string } {
+  const v = validateTrace(trace);
+  const sb = sidebandInsns(trace);
+  const row = {
+    seconds: r.seconds,
+    ptBytes: r.summary.ptBytes,
+    metaBytes: r.summary.bytes,
+    threads: r.summary.ptThreads,
+    insns: sb.insns,
+    lostInsns: sb.lost,
+    complete: r.summary.complete && v.complete,
+    validationErrors: v.issues.filter((i) => i.severity === 'error').length,
+  };
+  return { row, problem: row.complete && !row.validationErrors ? undefined : `the emulated trace did not validate: ${v.problems[0] ?? 'incomplete'}` };
+}
+
 /**
  * The loss-free trace already in `trace` when it is complete and validates (undefined), else one recorded there anew
  * (the recording's result; `scratch`, the program's own output directory, emptied first).
@@ -454,10 +471,9 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
     await stage('loss-free trace analyzed whole, one worker (growth)', () => {
       const r = keptOrRecorded(trace, java, argv, c.scratch, (m) => log.info(`${app.name} ${size}: ${m}`));
       if (r) {
-        const w = validateTrace(trace);
-        if (!r.summary.complete || !w.complete || w.issues.some((i) => i.severity === 'error')) throw new Error(`the emulated trace did not validate: ${w.problems[0] ?? 'incomplete'}`);
-        const sb = sidebandInsns(trace);
-        res.emulated = { seconds: r.seconds, ptBytes: r.summary.ptBytes, metaBytes: r.summary.bytes, threads: r.summary.ptThreads, insns: sb.insns, lostInsns: sb.lost, complete: true, validationErrors: 0 };
+        const e = emulatedRow(trace, r);
+        if (e.problem) throw new Error(e.problem);
+        res.emulated = e.row;
       }
       const a = analyze(trace, ['--workers', '1']);
       res.growth = {
@@ -521,20 +537,9 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
   let traced = false;
   await stage('emulated PT record (loss-free)', () => {
     emptyDir(c.scratch);
-    const r = record(trace, java, argv, []);
-    const v = validateTrace(trace);
-    const sb = sidebandInsns(trace);
-    res.emulated = {
-      seconds: r.seconds,
-      ptBytes: r.summary.ptBytes,
-      metaBytes: r.summary.bytes,
-      threads: r.summary.ptThreads,
-      insns: sb.insns,
-      lostInsns: sb.lost,
-      complete: r.summary.complete && v.complete,
-      validationErrors: v.issues.filter((i) => i.severity === 'error').length,
-    };
-    if (!res.emulated.complete || res.emulated.validationErrors) throw new Error(`the emulated trace did not validate: ${v.problems[0] ?? 'incomplete'}`);
+    const e = emulatedRow(trace, record(trace, java, argv, []));
+    res.emulated = e.row;
+    if (e.problem) throw new Error(e.problem);
     traced = true;
   });
 
