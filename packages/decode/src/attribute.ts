@@ -55,6 +55,11 @@ const CHAIN_EVIDENCE_CANDIDATES = 64;
 const MAX_CHAIN = 64;
 /** a frame started from a call site's candidates is read again by search only within its first opcodes */
 const REPLAY_MAX = 32;
+/**
+ * Events attribution holds unsettled, per thread, before flushSettled releases the frame below the top that pins
+ * them (EVENT_BYTES, 28, each; up to twice that with the stream's growth: 120-240 MB).
+ */
+const HELD_MAX = 1 << 22;
 /** after lost data, frames at most this far below the top may be the one that goes on (resumeChoice) */
 const RESUME_DEPTH = 8;
 /** of a frame with several states, the first this many are tried as going on after lost data */
@@ -140,6 +145,12 @@ export interface AttributionStats {
   handlers: number;
   /** frames picked up again after events went missing (a caller went on, or the method at another bci) */
   resynced: number;
+  /**
+   * frames that held more than the held-events budget unsettled (a bottom frame whose method stays ambiguous
+   * while its callees run the whole program): their events from before were handed on as they stood, the frame's
+   * own bytecodes among them without a method unless all its candidates agreed (Attribution.flushSettled)
+   */
+  released: number;
 }
 
 /** Method.vmEntries from its class's METHOD_RUNS map and its own entry there (-1 when the class is not listed). */
@@ -543,6 +554,13 @@ class Frame implements StateRoots {
   preferred: readonly Method[] | null = null;
   /** whether it began with an interpreted entry (entryEv may have been handed on by flushSettled since) */
   entered = false;
+  /**
+   * Events of the frame from before this one (counted from the thread's first: Attribution.flushed + output
+   * index) pin nothing: the frame was released for holding too many (flushSettled). 0: all its events pin.
+   */
+  pinFrom = 0;
+  /** its method, known for good, has narrowed its caller's states (narrowCaller) */
+  toldCaller = false;
 
   /** How many of `states` hold the frame's states (StateRoots): none while it follows the trie. */
   get stored(): number {
@@ -569,6 +587,8 @@ class Frame implements StateRoots {
     this.constructing = null;
     this.entryAux = 0;
     this.preferred = null;
+    this.pinFrom = 0;
+    this.toldCaller = false;
   }
 
   addState(s: number): void {
@@ -629,7 +649,7 @@ export function attributedCapacity(parts: EventStream[]): number {
 /** Attribution of one thread's stream, read part by part (feed) and ended (finish); attributeInterpreted reads a whole one. */
 export class Attribution {
   readonly out: EventStream;
-  readonly stats: AttributionStats = { interpreted: 0, withMethod: 0, withBci: 0, searched: 0, lostFrames: 0, ambiguousEnds: 0, handlers: 0, resynced: 0 };
+  readonly stats: AttributionStats = { interpreted: 0, withMethod: 0, withBci: 0, searched: 0, lostFrames: 0, ambiguousEnds: 0, handlers: 0, resynced: 0, released: 0 };
   private readonly methods: Method[];
   /** Method.index -> method id */
   private readonly ids: Int32Array;
@@ -694,7 +714,9 @@ export class Attribution {
   constructor(
     private readonly universe: MethodUniverse,
     capacity: number,
+    options: { heldMax?: number } = {},
   ) {
+    this.heldMax = options.heldMax ?? HELD_MAX;
     this.out = new EventStream(capacity);
     this.methods = universe.methods;
     this.ids = Int32Array.from(this.methods, (m) => m.id);
@@ -973,6 +995,16 @@ export class Attribution {
           }
         }
         this.resolveEntry(f);
+        // a callee whose method is known for good tells its caller which invoke made the call now, not at its
+        // return: a caller below a call that runs for the rest of the thread would otherwise stay ambiguous (and
+        // pin its events) to the end (h2: RunScript.main's frame, 22 candidates at the same opcodes)
+        if (!f.toldCaller && f.ownLen < 0 && this.depth > 1 && this.frames[this.depth - 2].n > 1) {
+          const m = this.agreedMethod(f);
+          if (m) {
+            f.toldCaller = true;
+            this.narrowCaller(this.frames[this.depth - 2], m);
+          }
+        }
       }
       if (isReturn(op)) {
         this.pop(); // (f is the top frame)
@@ -996,31 +1028,21 @@ export class Attribution {
    * (so a long stream is attributed in bounded memory); the output indices held are renumbered. What pins an
    * event: a frame's entry while its method is unknown or it may still be read again, the events of its search
    * path and own opcodes, the events of live states (their chains are settled later), pending native calls.
+   * A frame below the top that pins more than `heldMax` events is released (its events so far pin nothing more:
+   * stats.released): a bottom frame whose method stays ambiguous while its callees run for the rest of the
+   * thread would otherwise hold the whole thread (h2: 22 candidates, 100 M events). What it costs: the frame's
+   * own bytecodes handed on before it settles keep no method unless all its candidates agreed, its entry too.
    * `sink` reads the events before it returns. Returns how many were handed over.
    */
   flushSettled(sink: (events: EventStream) => void): number {
     const { out, pool, pendingNatives, unwound } = this;
-    let u = out.length;
-    for (let d = 0; d < this.depth; d++) {
-      const f = this.frames[d];
-      const resolved = !f.lost && !f.search && f.pathLen === 0 && f.n === 1;
-      if (f.entryEv >= 0 && f.entryEv < u && (f.ownLen >= 0 || !resolved || out.method[f.entryEv] < 0)) u = f.entryEv;
-      for (let k = 0; k < f.pathLen; k++) if (f.pathEvs[k] >= 0 && f.pathEvs[k] < u) u = f.pathEvs[k];
-      for (let k = 0; k < f.ownLen; k++) if (f.own[k] >= 0 && f.own[k] < u) u = f.own[k];
-      if (f.lost || f.pathLen > 0) continue;
-      if (resolved) {
-        // a resolved frame's events are written (settled at each step); the top frame's next step reads the
-        // branch outcome (aux) of its last event. A caller stands at the call it made: nothing of its event is read
-        const e = pool.ev[f.states[0]];
-        if (d === this.depth - 1 && e >= 0 && e < u) u = e;
-        continue;
-      }
-      // the states of an unresolved frame, and the chains that settling them will write
-      for (let k = 0; k < f.n; k++)
-        for (let x = f.states[k]; x >= 0; x = pool.prev[x]) {
-          const e = pool.ev[x];
-          if (e >= 0 && e < u) u = e;
-        }
+    let u = this.settledEnd();
+    while (out.length - u > this.heldMax && this.pinner >= 0) {
+      const f = this.frames[this.pinner];
+      f.pinFrom = this.flushed + out.length;
+      f.ownLen = -1; // (its opcodes cannot be read again: some are handed on)
+      this.stats.released++;
+      u = this.settledEnd();
     }
     // a bytecode goes together with the exits to be moved before it
     for (let k = 0; k < unwound.length; k += 2) if (unwound[k] < u && u <= unwound[k] + unwound[k + 1]) u = unwound[k];
@@ -1063,6 +1085,47 @@ export class Attribution {
     this.flushed += u;
     return u;
   }
+  /**
+   * The first event some frame still pins (out.length when none does); `pinner` is then the depth of that frame
+   * when it is below the top (a frame that may be released), else -1.
+   */
+  private settledEnd(): number {
+    const { out, pool } = this;
+    let u = out.length;
+    this.pinner = -1;
+    for (let d = 0; d < this.depth; d++) {
+      const f = this.frames[d];
+      const before = u;
+      // events from before pinFrom pin nothing (the frame was released)
+      const rel = Math.max(0, f.pinFrom - this.flushed);
+      const resolved = !f.lost && !f.search && f.pathLen === 0 && f.n === 1;
+      if (f.entryEv >= rel && f.entryEv < u && (f.ownLen >= 0 || !resolved || out.method[f.entryEv] < 0)) u = f.entryEv;
+      for (let k = 0; k < f.pathLen; k++) if (f.pathEvs[k] >= rel && f.pathEvs[k] < u) u = f.pathEvs[k];
+      for (let k = 0; k < f.ownLen; k++) if (f.own[k] >= rel && f.own[k] < u) u = f.own[k];
+      if (!f.lost && f.pathLen === 0) {
+        if (resolved) {
+          // a resolved frame's events are written (settled at each step); the top frame's next step reads the
+          // branch outcome (aux) of its last event. A caller stands at the call it made: nothing of its event is read
+          const e = pool.ev[f.states[0]];
+          if (d === this.depth - 1 && e >= rel && e < u) u = e;
+        } else {
+          // the states of an unresolved frame, and the chains that settling them will write
+          for (let k = 0; k < f.n; k++)
+            for (let x = f.states[k]; x >= 0; x = pool.prev[x]) {
+              const e = pool.ev[x];
+              if (e >= rel && e < u) u = e;
+            }
+        }
+      }
+      if (u < before) this.pinner = d < this.depth - 1 ? d : -1;
+    }
+    return u;
+  }
+  /** the frame settledEnd found pins first, when it may be released (below the top), else -1 */
+  private pinner = -1;
+  /** events held unsettled beyond which flushSettled releases the frame that pins them (below the top) */
+  private readonly heldMax: number;
+
   /** A native (or intrinsic) entry and exit get the method the caller's invoke can only call, when there is one. */
   private resolveNative(inv: number, entry: number, exit: number): void {
     const { out, universe } = this;

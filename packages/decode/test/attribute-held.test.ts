@@ -1,0 +1,105 @@
+/**
+ * What attribution holds while a frame's method is ambiguous. flushSettled hands on only events no later step can
+ * change; a frame that stays ambiguous pins its entry and everything after it. On h2 the main thread's bottom frame
+ * (RunScript.main among 22 methods with the same first opcodes) stayed ambiguous below a call that ran the whole
+ * program, so the thread's 100 M events were held until it ended (12 GB on h2 medium).
+ */
+import { Attribution, EventStream } from '../src';
+import { compileUniverse, haveJavac } from './javac-universe';
+
+const iincs = Array.from({ length: 40 }, (_, k) => `a += ${k + 1};`).join(' ');
+const SOURCES: Record<string, string> = {
+  'W.java': `class W { static int work(int a) { ${iincs} return a; } static int other(int a) { return a * 3 - 1; } }`,
+  // the same opcodes, different targets: the callee's own opcodes tell which invoke called it
+  'P.java': 'class P { static void run() { W.work(5); } }',
+  'Q.java': 'class Q { static void run() { W.other(5); } }',
+  // the same opcodes and the same target: nothing tells them apart
+  'P2.java': 'class P2 { static void run() { W.work(6); } }',
+  'Q2.java': 'class Q2 { static void run() { W.work(6); } }',
+};
+if (!haveJavac) console.warn('SKIP attribute-held test: no javac on PATH (install openjdk-17-jdk-headless)');
+
+const BYTECODE = 0;
+const ENTRY = 1;
+const INTERPRETER = 0;
+/** EntryClass.Bytecode + ENTRY_FROM_VM (java.ts): a call the VM made (the thread's first frame) */
+const FROM_VM = 8;
+
+const load = () => compileUniverse(SOURCES, ['W', 'P', 'Q', 'P2', 'Q2']);
+
+/**
+ * The VM calls `caller` (its method unknown to attribution), which calls W.work; the stream stops `left` opcodes
+ * before W.work's end (a call that is still running when the events are handed on).
+ */
+function callerThenWork(insns: (c: string, m: string) => number[], caller: string, left: number): EventStream {
+  const s = new EventStream();
+  let t = 0;
+  const run = (ops: number[]) => {
+    for (const op of ops) s.push(BYTECODE, INTERPRETER, -1, -1, op, ++t, 0);
+  };
+  const c = insns(caller, 'run');
+  const work = insns('W', 'work');
+  s.push(ENTRY, INTERPRETER, -1, -1, -1, ++t, FROM_VM);
+  run(c.slice(0, 2)); // a constant, the invokestatic
+  s.push(ENTRY, INTERPRETER, -1, -1, -1, ++t, 0);
+  run(work.slice(0, work.length - left));
+  return s;
+}
+
+type Model = ReturnType<typeof load>['model'];
+const idOf = (model: Model, cls: string, name: string): number => [...model.methods].find(([, m]) => m.className === cls && m.name === name)![0];
+
+(haveJavac ? describe : describe.skip)('events held while a frame is ambiguous', () => {
+  test('a callee known for good narrows its caller at once: the caller\'s events are handed on before the callee returns', () => {
+    const { model, universe, insns } = load();
+    const a = new Attribution(universe, 16);
+    a.feed(callerThenWork(insns, 'P', 4));
+    const first = { kind: [] as number[], method: [] as number[] };
+    const n = a.flushSettled((e) => {
+      for (let i = 0; i < e.length; i++) first.kind.push(e.kind[i]), first.method.push(e.method[i]);
+    });
+    // everything but W.work's last opcode (its branch outcome is read by the next step) is settled
+    expect(n).toBeGreaterThan(40);
+    expect(first.kind[0]).toBe(ENTRY);
+    expect(first.method[0]).toBe(idOf(model, 'P', 'run')); // not Q.run: W.work's opcodes came from P's invoke
+    expect(first.method[1]).toBe(idOf(model, 'P', 'run'));
+    expect(first.method[3]).toBe(idOf(model, 'W', 'work'));
+    expect(a.stats.released).toBe(0);
+  });
+
+  test('a frame no opcode can narrow is released past the held-events budget; its callee\'s events stay attributed', () => {
+    const { model, universe, insns } = load();
+    const events = () => callerThenWork(insns, 'P2', 2);
+    // without a budget that small, the ambiguous frame pins its entry: nothing is handed on
+    const held = new Attribution(universe, 16);
+    held.feed(events());
+    expect(held.flushSettled(() => undefined)).toBe(0);
+    expect(held.stats.released).toBe(0);
+
+    const a = new Attribution(universe, 16, { heldMax: 10 });
+    a.feed(events());
+    const got: { method: number; kind: number }[] = [];
+    const n = a.flushSettled((e) => {
+      for (let i = 0; i < e.length; i++) got.push({ method: e.method[i], kind: e.kind[i] });
+    });
+    expect(a.stats.released).toBe(1);
+    expect(n).toBeGreaterThan(40);
+    const work = idOf(model, 'W', 'work');
+    // the caller's entry and own opcodes keep no method (P2.run or Q2.run: it is not settled yet); W.work's are its
+    expect(got[0].method).toBe(-1);
+    expect(got.slice(3).every((e) => e.method === work)).toBe(true);
+    // the stream goes on: W.work returns, then its caller; all events come out, each once
+    const s = new EventStream();
+    let t = 1000;
+    const w = insns('W', 'work');
+    for (const op of w.slice(w.length - 2)) s.push(BYTECODE, INTERPRETER, -1, -1, op, ++t, 0);
+    for (const op of insns('P2', 'run').slice(2)) s.push(BYTECODE, INTERPRETER, -1, -1, op, ++t, 0);
+    a.feed(s);
+    const rest = a.finish().events;
+    const whole = events().length + s.length + 2; // + the exits of W.work and of the caller
+    expect(n + rest.length).toBe(whole);
+    const runs = [idOf(model, 'P2', 'run'), idOf(model, 'Q2', 'run')];
+    // the caller's opcodes after the release are settled with it
+    expect(runs).toContain(rest.method[rest.length - 2]);
+  });
+});
