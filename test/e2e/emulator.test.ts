@@ -114,6 +114,11 @@ maybe('PT emulator: libipt reconstructs exactly what ran', () => {
   });
 });
 
+interface LossRecord {
+  lost_insns: number;
+  untraced_insns: number;
+}
+
 maybe('PT emulator: the loss model', () => {
   const SWITCHES = ['-cp', path.join(EXAMPLES, 'switches', 'classes'), 'Switches', '50000'];
   /** Lost share as the emulator reports it, and as libipt sees it (instructions in gaps / logged). */
@@ -132,7 +137,13 @@ maybe('PT emulator: the loss model', () => {
       }
       const lost = run.ends.reduce((a, e) => a + e.lost_insns, 0);
       const traced = run.ends.reduce((a, e) => a + e.insns, 0);
-      return { reported: lost / traced, seenByLibipt: gap / logged };
+      const losses: LossRecord[] = fs
+        .readFileSync(path.join(run.trace, 'pt', 'sideband.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .filter((e) => e.type === 'loss' && !e.unresumed);
+      return { reported: lost / traced, seenByLibipt: gap / logged, losses };
     } finally {
       cleanup(run.trace);
       cleanup(run.exact);
@@ -140,17 +151,36 @@ maybe('PT emulator: the loss model', () => {
   }
 
   // the buffer fills with control-flow packets only (timing packets follow the host's speed) and drains per
-  // traced instruction, so the share depends on the program, buffer, rate and seed; measured on an idle and on a
-  // 3x-overloaded machine: 300 MB/s 10.1%, 150 MB/s 51.9-52.6%
+  // instruction the thread runs (traced or not), so the share depends on the program, buffer, rate and seed
   test.each([
     ['no loss with a buffer that never fills', '1000000000:1000000000000', 0, 0],
     ['about 10% lost', '65536:300000000', 0.05, 0.2],
-    ['about 50% lost', '65536:150000000', 0.4, 0.65],
+    ['about 50% lost', '65536:100000000', 0.4, 0.65],
   ])('%s: the share the emulator reports equals the share libipt cannot reconstruct', (_name, loss, lo, hi) => {
     const r = lossRun('loss', loss as string, 3);
+    console.log(`loss=${loss}: ${(100 * r.reported).toFixed(1)}% of the traced instructions lost`);
     expect(r.reported).toBeGreaterThanOrEqual(lo as number);
     expect(r.reported).toBeLessThanOrEqual(hi as number);
     expect(Math.abs(r.reported - r.seenByLibipt)).toBeLessThan(0.001);
+  });
+
+  test('a loss lasts until the buffer drained to half, in the thread\'s instructions traced or not', () => {
+    // 65536-byte buffer at 150 MB/s: 0.15 bytes per instruction (nominal 1e9 per second), jittered by 0.75-1.25
+    const B = 65536;
+    const perInsn = 150e6 / 1e9;
+    const { losses } = lossRun('drain', `${B}:150000000`, 5);
+    expect(losses.length).toBeGreaterThan(10);
+    let endedByUntraced = 0;
+    for (const l of losses) {
+      // what drained the buffer from full to half: every instruction the thread ran meanwhile, at the fastest jitter
+      // not less than half the buffer (the check is made at traced instructions: the last step may overshoot)
+      expect((l.lost_insns + l.untraced_insns) * perInsn * 1.25).toBeGreaterThanOrEqual(B / 2 - 1);
+      // the traced instructions lost, at the slowest jitter, drained no more than half
+      expect(l.lost_insns * perInsn * 0.75).toBeLessThanOrEqual(B / 2 + 1);
+      // a loss the VM's own code (class loading, runtime calls, GC) drained more of than traced code could have
+      if (l.lost_insns * perInsn * 1.25 < B / 2 - 1) endedByUntraced++;
+    }
+    expect(endedByUntraced).toBeGreaterThan(0);
   });
 
   test('the same seed loses (nearly) the same share again', () => {

@@ -8,7 +8,8 @@
  *   psb_period=BYTES   PSB+ distance (default 4096)
  *   range=LO-HI        extra filter range (hex); code-cache ranges are found automatically
  *   loss=B:R           data-loss model: a per-thread buffer of B bytes drained at R bytes per second of
- *                      emulated run time (traced instructions at a nominal 1e9 per second), jittered; it fills
+ *                      emulated run time (the thread's instructions, traced or not, at a nominal 1e9 per
+ *                      second), jittered; it fills
  *                      with control-flow packets only (timing packets follow the host's speed, see loss_step)
  *   seed=N             seed of the drain jitter (default 1): the same run loses the same data
  *   retcomp=1          return compression: a return to the address its call pushed is a TNT bit, not a TIP
@@ -81,8 +82,11 @@ typedef struct thr {
   /* loss model */
   double fill, jitter;
   uint64_t produced_seen, jitter_left, rng;
-  uint64_t loss_begin_insns, loss_begin_offset, loss_begin_tsc, loss_begin_produced;
+  uint64_t loss_begin_insns, loss_begin_offset, loss_begin_tsc, loss_begin_produced, loss_begin_outside;
   uint64_t lost_insns, lost_bytes, loss_events;
+  /* instructions run out of the filter range since the last loss step (they drain the buffer too: a PT unit's
+   * output drains in time, whatever the CPU runs), and in all */
+  uint64_t outside_pending, outside_insns;
   /* return compression: the calls this stretch of trace has seen (64 deep, oldest dropped, like libipt's
    * and the hardware's stacks); cleared at PSB, PGE and OVF so it is always a suffix of a decoder's stack */
   uint64_t rs[64];
@@ -289,13 +293,13 @@ static void thr_finish(thr *t, const char *why) {
   flush_thr(t);
   if (t == T) sched_sample(t); /* (its CPU clock is readable only on the thread itself) */
   sideband("{\"type\":\"thread_end\",\"tid\":%d,\"why\":\"%s\",\"insns\":%llu,\"faults\":%llu,\"unexpected\":%llu,\"bytes\":%lld,"
-           "\"psb\":%llu,\"tnt\":%llu,\"tip\":%llu,\"pge\":%llu,\"pgd\":%llu,\"fup\":%llu,\"ovf\":%llu,\"compressed_rets\":%llu,\"lost_insns\":%llu,\"lost_bytes\":%llu,\"tsc\":%llu}",
+           "\"psb\":%llu,\"tnt\":%llu,\"tip\":%llu,\"pge\":%llu,\"pgd\":%llu,\"fup\":%llu,\"ovf\":%llu,\"compressed_rets\":%llu,\"lost_insns\":%llu,\"lost_bytes\":%llu,\"untraced_insns\":%llu,\"tsc\":%llu}",
            t->tid, why, (unsigned long long)t->insns, (unsigned long long)t->faults, (unsigned long long)t->unexpected,
            t->fd >= 0 ? (long long)lseek(t->fd, 0, SEEK_CUR) : -1LL, (unsigned long long)t->enc.counts[PTE_PSB],
            (unsigned long long)(t->enc.counts[PTE_TNT8] + t->enc.counts[PTE_TNT64]), (unsigned long long)t->enc.counts[PTE_TIP],
            (unsigned long long)t->enc.counts[PTE_PGE], (unsigned long long)t->enc.counts[PTE_PGD],
            (unsigned long long)t->enc.counts[PTE_FUP], (unsigned long long)t->enc.counts[PTE_OVF], (unsigned long long)t->compressed_rets, (unsigned long long)t->lost_insns,
-           (unsigned long long)t->lost_bytes, (unsigned long long)rdtsc());
+           (unsigned long long)t->lost_bytes, (unsigned long long)t->outside_insns, (unsigned long long)rdtsc());
 }
 
 static inline thr *current(unsigned vcpu) {
@@ -479,7 +483,10 @@ static void loss_step(thr *t, const insn_desc *cur) {
     t->jitter_left = 65536;
   }
   t->jitter_left--;
-  t->fill -= G.loss_drain_per_insn * t->jitter;
+  /* this instruction's time, and that of the untraced code run since the last step (the VM's own code: class
+   * loading, the compilers' calls, GC), when the buffer drained with nothing new to write */
+  t->fill -= G.loss_drain_per_insn * t->jitter * (1.0 + (double)t->outside_pending);
+  t->outside_pending = 0;
   if (t->fill < 0) t->fill = 0;
   if (!t->enc.dropping) {
     t->fill += added;
@@ -490,6 +497,7 @@ static void loss_step(thr *t, const insn_desc *cur) {
       t->loss_begin_offset = t->enc.emitted;
       t->loss_begin_tsc = rdtsc();
       t->loss_begin_produced = produced;
+      t->loss_begin_outside = t->outside_insns;
     }
   } else if (t->fill <= G.loss_capacity / 2) {
     t->enc.dropping = 0;
@@ -501,9 +509,9 @@ static void loss_step(thr *t, const insn_desc *cur) {
     t->rs_n = 0;
     t->produced_seen = t->enc.produced - t->enc.timing_produced;
     if (t->log_fd >= 0) log_id(t, LOG_RESYNC);
-    sideband("{\"type\":\"loss\",\"tid\":%d,\"offset\":%llu,\"lost_bytes\":%llu,\"lost_insns\":%llu,\"tsc_begin\":%llu,\"tsc_end\":%llu}", t->tid,
-             (unsigned long long)t->loss_begin_offset, (unsigned long long)lostBytes, (unsigned long long)lostInsns,
-             (unsigned long long)t->loss_begin_tsc, (unsigned long long)rdtsc());
+    sideband("{\"type\":\"loss\",\"tid\":%d,\"offset\":%llu,\"lost_bytes\":%llu,\"lost_insns\":%llu,\"untraced_insns\":%llu,\"tsc_begin\":%llu,\"tsc_end\":%llu}",
+             t->tid, (unsigned long long)t->loss_begin_offset, (unsigned long long)lostBytes, (unsigned long long)lostInsns,
+             (unsigned long long)(t->outside_insns - t->loss_begin_outside), (unsigned long long)t->loss_begin_tsc, (unsigned long long)rdtsc());
   }
 }
 
@@ -605,20 +613,30 @@ done:
   if (t->enc.len >= FLUSH_BYTES) flush_thr(t);
 }
 
+/* userdata of an out-of-range block: its address, and its instruction count above OUTSIDE_N_SHIFT (user-mode
+ * x86-64 addresses have 47 bits; a block has at most 512 instructions) */
+#define OUTSIDE_N_SHIFT 52
+#define OUTSIDE_VA_MASK ((1ull << OUTSIDE_N_SHIFT) - 1)
+
 static void on_outside_tb(unsigned vcpu, void *ud) {
   thr *t = T;
   (void)vcpu;
-  if (t && t->inside) leave(t, (uint64_t)(uintptr_t)ud);
+  if (!t) return;
+  uint64_t packed = (uint64_t)(uintptr_t)ud;
+  t->outside_pending += packed >> OUTSIDE_N_SHIFT;
+  t->outside_insns += packed >> OUTSIDE_N_SHIFT;
+  if (t->inside) leave(t, packed & OUTSIDE_VA_MASK);
 }
 
 static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
   (void)id;
   uint64_t va = qemu_plugin_tb_vaddr(tb);
+  size_t n = qemu_plugin_tb_n_insns(tb);
   if (!in_range(va)) {
-    qemu_plugin_register_vcpu_tb_exec_cb(tb, on_outside_tb, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)va);
+    uint64_t packed = (va & OUTSIDE_VA_MASK) | ((uint64_t)(n < 4095 ? n : 4095) << OUTSIDE_N_SHIFT);
+    qemu_plugin_register_vcpu_tb_exec_cb(tb, on_outside_tb, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)packed);
     return;
   }
-  size_t n = qemu_plugin_tb_n_insns(tb);
   insn_desc *d = calloc(n ? n : 1, sizeof *d); /* lives as long as the translation may run: never freed */
   if (!d) abort();
   pthread_mutex_lock(&G.mu);
@@ -773,7 +791,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
   clock_gettime(CLOCK_MONOTONIC, &ts);
   fprintf(G.sideband,
           "{\"type\":\"header\",\"format\":\"jportal-pt-sideband\",\"version\":1,\"source\":\"qemu-pt-emulator\","
-          "\"psb_period\":%llu,\"ip_filtering\":true,\"user_only\":true,\"return_compression\":%s,\"loss_buffer\":%.0f,\"loss_rate\":%.0f,\"seed\":%llu,\"cpus\":%d,\"mtc\":%s,\"cyc\":%s,\"ctc_ratio\":%d,\"mtc_freq\":%d,\"nom_freq\":%d,\"tsc\":%llu,\"mono_ns\":%llu}\n",
+          "\"psb_period\":%llu,\"ip_filtering\":true,\"user_only\":true,\"return_compression\":%s,\"loss_buffer\":%.0f,\"loss_rate\":%.0f,\"loss_drain\":\"all_insns\",\"seed\":%llu,\"cpus\":%d,\"mtc\":%s,\"cyc\":%s,\"ctc_ratio\":%d,\"mtc_freq\":%d,\"nom_freq\":%d,\"tsc\":%llu,\"mono_ns\":%llu}\n",
           (unsigned long long)G.psb_period, G.retcomp ? "true" : "false", G.loss_capacity, G.loss_drain_per_insn * NOMINAL_INSNS_PER_SECOND, (unsigned long long)G.seed, G.ncpus, G.mtc ? "true" : "false", G.cyc ? "true" : "false", CTC_RATIO, MTC_FREQ, NOM_FREQ, (unsigned long long)rdtsc(), (unsigned long long)ts.tv_sec * 1000000000ull + ts.tv_nsec);
   fflush(G.sideband);
   if (G.ncpus) {

@@ -33,9 +33,9 @@ import { threadPairs } from '../thread-pairs';
  */
 export const LOSS_PRESETS: Record<string, string | undefined> = {
   '0': undefined,
-  '10': '65536:300000000',
-  '25': '65536:230000000',
-  '50': '65536:150000000',
+  '10': '65536:200000000',
+  '25': '65536:140000000',
+  '50': '65536:95000000',
 };
 
 export interface AccuracyOptions {
