@@ -31,3 +31,17 @@ test('the growth table gives each size against short, per application', () => {
   expect(md).toContain('## short workloads');
   expect(md).not.toContain('## medium workloads');
 });
+
+test('rows measured on another CPU than the report\'s are named with it', () => {
+  const md = performanceMarkdown(
+    [
+      result('h2', 'short', { run: { native: 1, agent: 1.01 }, machine: 'AMD EPYC', coverage: undefined, growth: { ...growth(100, 200e6, 250, 2000), machine: 'cpu' } }),
+      result('fop', 'short', { growth: growth(50, 100e6, 100, 1000), machine: 'cpu' }),
+    ],
+    facts,
+  );
+  const line = md.split('\n').find((l) => l.startsWith('Measured on other CPUs'));
+  // h2's timing rows came from the other CPU; its growth row and all of fop's from the report's
+  expect(line).toBe('Measured on other CPUs (same kernel, JDK, node and qemu): AMD EPYC: h2 short runs.');
+  expect(performanceMarkdown([result('fop', 'short', { growth: growth(50, 100e6, 100, 1000), machine: 'cpu' })], facts)).not.toContain('Measured on other CPUs');
+});

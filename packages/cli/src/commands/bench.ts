@@ -180,6 +180,9 @@ export interface AppResult {
   coverage?: CoverageCheck;
   /** when the coverage check ran (differs from `date` after --coverage-only) */
   coverageDate?: string;
+  /** the CPU (model name) the run's stages were measured on, and the coverage check's (results from before the field: see cpuOf) */
+  machine?: string;
+  coverageMachine?: string;
   /** `--growth-only`: the loss-free trace analyzed whole with one worker (time, peak memory, work) */
   growth?: AnalyzeGrowth;
 }
@@ -195,6 +198,8 @@ export interface AnalyzeGrowth {
   workers: number;
   /** the CPUs the process was allowed to run on (taskset) */
   cpus: number;
+  /** the CPU's model name */
+  machine?: string;
 }
 
 /** Child node processes may hold a large trace's events: a heap limit well above node's default. */
@@ -217,12 +222,14 @@ function javaVersion(java: string): string {
   return (r.stderr ?? '').split('\n').filter(Boolean).slice(0, 2).join('; ');
 }
 
+const cpuModel = () => os.cpus()[0]?.model ?? 'unknown CPU';
+
 function machineFacts(java: string): Record<string, string> {
-  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  const cpu = cpuModel();
   const qemu = spawnSync('qemu-x86_64', ['--version'], { encoding: 'utf8' }).stdout?.split('\n')[0] ?? 'no qemu-x86_64';
   return {
     cpu,
-    cores: String(os.availableParallelism()),
+    cores: String(os.cpus().length), // (the machine's, not the ones this process may use: bench runs may be pinned)
     ram: `${(os.totalmem() / 2 ** 30).toFixed(1)} GiB`,
     kernel: `${os.type()} ${os.release()}`,
     jdk: javaVersion(java),
@@ -434,7 +441,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
   fs.mkdirSync(dir, { recursive: true });
   const c: AppContext = { inputs: appInputs(), scratch: path.join(dir, 'scratch') };
   const argv = appCommand(app, c, size, app.args(size, c));
-  const res: AppResult = { app: app.name, size, date: new Date().toISOString(), command: o.commandLine, ok: true, errors: [] };
+  const res: AppResult = { app: app.name, size, date: new Date().toISOString(), command: o.commandLine, ok: true, errors: [], machine: cpuModel() };
   const stage = async (name: string, f: () => void | Promise<void>) => {
     const t0 = Date.now();
     try {
@@ -464,7 +471,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
       analyze(trace, ['--only', 'coverage']);
     });
     if (res.ok) await coverageStage(stage, res, app, c, java, argv, dir, trace);
-    return keptWith(before, res, { coverage: res.coverage ?? before.coverage, coverageDate: res.date }, 'coverage');
+    return keptWith(before, res, res.coverage ? { coverage: res.coverage, coverageDate: res.date, coverageMachine: res.machine } : {}, 'coverage');
   }
   if (o.growthOnly) {
     const trace = path.join(dir, 'trace');
@@ -485,6 +492,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
         windows: a.summary.windows?.count ?? a.summary.threads.length,
         workers: 1,
         cpus: os.availableParallelism(),
+        machine: res.machine,
       };
     });
     return before ? keptWith(before, res, { growth: res.growth ?? before.growth, emulated: res.emulated ?? before.emulated }, 'loss-free trace analyzed whole') : res;
@@ -713,6 +721,25 @@ const mb = (b: number | undefined) => (b === undefined ? '—' : `${(b / 1e6).to
 const ratio = (a: number | undefined, b: number | undefined) => (a !== undefined && b !== undefined && b > 0 ? a / b : undefined);
 const geomean = (xs: number[]) => (xs.length ? Math.exp(xs.reduce((s, x) => s + Math.log(x), 0) / xs.length) : NaN);
 
+/**
+ * Which CPU each part of the results was measured on: the run's stages (`machine`), the coverage check, the growth
+ * row, as "app size part" lists by CPU model. Results from before these fields were kept name none: `unknown CPU`.
+ */
+export function measuredOn(results: AppResult[]): Map<string, string[]> {
+  const by = new Map<string, string[]>();
+  const add = (cpu: string | undefined, what: string) => {
+    const k = cpu ?? 'unknown CPU';
+    if (!by.has(k)) by.set(k, []);
+    by.get(k)!.push(what);
+  };
+  for (const r of [...results].sort((a, b) => a.app.localeCompare(b.app) || a.size.localeCompare(b.size))) {
+    if (r.run || r.analyze || r.throughput) add(r.machine, `${r.app} ${r.size} runs`);
+    if (r.coverage) add(r.coverageMachine ?? r.machine, `${r.app} ${r.size} coverage`);
+    if (r.growth) add(r.growth.machine ?? r.machine, `${r.app} ${r.size} growth`);
+  }
+  return by;
+}
+
 export function performanceMarkdown(results: AppResult[], facts: Record<string, string>): string {
   const L: string[] = [];
   const sizes = [...new Set(results.map((r) => r.size))];
@@ -723,6 +750,8 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
   L.push('Commands:', '');
   for (const c of [...new Set(results.map((r) => r.command))]) L.push(`    ${c}`);
   L.push('', `Machine: ${facts.cpu}, ${facts.cores} cores, ${facts.ram} RAM, ${facts.kernel}; ${facts.jdk}; node ${facts.node}; ${facts.qemu}.`);
+  const elsewhere = [...measuredOn(results)].filter(([cpu]) => cpu !== facts.cpu);
+  if (elsewhere.length) L.push(`Measured on other CPUs (same kernel, JDK, node and qemu): ${elsewhere.map(([cpu, parts]) => `${cpu}: ${parts.join(', ')}`).join('; ')}.`);
   L.push('The machine is shared and has no Intel PT: PT is emulated (qemu-x86_64 + the jportal plugin), so PT rates are per');
   L.push('second of *emulated* run time; ratios measured side by side in one run are what to compare, not absolute times.', '');
   // (a size measured for growth only has its rows in the growth table)
