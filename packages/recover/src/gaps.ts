@@ -540,14 +540,19 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
    *   the gap, under the same callers (after the gap the thread went on in one of them, or in what it called; the
    *   callers of b itself are not known after lost data);
    * - a head fill: what ran after an occurrence of the pre context (with a's four callers), up to a bytecode of b's
-   *   method (under b's callers, where b's frame was on the stack at the gap).
+   *   method (under b's callers, where b's frame was on the stack at the gap); where the decoder could not name b (the
+   *   thread went on in a frame it could not place: code run once after the loop, say), up to a bytecode of a's
+   *   method under a's callers, so that the copy's calls are whole.
    * Where the copy starts (ends) is where its own time is closest to the gap's, within TIME_FIT of it, inside its
    * segment; occurrences whose segment holds the gap's time next to them go first (nearest first, up to the
    * candidates option). Among the fills, the one most occurrences agree on, then the closest in time. Its context is
    * the one side's: CONTEXT_MATCH, score 0.5.
    */
   const oneSidedFill = (g: number, a: number, b: number, sides: 'both' | 'tail' | 'head' = 'both'): boolean => {
-    if (a < 0 || b >= n || key[a] === UNKNOWN || key[b] === UNKNOWN) return false;
+    if (a < 0 || b >= n || key[a] === UNKNOWN) return false;
+    // (a tail fill starts from the post context, which needs b named; a head fill without it ends in a's frame)
+    const bNamed = key[b] !== UNKNOWN;
+    if (!bNamed && sides === 'tail') return false;
     const span = gapSpan(a, b);
     if (span === 0) return false;
     const expected = expectedBetween(a, b);
@@ -580,7 +585,7 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
     const fullRoom = (r: number, pass: number): boolean => (pass === 0 ? r >= span : r >= span / TIME_FIT && r < span);
     for (let pass = 0; pass < 2; pass++) {
       // tail: copies of what ran before the post context
-      if (sides !== 'head' && b + Math.max(K, CONTEXT_MATCH) - 1 <= segEnd[seg[b]] && !Number.isNaN(bc.keyGram[b + K - 1])) {
+      if (sides !== 'head' && bNamed && b + Math.max(K, CONTEXT_MATCH) - 1 <= segEnd[seg[b]] && !Number.isNaN(bc.keyGram[b + K - 1])) {
         const occ = bc.keyIndex.get(bc.keyGram[b + K - 1])!;
         const count = nearest(occ, b + K - 1, maxCand * SCAN_PER_CANDIDATE, near);
         for (let o = 0, taken = 0; o < count && taken < maxCand; o++) {
@@ -613,7 +618,8 @@ export function recoverGaps(input: EventStream, opts: RecoveryOptions = {}): { e
           for (let x = j + 1; x < segEnd[seg[j]] && x - j <= cap; x++) {
             const t = clock(x + 1) - clock(j);
             if (t > span * TIME_FIT) break;
-            if (fitsTime(t, span) && Math.abs(t - span) < bestErr && methodOf(x) === methodOf(b) && (!bCallersKnown || bc.ctxFar[x] === bc.ctxFar[b])) {
+            const ends = bNamed ? methodOf(x) === methodOf(b) && (!bCallersKnown || bc.ctxFar[x] === bc.ctxFar[b]) : key[x] !== UNKNOWN && methodOf(x) === methodOf(a) && bc.ctxFar[x] === bc.ctxFar[a];
+            if (fitsTime(t, span) && Math.abs(t - span) < bestErr && ends) {
               bestErr = Math.abs(t - span);
               best = x;
             }
