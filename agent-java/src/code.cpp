@@ -463,11 +463,18 @@ void recordSnapshots(Agent& a) {
   if (!a.layoutOk) return;
   auto heaps = a.layout.codeHeaps();
   std::lock_guard<std::mutex> lk(a.codeMu);
+  const bool diffs = a.opts.patchIntervalMs != 0;
+  std::vector<uint8_t> now;
   for (auto& [begin, nm] : a.nmethods) {
     if (!nm.watched || !stillSameNmethod(a, begin, nm, heaps)) continue;
+    // one read of the code: the VM's other threads run on at VM death (compiler threads, inline caches), so the code
+    // may have changed since the final patch scan; what changed is recorded as patches from this same read, so the
+    // load bytes and every patch before the snapshot give the snapshot
+    now.assign((const uint8_t*)begin, (const uint8_t*)begin + nm.bytes.size());
+    if (diffs) diffAndRecord(a, begin, now.data(), nm.bytes, a.lastScanTsc);
     Payload p;
     p.u64(begin);
-    p.bytes((const void*)begin, nm.bytes.size());
+    p.bytes(now.data(), now.size());
     a.ring.commit(CODE_SNAPSHOT, 0, p);
   }
 }
