@@ -180,7 +180,7 @@ export interface AppResult {
   coverage?: CoverageCheck;
   /** when the coverage check ran (differs from `date` after --coverage-only) */
   coverageDate?: string;
-  /** the CPU (model name) the run's stages were measured on, and the coverage check's (results from before the field: see cpuOf) */
+  /** the CPU (model name) the run's stages were measured on, and the coverage check's (absent in results from before the field: measuredOn names them 'unknown CPU') */
   machine?: string;
   coverageMachine?: string;
   /** `--growth-only`: the loss-free trace analyzed whole with one worker (time, peak memory, work) */
