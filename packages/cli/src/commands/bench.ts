@@ -358,11 +358,25 @@ function emulatedRow(trace: string, r: ReturnType<typeof record>): { row: NonNul
  * The loss-free trace already in `trace` when it is complete and validates (undefined), else one recorded there anew
  * (the recording's result; `scratch`, the program's own output directory, emptied first).
  */
-function keptOrRecorded(trace: string, java: string, argv: string[], scratch: string, info: (m: string) => void): ReturnType<typeof record> | undefined {
+/**
+ * Whether a kept trace holding `have` bytes of PT can be the workload's run the kept result measured (`measured` bytes;
+ * 0: none measured): within a factor of 2. Runs of one workload differ by a few percent; a run that ended early
+ * leaves a complete trace of a few MB (sunflow short: 1 MB against 121 MB, analyzed in 1 s as 132 bytecodes).
+ */
+export function keptTraceFits(have: number, measured: number): boolean {
+  return !(measured > 0) || (have * 2 >= measured && have <= measured * 2);
+}
+
+/** The loss-free trace kept in `trace` where it is complete and fits the kept result (keptTraceFits); else one recorded now (returned). */
+function keptOrRecorded(trace: string, java: string, argv: string[], scratch: string, info: (m: string) => void, measured = 0): ReturnType<typeof record> | undefined {
   const v = fs.existsSync(trace) ? validateTrace(trace) : undefined;
   if (v?.complete && !v.issues.some((i) => i.severity === 'error')) {
-    info(`using the trace in ${trace}`);
-    return undefined;
+    const have = ptBytesOf(trace);
+    if (keptTraceFits(have, measured)) {
+      info(`using the trace in ${trace}`);
+      return undefined;
+    }
+    info(`the trace in ${trace} holds ${(have / 1e6).toFixed(1)} MB of PT, the kept result's run ${(measured / 1e6).toFixed(1)} MB: not a whole run of the workload; recording again`);
   }
   emptyDir(scratch);
   return record(trace, java, argv, []);
@@ -467,7 +481,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
     if (!before) throw new CliError(`bench apps: --coverage-only: no kept result for ${app.name} ${size} (run once without it)`, ExitCode.BadInput);
     const trace = path.join(dir, 'trace');
     await stage('loss-free trace for coverage', () => {
-      keptOrRecorded(trace, java, argv, c.scratch, (m) => log.info(`${app.name} ${size}: ${m}`));
+      keptOrRecorded(trace, java, argv, c.scratch, (m) => log.info(`${app.name} ${size}: ${m}`), before.emulated?.ptBytes);
       analyze(trace, ['--only', 'coverage']);
     });
     if (res.ok) await coverageStage(stage, res, app, c, java, argv, dir, trace);
@@ -476,7 +490,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
   if (o.growthOnly) {
     const trace = path.join(dir, 'trace');
     await stage('loss-free trace analyzed whole, one worker (growth)', () => {
-      const r = keptOrRecorded(trace, java, argv, c.scratch, (m) => log.info(`${app.name} ${size}: ${m}`));
+      const r = keptOrRecorded(trace, java, argv, c.scratch, (m) => log.info(`${app.name} ${size}: ${m}`), before?.emulated?.ptBytes);
       if (r) {
         const e = emulatedRow(trace, r);
         if (e.problem) throw new Error(e.problem);
