@@ -355,10 +355,6 @@ function emulatedRow(trace: string, r: ReturnType<typeof record>): { row: NonNul
 }
 
 /**
- * The loss-free trace already in `trace` when it is complete and validates (undefined), else one recorded there anew
- * (the recording's result; `scratch`, the program's own output directory, emptied first).
- */
-/**
  * Whether a kept trace holding `have` bytes of PT can be the workload's run the kept result measured (`measured` bytes;
  * 0: none measured): within a factor of 2. Runs of one workload differ by a few percent; a run that ended early
  * leaves a complete trace of a few MB (sunflow short: 1 MB against 121 MB, analyzed in 1 s as 132 bytecodes).
@@ -367,7 +363,11 @@ export function keptTraceFits(have: number, measured: number): boolean {
   return !(measured > 0) || (have * 2 >= measured && have <= measured * 2);
 }
 
-/** The loss-free trace kept in `trace` where it is complete and fits the kept result (keptTraceFits); else one recorded now (returned). */
+/**
+ * The loss-free trace already in `trace` when it is complete, validates and fits the kept result's (keptTraceFits;
+ * undefined), else one recorded there anew (the recording's result; `scratch`, the program's own output directory,
+ * emptied first).
+ */
 function keptOrRecorded(trace: string, java: string, argv: string[], scratch: string, info: (m: string) => void, measured = 0): ReturnType<typeof record> | undefined {
   const v = fs.existsSync(trace) ? validateTrace(trace) : undefined;
   if (v?.complete && !v.issues.some((i) => i.severity === 'error')) {
