@@ -559,6 +559,11 @@ class Frame implements StateRoots {
    * index) pin nothing: the frame was released for holding too many (flushSettled). 0: all its events pin.
    */
   pinFrom = 0;
+  /**
+   * The aux of the event the frame's states came by (an if*'s outcome, which its next step reads), kept when that
+   * event was handed on: the top frame was released (flushSettled). 0 otherwise.
+   */
+  heldAux = 0;
   /** its method, known for good, has narrowed its caller's states (narrowCaller) */
   toldCaller = false;
 
@@ -588,6 +593,7 @@ class Frame implements StateRoots {
     this.entryAux = 0;
     this.preferred = null;
     this.pinFrom = 0;
+    this.heldAux = 0;
     this.toldCaller = false;
   }
 
@@ -1028,10 +1034,13 @@ export class Attribution {
    * (so a long stream is attributed in bounded memory); the output indices held are renumbered. What pins an
    * event: a frame's entry while its method is unknown or it may still be read again, the events of its search
    * path and own opcodes, the events of live states (their chains are settled later), pending native calls.
-   * A frame below the top that pins more than `heldMax` events is released (its events so far pin nothing more:
+   * A frame that pins more than `heldMax` events is released (its events so far pin nothing more:
    * stats.released): a bottom frame whose method stays ambiguous while its callees run for the rest of the
-   * thread would otherwise hold the whole thread (h2: 22 candidates, 100 M events). What it costs: the frame's
-   * own bytecodes handed on before it settles keep no method unless all its candidates agreed, its entry too.
+   * thread would otherwise hold the whole thread (h2: 22 candidates, 100 M events); so would the top interpreted
+   * frame while the compiled code it called runs on without returning to it (batik medium: a PNG encoder's frame,
+   * 300 M events after its last). What it costs: the frame's own bytecodes
+   * handed on before it settles keep no method unless all its candidates agreed, its entry too; the top frame keeps
+   * the outcome of its last if* (heldAux), which its next step reads.
    * `sink` reads the events before it returns. Returns how many were handed over.
    */
   flushSettled(sink: (events: EventStream) => void): number {
@@ -1039,6 +1048,11 @@ export class Attribution {
     let u = this.settledEnd();
     while (out.length - u > this.heldMax && this.pinner >= 0) {
       const f = this.frames[this.pinner];
+      if (this.pinner === this.depth - 1) {
+        this.ownStates(f); // (a frame on the trie: its path's events would be read again by its next step)
+        const e = f.n > 0 ? this.pool.ev[f.states[0]] : -1; // (every state of a frame came by the same event)
+        f.heldAux = e >= 0 ? out.aux[e] : f.heldAux;
+      }
       f.pinFrom = this.flushed + out.length;
       f.ownLen = -1; // (its opcodes cannot be read again: some are handed on)
       this.stats.released++;
@@ -1087,7 +1101,7 @@ export class Attribution {
   }
   /**
    * The first event some frame still pins (out.length when none does); `pinner` is then the depth of that frame
-   * when it is below the top (a frame that may be released), else -1.
+   * (-1 when none pins).
    */
   private settledEnd(): number {
     const { out, pool } = this;
@@ -1117,13 +1131,13 @@ export class Attribution {
             }
         }
       }
-      if (u < before) this.pinner = d < this.depth - 1 ? d : -1;
+      if (u < before) this.pinner = d;
     }
     return u;
   }
-  /** the frame settledEnd found pins first, when it may be released (below the top), else -1 */
+  /** the frame settledEnd found pins first, else -1 */
   private pinner = -1;
-  /** events held unsettled beyond which flushSettled releases the frame that pins them (below the top) */
+  /** events held unsettled beyond which flushSettled releases the frame that pins them */
   private readonly heldMax: number;
 
   /** A native (or intrinsic) entry and exit get the method the caller's invoke can only call, when there is one. */
@@ -1428,9 +1442,10 @@ export class Attribution {
       f.anyBci = -1;
     } else {
       this.seen.clear();
-      for (let k = 0; k < f.n; k++) this.successorStates(f.states[k], op, ev);
+      for (let k = 0; k < f.n; k++) this.successorStates(f.states[k], op, ev, f.heldAux);
     }
     if (this.scratchN === 0 || this.scratchN > MAX_STATES) return false;
+    f.heldAux = 0;
     if (this.scratchN > 1 && this.out.aux[ev] !== BytecodeForm.Unknown && !isIfOpcode(op) && !isSwitchOpcode(op)) this.orderByForm(ev, op);
     this.giveScratch(f);
     return true;
@@ -1476,7 +1491,8 @@ export class Attribution {
   private formOrder = new Int32Array(16);
 
   /** The states after state `s` that hold opcode `op` (explained by output event `ev`), into scratch. */
-  private successorStates(s: number, op: number, ev: number): void {
+  /** (`heldAux`: the aux of the state's event when that event was handed on, Frame.heldAux) */
+  private successorStates(s: number, op: number, ev: number, heldAux: number): void {
     const pool = this.pool;
     const mi = pool.method[s];
     const bci = pool.bci[s];
@@ -1486,7 +1502,7 @@ export class Attribution {
       return;
     }
     const sev = pool.ev[s];
-    const n = this.nextBcis(mi, bci, op, sev >= 0 ? this.out.aux[sev] : 0);
+    const n = this.nextBcis(mi, bci, op, sev >= 0 ? this.out.aux[sev] : heldAux);
     for (let k = 0; k < n; k++) this.pushScratch(pool.add(mi, this.next[k], s, ev));
   }
 
@@ -2045,7 +2061,7 @@ export class Attribution {
       let starts = 0;
       if (bci < 0) this.startBcis[starts++] = 0;
       else {
-        const aux = sev >= 0 ? out.aux[sev] : 0;
+        const aux = sev >= 0 ? out.aux[sev] : c.heldAux;
         const o = table.of(bci);
         const list = table.list;
         for (let x = o + 1, end = o + 1 + list[o]; x < end; x++) {

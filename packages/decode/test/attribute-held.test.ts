@@ -21,7 +21,9 @@ if (!haveJavac) console.warn('SKIP attribute-held test: no javac on PATH (instal
 
 const BYTECODE = 0;
 const ENTRY = 1;
+const EXIT = 2;
 const INTERPRETER = 0;
+const COMPILED = 1;
 /** EntryClass.Bytecode + ENTRY_FROM_VM (java.ts): a call the VM made (the thread's first frame) */
 const FROM_VM = 8;
 
@@ -101,5 +103,47 @@ const idOf = (model: Model, cls: string, name: string): number => [...model.meth
     const runs = [idOf(model, 'P2', 'run'), idOf(model, 'Q2', 'run')];
     // the caller's opcodes after the release are settled with it
     expect(runs).toContain(rest.method[rest.length - 2]);
+  });
+
+  test('the top interpreted frame is released past the budget while compiled code it called runs on; it goes on after the return', () => {
+    // (batik medium: a PNG encoder's interpreted frame stood at its call while 300 M events of compiled code ran)
+    const { model, universe, insns } = compileUniverse(SOURCES, ['W', 'P']);
+    const work = idOf(model, 'W', 'work');
+    const run = idOf(model, 'P', 'run');
+    const p = insns('P', 'run'); // iconst_5, invokestatic W.work, pop, return
+    const events = () => {
+      const s = new EventStream();
+      let t = 0;
+      s.push(ENTRY, INTERPRETER, -1, -1, -1, ++t, FROM_VM);
+      for (const op of p.slice(0, 2)) s.push(BYTECODE, INTERPRETER, -1, -1, op, ++t, 0);
+      s.push(ENTRY, COMPILED, work, -1, -1, ++t, 0);
+      for (let k = 0; k < 50; k++) s.push(BYTECODE, COMPILED, work, k, -1, ++t, 0);
+      return s;
+    };
+    // without a budget that small, P.run's frame (its call made, its next step to come) holds all after its invoke
+    const held = new Attribution(universe, 16);
+    held.feed(events());
+    expect(held.flushSettled(() => undefined)).toBeLessThan(4);
+
+    const a = new Attribution(universe, 16, { heldMax: 10 });
+    a.feed(events());
+    const got: number[] = [];
+    const n = a.flushSettled((e) => {
+      for (let i = 0; i < e.length; i++) got.push(e.method[i]);
+    });
+    expect(a.stats.released).toBe(1);
+    expect(n).toBeGreaterThan(50);
+    expect(got.slice(0, 3)).toEqual([run, run, run]); // its entry and opcodes were settled before: they keep P.run
+    // the compiled callee returns; P.run's frame steps on from the invoke it stood at
+    const s = new EventStream();
+    let t = 1000;
+    s.push(EXIT, COMPILED, work, -1, -1, ++t, 0);
+    for (const op of p.slice(2)) s.push(BYTECODE, INTERPRETER, -1, -1, op, ++t, 0);
+    a.feed(s);
+    const rest = a.finish().events;
+    expect(n + rest.length).toBe(events().length + s.length + 1); // + P.run's exit
+    const tail = [...rest.method].slice(rest.length - 1 - (p.length - 2), rest.length - 1);
+    expect(tail).toEqual(p.slice(2).map(() => run));
+    expect([...rest.bci].slice(rest.length - 1 - (p.length - 2), rest.length - 1)).toEqual([4, 5]);
   });
 });
