@@ -509,7 +509,9 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
         machine: res.machine,
       };
     });
-    return before ? keptWith(before, res, { growth: res.growth ?? before.growth, emulated: res.emulated ?? before.emulated }, 'loss-free trace analyzed whole') : res;
+    // (a trace recorded again here is described by the growth row alone: the kept emulated row stays beside the stage
+    // rows measured on its trace)
+    return before ? keptWith(before, res, { growth: res.growth ?? before.growth, emulated: before.emulated ?? res.emulated }, 'loss-free trace analyzed whole') : res;
   }
   if (o.noTiming) {
     if (!before?.run) throw new CliError(`bench apps: --no-timing: no kept timing result for ${app.name} ${size} (run once without it)`, ExitCode.BadInput);
