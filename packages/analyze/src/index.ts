@@ -1,8 +1,8 @@
 /** @jportal/analyze: profiles and reports from decoded (and recovered) per-thread bytecode events. */
 export { Kind, Origin, Tier, TIER_NAMES, ORIGIN_NAMES, methodLabel, methodKeyOf, windowsOf, forEachWindow } from './model';
 export type { Analysis, AnalysisMethod, ThreadEvents, ThreadInfo, EventWindow, WindowedAnalysis, Profiled, PartResult } from './model';
-export { loadTraceAnalysis, loadTraceWindows, analyzeWindowEvents, loadOracleAnalysis, refineDecoded, addReports } from './load';
-export type { TraceLoadOptions, TraceAnalysis, WindowedLoadOptions, WindowedTraceAnalysis, OracleLoadOptions, RefineOptions, RefineReport } from './load';
+export { loadTraceAnalysis, loadTraceWindows, analyzeWindowEvents, loadOracleAnalysis, refineDecoded, createRefiner, addReports } from './load';
+export type { TraceLoadOptions, TraceAnalysis, WindowedLoadOptions, WindowedTraceAnalysis, OracleLoadOptions, RefineOptions, RefineReport, RefineTimes, ThreadRefiner } from './load';
 export { walkStacks, walkThread, walkWindows, StackWalker, runPasses, runPass } from './walk';
 export type { StackVisitor, WalkStats, WalkPass, ThreadWalk } from './walk';
 // every part from two reads of the events

@@ -114,6 +114,16 @@ export interface RefineOptions {
    * names are added to the decoded trace's model (new ids), so that the profiles can name what was copied from it.
    */
   reference?: DecodedTrace;
+  /** when given, the wall time of each step is added to it (`jportal bench apps`' stage rows) */
+  times?: RefineTimes;
+}
+
+/** Milliseconds the steps after decoding took, summed over the streams refined. */
+export interface RefineTimes {
+  /** @jportal/reconstruct: orphan frames projected onto the ICFG, steps checked against the CFGs and repaired */
+  reconstructMs: number;
+  /** @jportal/recover: PT-loss gaps filled */
+  recoverMs: number;
 }
 
 /** What the steps after decoding did, per thread of the decoded trace (same order); undefined: step not run. */
@@ -143,8 +153,16 @@ export function refineDecoded(decoded: DecodedTrace, opts: RefineOptions = {}): 
   return out;
 }
 
+/**
+ * refineDecoded's steps for one stream of events at a time (a thread, or a window of one as `jportal analyze` takes
+ * them): `refineEvents(events, thread)`.
+ */
+export function createRefiner(model: JvmModel, opts: RefineOptions = {}): ThreadRefiner {
+  return new ThreadRefiner(model, opts);
+}
+
 /** refineDecoded's steps for one thread at a time (its `events` are replaced); the report rows are appended. */
-class ThreadRefiner {
+export class ThreadRefiner {
   private readonly cfgOf: ReturnType<typeof cfgFromModel> | undefined;
   private orphanContext: OrphanContext | undefined;
   private fallback: ReturnType<typeof shortestPathBetween> | undefined;
@@ -201,6 +219,8 @@ class ThreadRefiner {
   refineEvents(events: EventStream, thread?: { name: string; tid?: number }): { events: EventStream; orphans?: OrphanReport; reconstruction?: ReconstructReport; recovery?: RecoveryStats } {
     const { cfgOf, opts } = this;
     const out: { events: EventStream; orphans?: OrphanReport; reconstruction?: ReconstructReport; recovery?: RecoveryStats } = { events };
+    const times = opts.times;
+    let t0 = times ? performance.now() : 0;
     if (cfgOf && hasOrphans(out.events)) {
       this.orphanContext ??= new OrphanContext(this.model);
       const r = attributeOrphans(out.events, this.orphanContext, { inPlace: true });
@@ -211,6 +231,11 @@ class ThreadRefiner {
       const r = checkAndRepair(out.events, cfgOf, { inPlace: true });
       out.events = r.events;
       out.reconstruction = r.report;
+    }
+    if (times) {
+      const t1 = performance.now();
+      times.reconstructMs += t1 - t0;
+      t0 = t1;
     }
     if (opts.recover !== false) {
       // (a gap no context fills gets a shortest path of its method's CFG, where one method's frame spans it)
@@ -226,6 +251,7 @@ class ThreadRefiner {
       out.events = r.events;
       out.recovery = r.stats;
     }
+    if (times) times.recoverMs += performance.now() - t0;
     return out;
   }
 }
@@ -472,8 +498,10 @@ export async function loadTraceWindows(dir: string, opts: WindowedLoadOptions): 
   };
   const sinkFor = (tid: number, model: JvmModel): ((e: EventStream) => void) => {
     setup(model);
-    // (named when the decoder is done with it)
-    const who = { name: `tid ${tid}`, tid, javaTid: -1 };
+    // named as the decoder will name it (the first Java thread the metadata puts on that OS thread): refinement reads
+    // the name (the main thread's start-up pause, a reference's namesake) in every window, not only the last
+    const t = model.threads.find((x) => x.osTid === tid);
+    const who = { name: t?.name ?? `tid ${tid}`, tid, javaTid: t?.javaTid ?? -1 };
     const p = open(who);
     return (e) => feed(p, who, e);
   };

@@ -3,12 +3,12 @@
  * bench apps`, each thread streamed as `jportal decode` streams it (bounded memory for a thread of any length):
  * the flow decode into Java events (a decode without attribution, its events counted), then attribution of
  * interpreted bytecodes and completion of compiled frames (a second decode with them, minus the first one's time;
- * its events taken a window at a time, as `jportal analyze` takes them), and recovery of PT-loss gaps on each
- * window. Prints one JSON line on stdout.   node bench-stages.js TRACE_DIR
+ * its events taken a window at a time, as `jportal analyze` takes them), then on each window the steps analyze runs
+ * after decoding, each timed: reconstruction (@jportal/reconstruct) and recovery of PT-loss gaps (@jportal/recover).
+ * Prints one JSON line on stdout.   node bench-stages.js TRACE_DIR
  */
-import { analyzeWindowEvents } from '@jportal/analyze';
+import { analyzeWindowEvents, createRefiner, RefineTimes, ThreadRefiner } from '@jportal/analyze';
 import { decodeTrace, EventStream } from '@jportal/decode';
-import { recoverGaps } from '@jportal/recover';
 
 export interface StageTimes {
   threads: number;
@@ -16,6 +16,8 @@ export interface StageTimes {
   insns: number;
   flowMs: number;
   attributeMs: number;
+  /** absent from results measured before reconstruction was timed */
+  reconstructMs?: number;
   recoverMs: number;
   bytecodes: number;
   gaps: number;
@@ -26,7 +28,8 @@ export interface StageTimes {
 
 function main(dir: string): StageTimes {
   const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
-  let recoverMs = 0;
+  const times: RefineTimes = { reconstructMs: 0, recoverMs: 0 };
+  let refiner: ThreadRefiner | undefined;
   let gaps = 0;
   let recovered = 0;
   let bytecodes = 0;
@@ -34,14 +37,14 @@ function main(dir: string): StageTimes {
   let t0 = process.hrtime.bigint();
   decodeTrace(dir, { attribute: false, release: true, sinkFor: () => () => undefined });
   const flowMs = ms(t0);
-  // 2. the same with attribution and completion, then recovery, a window at a time as `jportal analyze` takes them
+  // 2. the same with attribution and completion, then reconstruction and recovery, a window at a time as
+  // `jportal analyze` takes them (the same refiner, the thread named as it names it)
   const windowEvents = analyzeWindowEvents();
-  const recover = (w: EventStream) => {
-    const s = process.hrtime.bigint();
-    const r = recoverGaps(w, { inPlace: true });
-    recoverMs += ms(s);
-    gaps += r.stats.gaps;
-    recovered += r.stats.recovered;
+  const names = new Map<number, string>();
+  const refine = (tid: number, w: EventStream) => {
+    const r = refiner!.refineEvents(w, { name: names.get(tid) ?? `tid ${tid}`, tid });
+    gaps += r.recovery?.gaps ?? 0;
+    recovered += r.recovery?.recovered ?? 0;
     for (let i = 0; i < r.events.length; i++) if (r.events.kind[i] === 0) bytecodes++;
     r.events.length = 0;
     return r.events;
@@ -50,7 +53,10 @@ function main(dir: string): StageTimes {
   t0 = process.hrtime.bigint();
   const d = decodeTrace(dir, {
     release: true,
-    sinkFor: (tid) => {
+    sinkFor: (tid, model) => {
+      refiner ??= createRefiner(model, { times });
+      const t = model.threads.find((x) => x.osTid === tid);
+      if (t) names.set(tid, t.name);
       windows.set(tid, new EventStream(1 << 20));
       return (e) => {
         for (let from = 0; from < e.length; ) {
@@ -58,23 +64,25 @@ function main(dir: string): StageTimes {
           const take = Math.min(e.length - from, windowEvents - w.length);
           w.appendStream(e.view(from, from + take));
           from += take;
-          if (w.length >= windowEvents) windows.set(tid, (w = recover(w)));
+          if (w.length >= windowEvents) windows.set(tid, (w = refine(tid, w)));
         }
       };
     },
     onThread: (t) => {
       const w = windows.get(t.tid);
       windows.delete(t.tid);
-      if (w?.length) recover(w);
+      if (w?.length) refine(t.tid, w);
     },
   });
-  const attributeMs = Math.max(0, ms(t0) - recoverMs - flowMs);
+  const { reconstructMs, recoverMs } = times;
+  const attributeMs = Math.max(0, ms(t0) - reconstructMs - recoverMs - flowMs);
   return {
     threads: d.threads.length,
     ptBytes: d.threads.reduce((s, t) => s + t.flow.bytes, 0),
     insns: d.threads.reduce((s, t) => s + t.flow.insns, 0),
     flowMs,
     attributeMs,
+    reconstructMs,
     recoverMs,
     bytecodes,
     gaps,

@@ -9,7 +9,7 @@
  *    per second of emulated run and per traced instruction;
  * 3. `jportal decode --json` with all workers (outputs written), bench/decode/run.js on the same trace (our flow
  *    layer with one worker and all workers beside libipt's block decoder, one run), the decoder's stages timed
- *    in a process of their own (bench-stages.ts: flow, attribution, recovery, peak memory), and
+ *    in a process of their own (bench-stages.ts: flow, attribution, reconstruction, recovery, peak memory), and
  *    `jportal analyze --json` (time and peak memory through /usr/bin/time);
  * 4. top-10 hot methods of the loss-free trace (exclusive bytecodes) against JFR's (top frames of
  *    jdk.ExecutionSample) and against ours from the 25%-loss trace;
@@ -799,15 +799,15 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
     }
     L.push('');
     L.push('### Emulated PT, decoding and analysis', '');
-    L.push('| app | emulated run | PT | PT/s emulated | PT bytes/insn | threads | flow | attribute | recover | analyze | peak RSS (analyze) | bytecodes |');
-    L.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
+    L.push('| app | emulated run | PT | PT/s emulated | PT bytes/insn | threads | flow | attribute | reconstruct | recover | analyze | peak RSS (analyze) | bytecodes |');
+    L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const r of rs) {
       const e = r.emulated;
       const s = r.stages;
-      L.push(`| ${r.app} | ${f1(e?.seconds, 1, ' s')} | ${mb(e?.ptBytes)} | ${e ? `${mb(e.ptBytes / e.seconds)}/s` : '—'} | ${e ? f1(e.ptBytes / e.insns, 3) : '—'} | ${e?.threads ?? '—'} | ${s ? f1(s.flowMs / 1000, 1, ' s') : '—'} | ${s ? f1(s.attributeMs / 1000, 1, ' s') : '—'} | ${s ? f1(s.recoverMs / 1000, 1, ' s') : '—'} | ${f1(r.analyze?.seconds, 1, ' s')} | ${r.analyze ? `${(r.analyze.maxRssBytes / 2 ** 20).toFixed(0)} MiB` : '—'} | ${r.analyze ? r.analyze.bytecodes.toLocaleString('en-US') : '—'} |`);
+      L.push(`| ${r.app} | ${f1(e?.seconds, 1, ' s')} | ${mb(e?.ptBytes)} | ${e ? `${mb(e.ptBytes / e.seconds)}/s` : '—'} | ${e ? f1(e.ptBytes / e.insns, 3) : '—'} | ${e?.threads ?? '—'} | ${s ? f1(s.flowMs / 1000, 1, ' s') : '—'} | ${s ? f1(s.attributeMs / 1000, 1, ' s') : '—'} | ${s?.reconstructMs !== undefined ? f1(s.reconstructMs / 1000, 1, ' s') : '—'} | ${s ? f1(s.recoverMs / 1000, 1, ' s') : '—'} | ${f1(r.analyze?.seconds, 1, ' s')} | ${r.analyze ? `${(r.analyze.maxRssBytes / 2 ** 20).toFixed(0)} MiB` : '—'} | ${r.analyze ? r.analyze.bytecodes.toLocaleString('en-US') : '—'} |`);
     }
     L.push('');
-    L.push('flow / attribute / recover: `bench-stages.js` (a streamed decode without attribution; attribution of interpreted code + completion of compiled frames: a second streamed decode with them, minus the time of the first; `recoverGaps` a window of 2^24 events at a time, as analyze; @jportal/reconstruct is not timed yet), one process.', '');
+    L.push('flow / attribute / reconstruct / recover: `bench-stages.js`, one process: a streamed decode without attribution; attribution of interpreted code + completion of compiled frames: a second streamed decode with them, minus the time of the first and of the steps after it; then on each window of 2^24 events, as analyze takes them and with its code, @jportal/reconstruct (orphan frames, CFG check and repair) and @jportal/recover. — : measured before reconstruction was timed (the recover column of those rows is `recoverGaps` alone).', '');
     L.push('### Decode throughput beside libipt (same trace, one run)', '');
     L.push('| app | PT | walk: insns | libipt (time-indexed image): MB/s, insns, errors | walk / libipt, 1 worker | all workers | whole decode 1 worker | all workers | decode / libipt 1 | all | libipt (latest bytes): MB/s, insns, errors | walk / that, 1 | all |');
     L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
