@@ -234,6 +234,7 @@ export async function main(argv: string[]): Promise<number> {
           .option('throughput-only', { type: 'boolean', describe: 'record the loss-free trace and measure only the decode throughput beside libipt (bench/decode); the kept result keeps every other row' })
           .option('coverage-only', { type: 'boolean', describe: 'only the coverage check against JaCoCo, on the loss-free trace in the work directory (recorded when there is none); the kept result keeps every other row' })
           .option('growth-only', { type: 'boolean', describe: 'only the growth measurement: the loss-free trace in the work directory (recorded when there is none) analyzed whole with one worker under /usr/bin/time; the kept result keeps every other row' })
+          .option('stages-only', { type: 'boolean', describe: "only the decoder's stages timed (flow, attribute, reconstruct, recover; one process), on the loss-free trace in the work directory (recorded when there is none); the kept result keeps every other row" })
           .option('trace', { type: 'boolean', default: true, describe: 'the emulated trace and all that needs it (--no-trace: run times of native, agent and JFR only; a kept result keeps its trace rows)' })
           .option('json', { type: 'boolean', describe: 'print the results as JSON on stdout' }),
       async (a) => {
@@ -252,6 +253,7 @@ export async function main(argv: string[]): Promise<number> {
           throughputOnly: a['throughput-only'],
           coverageOnly: a['coverage-only'],
           growthOnly: a['growth-only'],
+          stagesOnly: a['stages-only'],
           reportOnly: a['report-only'],
           json: a.json,
           commandLine: `jportal ${argv.join(' ')}`,

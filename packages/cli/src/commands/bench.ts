@@ -16,7 +16,8 @@
  * 5. the same workload under Debian's JaCoCo 0.8.6: covered lines against those of the loss-free trace.
  *
  * `--growth-only` measures the growth of analyze with trace size instead: each size's loss-free trace analyzed whole
- * with one worker (the growth table compares each size with short).
+ * with one worker (the growth table compares each size with short); `--stages-only` times the decoder's stages again
+ * on the kept trace.
  *
  * Each application's result is kept in bench/apps/results/<app>-<size>.json (committed: the report's rows survive a
  * new checkout; OUT/results with --out); docs/performance.md is written from all results kept there (so `--only` refreshes one row). Exit: 0 ok, 1 a stage failed, 2 bad usage, 3 the suite is
@@ -82,6 +83,11 @@ export interface BenchAppsOptions {
    * compares these rows across sizes (run each size the same way, e.g. pinned to one core with taskset)
    */
   growthOnly?: boolean;
+  /**
+   * the decoder's stages only (bench-stages.ts: flow, attribution, reconstruction, recovery, one process) on the
+   * loss-free trace in the work directory (recorded when there is none); every other row of the kept result stays
+   */
+  stagesOnly?: boolean;
   json?: boolean;
   /** the command line, for the report */
   commandLine: string;
@@ -174,7 +180,8 @@ export interface AppResult {
     /** when this was measured (differs from `date` after --throughput-only) */
     date?: string;
   };
-  stages?: StageTimes;
+  /** the decoder's stages; `date` and `machine` when they were measured apart from the rest (--stages-only) */
+  stages?: StageTimes & { date?: string; machine?: string };
   analyze?: { seconds: number; maxRssBytes: number; threads: number; bytecodes: number; gaps: number; recovered: number; lostTimeShare: number; problems: number };
   hot?: HotTop;
   coverage?: CoverageCheck;
@@ -382,6 +389,13 @@ function keptOrRecorded(trace: string, java: string, argv: string[], scratch: st
   return record(trace, java, argv, []);
 }
 
+/** The decoder's stages on `trace`, timed in a process of their own (bench-stages.ts). */
+function stageTimes(trace: string): StageTimes {
+  const r = spawnSync(process.execPath, [NODE_HEAP, path.join(__dirname, '..', 'bench-stages.js'), trace], { encoding: 'utf8', maxBuffer: 16 << 20 });
+  if (r.status !== 0) throw new Error(`bench-stages exited ${r.status ?? r.signal}: ${oneLine(r.stderr)}`);
+  return JSON.parse(r.stdout) as StageTimes;
+}
+
 /** jportal analyze under /usr/bin/time: wall seconds and peak RSS. */
 function analyze(trace: string, extra: string[]): { seconds: number; maxRssBytes: number; summary: AnalyzeJson } {
   const timeFile = path.join(trace, 'analyze.time');
@@ -486,6 +500,15 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
     });
     if (res.ok) await coverageStage(stage, res, app, c, java, argv, dir, trace);
     return keptWith(before, res, res.coverage ? { coverage: res.coverage, coverageDate: res.date, coverageMachine: res.machine } : {}, 'coverage');
+  }
+  if (o.stagesOnly) {
+    if (!before) throw new CliError(`bench apps: --stages-only: no kept result for ${app.name} ${size} (run once without it)`, ExitCode.BadInput);
+    const trace = path.join(dir, 'trace');
+    await stage('decoder stages (flow, attribute, reconstruct, recover)', () => {
+      keptOrRecorded(trace, java, argv, c.scratch, (m) => log.info(`${app.name} ${size}: ${m}`), before.emulated?.ptBytes);
+      res.stages = { ...stageTimes(trace), date: res.date, machine: res.machine };
+    });
+    return keptWith(before, res, { stages: res.stages ?? before.stages }, 'decoder stages');
   }
   if (o.growthOnly) {
     const trace = path.join(dir, 'trace');
@@ -617,10 +640,8 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
     // --throughput-only: the new throughput row in the kept result, nothing else of it changed
     if (o.throughputOnly)
       return keptWith(before!, res, { throughput: res.throughput ?? before!.throughput }, 'decode throughput');
-    await stage('decoder stages (flow, attribute, recover)', () => {
-      const r = spawnSync(process.execPath, [NODE_HEAP, path.join(__dirname, '..', 'bench-stages.js'), trace], { encoding: 'utf8', maxBuffer: 16 << 20 });
-      if (r.status !== 0) throw new Error(`bench-stages exited ${r.status ?? r.signal}: ${oneLine(r.stderr)}`);
-      res.stages = JSON.parse(r.stdout) as StageTimes;
+    await stage('decoder stages (flow, attribute, reconstruct, recover)', () => {
+      res.stages = stageTimes(trace);
     });
   }
   if (o.throughputOnly) return keptWith(before!, { ...res, ok: false }, {}, 'decode throughput');
@@ -752,6 +773,7 @@ export function measuredOn(results: AppResult[]): Map<string, string[]> {
     if (r.run || r.analyze || r.throughput) add(r.machine, `${r.app} ${r.size} runs`);
     if (r.coverage) add(r.coverageMachine ?? r.machine, `${r.app} ${r.size} coverage`);
     if (r.growth) add(r.growth.machine ?? r.machine, `${r.app} ${r.size} growth`);
+    if (r.stages?.machine) add(r.stages.machine, `${r.app} ${r.size} decoder stages`);
   }
   return by;
 }
