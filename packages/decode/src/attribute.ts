@@ -1038,9 +1038,9 @@ export class Attribution {
    * stats.released): a bottom frame whose method stays ambiguous while its callees run for the rest of the
    * thread would otherwise hold the whole thread (h2: 22 candidates, 100 M events); so would the top interpreted
    * frame while the compiled code it called runs on without returning to it (batik medium: a PNG encoder's frame,
-   * 300 M events after its last). What it costs: the frame's own bytecodes
-   * handed on before it settles keep no method unless all its candidates agreed, its entry too; the top frame keeps
-   * the outcome of its last if* (heldAux), which its next step reads.
+   * 300 M events after its last). What it costs: the frame's own bytecodes handed on before it settles keep no
+   * method unless all its candidates agreed, its entry too; the top frame keeps the outcome of its last if*
+   * (heldAux), which its next step reads.
    * `sink` reads the events before it returns. Returns how many were handed over.
    */
   flushSettled(sink: (events: EventStream) => void): number {
