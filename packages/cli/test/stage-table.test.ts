@@ -23,5 +23,6 @@ test('the stage table gives reconstruction its own column, and none for rows mea
 test('stage rows timed apart from the rest (--stages-only) name their CPU when it is not the run\'s', () => {
   const r = result('h2', { run: { native: 1, agent: 1.01 }, machine: 'AMD EPYC', stages: { ...stages, reconstructMs: 1166, machine: 'cpu', date: '2026-11-29T15:00:00.000Z' } });
   expect(measuredOn([r]).get('cpu')).toEqual(['h2 short decoder stages']);
+  expect(performanceMarkdown([r], facts)).toContain('Decoder stages timed apart from the rest of their row (`--stages-only`, on the kept trace): h2 (cpu, 2026-11-29).');
   expect(performanceMarkdown([r], facts)).toContain('Measured on other CPUs (same kernel, JDK, node and qemu): AMD EPYC: h2 short runs.');
 });

@@ -830,6 +830,8 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
     }
     L.push('');
     L.push('flow / attribute / reconstruct / recover: `bench-stages.js`, one process: a streamed decode without attribution; attribution of interpreted code + completion of compiled frames: a second streamed decode with them, minus the time of the first and of the steps after it; then on each window of 2^24 events, as analyze takes them and with its code, @jportal/reconstruct (orphan frames, CFG check and repair) and @jportal/recover. — : measured before reconstruction was timed (the recover column of those rows is `recoverGaps` alone).', '');
+    const apart = rs.filter((r) => r.stages?.date);
+    if (apart.length) L.push(`Decoder stages timed apart from the rest of their row (\`--stages-only\`, on the kept trace): ${apart.map((r) => `${r.app} (${r.stages!.machine ?? 'unknown CPU'}, ${r.stages!.date!.slice(0, 10)})`).join(', ')}.`, '');
     L.push('### Decode throughput beside libipt (same trace, one run)', '');
     L.push('| app | PT | walk: insns | libipt (time-indexed image): MB/s, insns, errors | walk / libipt, 1 worker | all workers | whole decode 1 worker | all workers | decode / libipt 1 | all | libipt (latest bytes): MB/s, insns, errors | walk / that, 1 | all |');
     L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
