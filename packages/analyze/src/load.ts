@@ -4,7 +4,7 @@
  * an optional classpath (directories, jars).
  */
 import { ClassFile, parseClass } from '@jportal/classfile';
-import { decodeTrace, decodeTraceParallel, DecodedThread, DecodedTrace, EVENT_BYTES, EventStream, heldStreamByteBudget, JvmModel } from '@jportal/decode';
+import { decodeTrace, decodeTraceParallel, javaThreadNames, DecodedThread, DecodedTrace, EVENT_BYTES, EventStream, heldStreamByteBudget, JvmModel } from '@jportal/decode';
 import { loadClasspath } from '@jportal/icfg';
 import { OracleKind, readOracle, readOracleThread } from '@jportal/oracle';
 import { recoverGaps, RecoveryStats } from '@jportal/recover';
@@ -500,7 +500,7 @@ export async function loadTraceWindows(dir: string, opts: WindowedLoadOptions): 
     setup(model);
     // named as the decoder will name it (the first Java thread the metadata puts on that OS thread): refinement reads
     // the name (the main thread's start-up pause, a reference's namesake) in every window, not only the last
-    const t = model.threads.find((x) => x.osTid === tid);
+    const t = javaThreadNames(model).get(tid);
     const who = { name: t?.name ?? `tid ${tid}`, tid, javaTid: t?.javaTid ?? -1 };
     const p = open(who);
     return (e) => feed(p, who, e);

@@ -8,7 +8,7 @@
  * Prints one JSON line on stdout.   node bench-stages.js TRACE_DIR
  */
 import { analyzeWindowEvents, createRefiner, RefineTimes, ThreadRefiner } from '@jportal/analyze';
-import { decodeTrace, EventStream } from '@jportal/decode';
+import { decodeTrace, EventStream, javaThreadNames } from '@jportal/decode';
 
 export interface StageTimes {
   threads: number;
@@ -55,7 +55,7 @@ function main(dir: string): StageTimes {
     release: true,
     sinkFor: (tid, model) => {
       refiner ??= createRefiner(model, { times });
-      const t = model.threads.find((x) => x.osTid === tid);
+      const t = javaThreadNames(model).get(tid);
       if (t) names.set(tid, t.name);
       windows.set(tid, new EventStream(1 << 20));
       return (e) => {

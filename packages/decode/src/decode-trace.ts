@@ -82,13 +82,21 @@ export function releaseEvents(t: DecodedThread, opts: { release?: boolean }): vo
   if (opts.release) t.events = new EventStream(0);
 }
 
+/**
+ * The Java thread that names each OS thread of the trace, by OS tid: an OS tid can carry two Java threads (main, then
+ * DestroyJavaVM), the first names it. What a decoded thread is called (DecodedThread.name, javaTid).
+ */
+export function javaThreadNames(model: JvmModel): Map<number, { name: string; javaTid: number }> {
+  const names = new Map<number, { name: string; javaTid: number }>();
+  for (const t of model.threads) if (!names.has(t.osTid)) names.set(t.osTid, { name: t.name, javaTid: t.javaTid });
+  return names;
+}
+
 export function decodeTrace(dir: string, opts: DecodeOptions = {}): DecodedTrace {
   const model = loadTrace(dir, opts);
   const sb = model.sideband;
   if (!sb) throw new DecodeError(`${path.join(dir, 'pt')}: no PT data in this trace directory (recorded with --pt=none?)`, 2);
-  const names = new Map<number, { name: string; javaTid: number }>();
-  // an OS tid can carry two Java threads (main, then DestroyJavaVM): the first names it
-  for (const t of model.threads) if (!names.has(t.osTid)) names.set(t.osTid, { name: t.name, javaTid: t.javaTid });
+  const names = javaThreadNames(model);
   const threads: DecodedThread[] = [];
   const todo = sb.threads.filter((t) => !opts.tids || opts.tids.includes(t.tid));
   const cpuSizes = new Map<number, number>();

@@ -7,7 +7,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { Worker } from 'worker_threads';
-import { DecodedThread, DecodeError, releaseEvents, tooLarge, universeOf } from './decode-trace';
+import { DecodedThread, DecodeError, javaThreadNames, releaseEvents, tooLarge, universeOf } from './decode-trace';
 import { MethodUniverse } from './attribute';
 import { EventSink, ThreadPipeline } from './pipeline';
 import { EventStream } from './events';
@@ -60,8 +60,7 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
   const model = loadTrace(dir, opts);
   const sb = model.sideband;
   if (!sb) throw new DecodeError(`${path.join(dir, 'pt')}: no PT data in this trace directory (recorded with --pt=none?)`, 2);
-  const names = new Map<number, { name: string; javaTid: number }>();
-  for (const t of model.threads) if (!names.has(t.osTid)) names.set(t.osTid, { name: t.name, javaTid: t.javaTid });
+  const names = javaThreadNames(model);
   const partBytes = opts.partBytes ?? 4 << 20;
   const tasks: PartTask[] = [];
   const todo = sb.threads.filter((t) => !opts.tids || opts.tids.includes(t.tid));
