@@ -250,9 +250,10 @@ maybe('time and the decode command', () => {
     expect(lines.some((l) => / bytecode (iload|aload_0|invokevirtual|tableswitch|lookupswitch) /.test(l))).toBe(true);
   }
 
-  test('a stream decoded in small windows (bounded memory) gives exactly what a whole-stream decode gives', () => {
-    const whole = decodeTrace(trace);
-    const windowed = decodeTrace(trace, { windowBytes: 256 << 10 });
+  test('a stream decoded in small windows and chunks (bounded memory) gives exactly what a whole-stream decode gives', () => {
+    const whole = decodeTrace(trace, { chunkBytes: Infinity });
+    // windows of 256 KiB, each decoded in chunks of 32 KiB (PSBs come every 4 KiB or so)
+    const windowed = decodeTrace(trace, { windowBytes: 256 << 10, chunkBytes: 32 << 10 });
     expect(Math.max(...whole.threads.map((t) => t.flow.bytes))).toBeGreaterThan(4 * (256 << 10));
     for (const t of whole.threads) {
       const w = windowed.threads.find((x) => x.tid === t.tid)!;
@@ -261,6 +262,37 @@ maybe('time and the decode command', () => {
       expect(w.events.length).toBe(t.events.length);
       expect(Buffer.from(w.events.method.buffer, 0, 4 * w.events.length).equals(Buffer.from(t.events.method.buffer, 0, 4 * t.events.length))).toBe(true);
     }
+  });
+
+  test('a streamed thread holds few Java events at once however dense its PT (chunks), and streams the same events', () => {
+    const held = decodeTrace(trace);
+    const got = new Map<number, EventStream>();
+    const streamed = decodeTrace(trace, {
+      heldEvents: 1 << 16,
+      chunkBytes: 32 << 10,
+      sinkFor: (tid) => {
+        const all = new EventStream(1 << 16);
+        got.set(tid, all);
+        return (e) => all.appendStream(e);
+      },
+    });
+    const main = held.threads.reduce((a, t) => (t.events.length > a.events.length ? t : a));
+    // a stream of under 16 MiB is one window: without chunks its Java events were all held until its end
+    expect(main.flow.bytes).toBeLessThan(16 << 20);
+    expect(main.peakJavaEvents).toBeGreaterThan(8 << 16);
+    for (const t of held.threads) {
+      const s = streamed.threads.find((x) => x.tid === t.tid)!;
+      const e = got.get(t.tid)!;
+      expect(s.eventCount).toBe(t.events.length);
+      expect(e.length).toBe(t.events.length);
+      expect(Buffer.from(e.method.buffer, 0, 4 * e.length).equals(Buffer.from(t.events.method.buffer, 0, 4 * t.events.length))).toBe(true);
+      expect(Buffer.from(e.bci.buffer, 0, 4 * e.length).equals(Buffer.from(t.events.bci.buffer, 0, 4 * t.events.length))).toBe(true);
+    }
+    // held until a chunk brings them past 2^16 (or twice what a take kept): one chunk of 32 KiB makes at most some 10^5
+    const sm = streamed.threads.find((x) => x.tid === main.tid)!;
+    console.log(`streamed main thread: at most ${sm.peakJavaEvents} Java events held at once (gathered: ${main.peakJavaEvents})`);
+    expect(sm.peakJavaEvents).toBeLessThan(main.peakJavaEvents / 4);
+    expect(sm.peakJavaEvents).toBeLessThan(1 << 19);
   });
 
   test('jportal decode streams each thread into its file (bounded memory): the same events as a decode held in memory', () => {

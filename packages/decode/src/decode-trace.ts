@@ -6,7 +6,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { FlowDecoder, FlowOptions, FlowStats } from './flow';
 import { invokeCallees } from './callees';
-import { readFileRange, splitAtPsb } from './split';
+import { readFileRange, readRange, splitAtPsb } from './split';
 import { EventBudgetError, EventStream } from './events';
 import { JavaDecodeStats, JavaEventBuilder } from './java';
 import { JvmModel, loadTrace, LoadOptions } from './load';
@@ -30,6 +30,11 @@ export interface DecodedThread {
   /** Instructions the capture says ran (emulator sideband), when known: for checking. */
   expectedInsns?: number;
   decodeMs: number;
+  /**
+   * The most Java events (before attribution) the thread held at once: streamed, about `heldEvents` plus one chunk's
+   * (parallel: the largest part's); gathered, all of them.
+   */
+  peakJavaEvents: number;
 }
 
 export interface DecodedTrace {
@@ -52,10 +57,17 @@ export interface DecodeOptions extends LoadOptions {
   tids?: number[];
   /**
    * Streams larger than this are read and decoded in windows of this size, cut at PSB boundaries, so a
-   * stream of any size decodes in bounded memory (default 16 MiB). After each window the events made so far
-   * go on through attribution and completion (ThreadPipeline).
+   * stream of any size decodes in bounded memory (default 16 MiB); see chunkBytes for the events.
    */
   windowBytes?: number;
+  /**
+   * A window is decoded in chunks of about this many bytes, cut at PSBs (default 256 KiB; Infinity: a window at once):
+   * a streamed thread's Java events go on after a chunk that brings them past 4 M, so PT dense in events holds
+   * little. The chunks join exactly (the same instructions and events as one decode).
+   */
+  chunkBytes?: number;
+  /** Java events a streamed thread holds before they go on through attribution and completion (default 4 M). */
+  heldEvents?: number;
   /**
    * Hand each thread's events to a sink, in stream order and in pieces, instead of holding them: `sinkFor` is
    * asked for the thread's sink before it is decoded; `t.events` then stays empty (`t.eventCount` counts them).
@@ -109,21 +121,25 @@ export function decodeTrace(dir: string, opts: DecodeOptions = {}): DecodedTrace
       const t0 = Date.now();
       const sink = opts.sinkFor?.(t.tid, model);
       const pipe = new ThreadPipeline(universe, sink);
-      // streaming: what each window made goes on at once (else the thread's Java events are read whole, at the end);
-      // returns how many events the window made
-      const afterWindow = (): number => {
-        if (!sink) return 0;
-        const e = java.takeSettledEvents();
-        pipe.feed(e);
-        return e.length;
-      };
       const java = new JavaEventBuilder(model);
       const flow = new FlowDecoder(model.image, java, callees);
       const flowOpts = { retcomp: sb.returnCompression, timing: sb.timing };
+      // streaming: the events made go on once there are `held` of them (else the thread's Java events are read
+      // whole, at the end); what a take must keep (behind a branch not yet known) counts double towards the next
+      const held = Math.max(1, opts.heldEvents ?? HELD_EVENTS);
+      let takeAt = held;
+      let peak = 0;
+      const afterChunk = (): void => {
+        if (!sink || java.events.length < takeAt) return;
+        peak = Math.max(peak, java.events.length);
+        pipe.feed(java.takeSettledEvents());
+        takeAt = Math.max(held, 2 * java.events.length);
+      };
+      const chunkBytes = opts.chunkBytes ?? CHUNK_BYTES;
       if (t.file) {
         const file = path.join(dir, t.file);
         if (!fs.existsSync(file)) throw new DecodeError(`${file}: missing (named by pt/sideband.jsonl)`, 2);
-        decodeFile(file, flow, { ...flowOpts, file: t.file }, opts.windowBytes ?? 16 << 20, afterWindow);
+        decodeFile(file, flow, { ...flowOpts, file: t.file }, opts.windowBytes ?? 16 << 20, chunkBytes, afterChunk);
       } else {
         for (const w of sb.switches) {
           if (w.tid !== t.tid) continue;
@@ -133,10 +149,10 @@ export function decodeTrace(dir: string, opts: DecodeOptions = {}): DecodedTrace
           cpuSizes.set(w.cpu, size);
           if (w.offset + w.bytes > size) throw new DecodeError(`${file}: switch record of tid ${w.tid} covers bytes ${w.offset}..${w.offset + w.bytes}, past the end (${size})`, 2);
           const bytes = readFileRange(path.join(dir, file), w.offset, w.offset + w.bytes);
-          flow.decode(bytes, { ...flowOpts, begin: 0, end: bytes.length, noSync: true, file, streamOffset: w.offset });
-          afterWindow();
+          decodeChunks(flow, bytes, { ...flowOpts, begin: 0, end: bytes.length, noSync: true, file, streamOffset: w.offset }, chunkBytes, afterChunk);
         }
       }
+      peak = Math.max(peak, java.events.length);
       pipe.feed(java.takeEvents());
       const st = pipe.finish();
       const info = names.get(t.tid);
@@ -152,6 +168,7 @@ export function decodeTrace(dir: string, opts: DecodeOptions = {}): DecodedTrace
         completion: st.completion,
         expectedInsns: t.insns,
         decodeMs: Date.now() - t0,
+        peakJavaEvents: peak,
       };
       threads.push(d);
       opts.onThread?.(d, threads.length, todo.length, model);
@@ -169,34 +186,31 @@ export function tooLarge(e: unknown, tid: number, name: string): unknown {
   return new DecodeError(`thread ${tid} (${name}) is too large to decode in memory here: ${e.message}`, 3);
 }
 
-/** Java events a streamed window should make at most: the window's PT bytes shrink to keep near it. */
-const WINDOW_EVENTS = 4 << 20;
-/** The smallest window of PT a stream is decoded in. */
-const MIN_WINDOW_BYTES = 1 << 20;
+/** Java events a streamed thread holds before they go on through attribution and completion (afterChunks). */
+const HELD_EVENTS = 4 << 20;
+/**
+ * PT bytes decoded at a time (a chunk ends at a PSB): the Java events made are looked at after each chunk. Where PT is
+ * dense in events (compiled loops: batik medium made 171 M Java events from one window of 16 MiB or less, 4.8 GB of
+ * columns, and attribution's output grew as large), a window's events go on after each chunk that brings them past
+ * HELD_EVENTS, so a thread holds about HELD_EVENTS plus one chunk's events (measured: up to 11 per PT byte).
+ */
+const CHUNK_BYTES = 256 << 10;
 
 /**
- * Decodes one stream file: whole when small, else window by window. Each window ends at a PSB; the walk goes on
- * to the IP that PSB+ names (endIp) and may read ahead into the next 64 KiB, so windows join like one decode.
- * `afterWindow` returns the events the window made: where PT is dense in events (compiled loops: luindex full's
- * steady state made 64 M Java events in one 16 MiB window, 1.8 GB held at once), the next windows are smaller,
- * down to MIN_WINDOW_BYTES, so a window makes about WINDOW_EVENTS.
+ * Decodes one stream file window by window (windows of `windowBytes`, each ending at a PSB; the walk goes on to the
+ * IP that PSB+ names and may read ahead into the next 64 KiB, so windows join like one decode), each window chunk by
+ * chunk (decodeChunks).
  */
-function decodeFile(file: string, flow: FlowDecoder, flowOpts: FlowOptions, maxWindowBytes: number, afterWindow: () => number): void {
-  let windowBytes = maxWindowBytes;
+function decodeFile(file: string, flow: FlowDecoder, flowOpts: FlowOptions, windowBytes: number, chunkBytes: number, afterChunks: () => void): void {
   const size = fs.statSync(file).size;
-  if (size <= windowBytes) {
-    flow.decode(new Uint8Array(fs.readFileSync(file)), flowOpts);
-    return;
-  }
   const LOOK = 64 << 10;
   const fd = fs.openSync(file, 'r');
   try {
     let at = 0;
     while (at < size) {
       const len = Math.min(size - at, windowBytes + LOOK);
-      const buf = new Uint8Array(len);
-      fs.readSync(fd, buf, 0, len, at);
-      let end = len;
+      const buf = readRange(fd, at, at + len);
+      let end = buf.length;
       let endIp = -1;
       if (at + len < size) {
         // cut at the first PSB at or after windowBytes (PSBs come every few KiB: one lies in the look-ahead)
@@ -206,13 +220,34 @@ function decodeFile(file: string, flow: FlowDecoder, flowOpts: FlowOptions, maxW
           endIp = parts[0].endIp;
         } else end = windowBytes;
       }
-      flow.decode(buf, { ...flowOpts, begin: 0, end, endIp, lookahead: len - end, streamOffset: at });
+      decodeChunks(flow, buf, { ...flowOpts, end, endIp, streamOffset: at }, chunkBytes, afterChunks);
       at += end;
-      const made = afterWindow();
-      windowBytes = made > 0 ? Math.max(Math.min(MIN_WINDOW_BYTES, maxWindowBytes), Math.min(maxWindowBytes, Math.floor((WINDOW_EVENTS / made) * end))) : maxWindowBytes;
     }
   } finally {
     fs.closeSync(fd);
+  }
+}
+
+/**
+ * Decodes `buf` [opts.begin ?? 0, opts.end) in chunks of about `chunkBytes` cut at PSBs (they join as windows do:
+ * one decode's instructions exactly), calling `afterChunk` after each; bytes past `end` are look-ahead.
+ */
+function decodeChunks(flow: FlowDecoder, buf: Uint8Array, opts: FlowOptions, chunkBytes: number, afterChunk: () => void): void {
+  const begin = opts.begin ?? 0;
+  const end = opts.end ?? buf.length;
+  const chunks = end - begin > chunkBytes ? splitAtPsb(buf.subarray(begin, end), chunkBytes, opts.timing) : [{ begin: 0, end: end - begin, endIp: -1 }];
+  for (let i = 0; i < chunks.length; i++) {
+    const c = chunks[i];
+    const last = i === chunks.length - 1;
+    flow.decode(buf, {
+      ...opts,
+      begin: begin + c.begin,
+      end: begin + c.end,
+      endIp: last ? opts.endIp : c.endIp,
+      lookahead: buf.length - (begin + c.end),
+      noSync: i === 0 && opts.noSync,
+    });
+    afterChunk();
   }
 }
 

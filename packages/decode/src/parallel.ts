@@ -19,7 +19,10 @@ import { splitFileAtPsb } from './split';
 export interface ParallelOptions extends LoadOptions {
   /** Worker threads (default: available cores). */
   workers?: number;
-  /** Target size of a part of a stream (default 4 MiB). */
+  /**
+   * Target size of a part of a stream (default 1 MiB): a worker holds a part's Java events whole, and PT dense in
+   * events makes up to 11 per byte (batik medium), so 4 MiB parts held 1.2 GB each.
+   */
   partBytes?: number;
   tids?: number[];
   /** attribute interpreted bytecodes to methods (default true; see DecodeOptions.attribute) */
@@ -61,7 +64,7 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
   const sb = model.sideband;
   if (!sb) throw new DecodeError(`${path.join(dir, 'pt')}: no PT data in this trace directory (recorded with --pt=none?)`, 2);
   const names = javaThreadNames(model);
-  const partBytes = opts.partBytes ?? 4 << 20;
+  const partBytes = opts.partBytes ?? 1 << 20;
   const tasks: PartTask[] = [];
   const todo = sb.threads.filter((t) => !opts.tids || opts.tids.includes(t.tid));
   for (const t of todo) {
@@ -99,7 +102,7 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
           results[mine[cur.fed].id] = undefined;
           cur.feed(r, mine[cur.fed].end - mine[cur.fed].begin);
         }
-        const d: DecodedThread = { tid: t.tid, name, javaTid: info?.javaTid ?? -1, events: new EventStream(0), eventCount: 0, flow: cur.flow, java: cur.java, expectedInsns: t.insns, decodeMs: cur.ms };
+        const d: DecodedThread = { tid: t.tid, name, javaTid: info?.javaTid ?? -1, events: new EventStream(0), eventCount: 0, flow: cur.flow, java: cur.java, expectedInsns: t.insns, decodeMs: cur.ms, peakJavaEvents: cur.peak };
         cur.finish(d);
         cur = undefined;
         threads.push(d);
@@ -168,6 +171,8 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
 class ThreadAssembly {
   fed = 0;
   ms = 0;
+  /** the largest part's Java events */
+  peak = 0;
   flow: FlowStats = emptyFlow();
   java: JavaDecodeStats = { bytecodes: 0, interpreted: 0, compiled: 0, entries: 0, gaps: 0, hoisted: 0 };
   private readonly pipe: ThreadPipeline;
@@ -180,6 +185,7 @@ class ThreadAssembly {
 
   feed(r: PartResult, bytes: number): void {
     const part = EventStream.fromColumns(r.columns, r.length);
+    this.peak = Math.max(this.peak, r.length);
     r.columns = {};
     this.fedBytes += bytes;
     this.pipe.feed(part);

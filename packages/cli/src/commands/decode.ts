@@ -38,6 +38,8 @@ export interface ThreadSummary {
   /** where the flow walk failed, most gaps first (at most 20): code and offset, reason, why */
   gapSites: { count: number; reason: string; where: string; why: string }[];
   decodeMs: number;
+  /** the most Java events (before attribution) held at once: what decoding the thread needed in memory */
+  peakJavaEvents: number;
   /** interpreted bytecodes attributed to methods and bcis */
   attribution?: AttributionStats;
   file?: string;
@@ -171,6 +173,7 @@ function summarizeThread(model: JvmModel, t: DecodedThread, file?: string): Thre
     skippedBytes: t.flow.skippedBytes,
     gapSites: gapSitesOf(model, t, 20),
     decodeMs: t.decodeMs,
+    peakJavaEvents: t.peakJavaEvents,
     attribution: t.attribution,
     file,
   };
