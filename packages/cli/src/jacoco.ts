@@ -94,13 +94,20 @@ export interface JacocoLines {
   classLines: Map<string, { missed: number; covered: number }>;
   /** "package/File.java:line" -> covered (ci > 0), for the source files' line elements */
   lines: Map<string, boolean>;
+  /** "package/Class.name(descriptor)" -> covered (its INSTRUCTION counter covers some), for every method element */
+  methods: Map<string, boolean>;
 }
 
-/** LINE counters of classes and the line elements of source files, from a JaCoCo XML report (JaCoCo's or ours). */
+/** LINE counters of classes, the line elements of source files and the methods run, from a JaCoCo XML report (JaCoCo's or ours). */
 export function parseJacocoXml(xml: string): JacocoLines {
   const classLines = new Map<string, { missed: number; covered: number }>();
+  const methods = new Map<string, boolean>();
   // (a class without code, an interface, is an empty element: <class .../>)
   for (const m of xml.matchAll(/<class name="([^"]+)"[^>]*?(?:\/>|>(.*?)<\/class>)/gs)) {
+    for (const x of (m[2] ?? '').matchAll(/<method name="([^"]+)" desc="([^"]+)"[^>]*>(.*?)<\/method>/gs)) {
+      const c = /<counter type="INSTRUCTION" missed="\d+" covered="(\d+)"\/>/.exec(x[3]);
+      methods.set(`${m[1]}.${unescapeXml(x[1])}${unescapeXml(x[2])}`, !!c && +c[1] > 0);
+    }
     const own = (m[2] ?? '').replace(/<method .*?<\/method>/gs, '');
     const c = /<counter type="LINE" missed="(\d+)" covered="(\d+)"\/>/.exec(own);
     classLines.set(m[1], c ? { missed: +c[1], covered: +c[2] } : { missed: 0, covered: 0 });
@@ -109,5 +116,7 @@ export function parseJacocoXml(xml: string): JacocoLines {
   for (const f of xml.matchAll(/<package name="([^"]*)">(.*?)<\/package>/gs))
     for (const s of f[2].matchAll(/<sourcefile name="([^"]+)">(.*?)<\/sourcefile>/gs))
       for (const l of s[2].matchAll(/<line nr="(\d+)" mi="(\d+)" ci="(\d+)"/g)) lines.set(`${f[1] ? f[1] + '/' : ''}${s[1]}:${l[1]}`, +l[3] > 0);
-  return { classLines, lines };
+  return { classLines, lines, methods };
 }
+
+const unescapeXml = (s: string): string => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&');
