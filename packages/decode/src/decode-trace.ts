@@ -186,7 +186,7 @@ export function tooLarge(e: unknown, tid: number, name: string): unknown {
   return new DecodeError(`thread ${tid} (${name}) is too large to decode in memory here: ${e.message}`, 3);
 }
 
-/** Java events a streamed thread holds before they go on through attribution and completion (afterChunks). */
+/** Java events a streamed thread holds before they go on through attribution and completion (afterChunk). */
 const HELD_EVENTS = 4 << 20;
 /**
  * PT bytes decoded at a time (a chunk ends at a PSB): the Java events made are looked at after each chunk. Where PT is
@@ -201,7 +201,7 @@ const CHUNK_BYTES = 256 << 10;
  * IP that PSB+ names and may read ahead into the next 64 KiB, so windows join like one decode), each window chunk by
  * chunk (decodeChunks).
  */
-function decodeFile(file: string, flow: FlowDecoder, flowOpts: FlowOptions, windowBytes: number, chunkBytes: number, afterChunks: () => void): void {
+function decodeFile(file: string, flow: FlowDecoder, flowOpts: FlowOptions, windowBytes: number, chunkBytes: number, afterChunk: () => void): void {
   const size = fs.statSync(file).size;
   const LOOK = 64 << 10;
   const fd = fs.openSync(file, 'r');
@@ -220,7 +220,7 @@ function decodeFile(file: string, flow: FlowDecoder, flowOpts: FlowOptions, wind
           endIp = parts[0].endIp;
         } else end = windowBytes;
       }
-      decodeChunks(flow, buf, { ...flowOpts, end, endIp, streamOffset: at }, chunkBytes, afterChunks);
+      decodeChunks(flow, buf, { ...flowOpts, end, endIp, streamOffset: at }, chunkBytes, afterChunk);
       at += end;
     }
   } finally {
