@@ -723,6 +723,7 @@ export class Attribution {
     options: { heldMax?: number } = {},
   ) {
     this.heldMax = options.heldMax ?? HELD_MAX;
+    this.checkEvery = Math.max(1, Math.min(1 << 16, this.heldMax >> 3));
     this.out = new EventStream(capacity);
     this.methods = universe.methods;
     this.ids = Int32Array.from(this.methods, (m) => m.id);
@@ -794,6 +795,9 @@ export class Attribution {
     let deoptHint = this.deoptHint;
     let lastGapEv = this.lastGapEv;
     for (let i = 0; i < input.length; i++) {
+      // the held-events budget is checked every `checkEvery` events counted from the stream's first, so where a frame
+      // is released does not depend on how the stream was cut into parts (flushSettled only hands on)
+      if ((this.consumed + i) % this.checkEvery === 0) this.releaseOverBudget();
       if (this.pool.full) this.pool.compact(this.frames, this.depth);
       const kind = input.kind[i];
       const source = input.source[i];
@@ -1027,6 +1031,7 @@ export class Attribution {
     this.exceptionPending = exceptionPending;
     this.deoptHint = deoptHint;
     this.lastGapEv = lastGapEv;
+    this.consumed += input.length;
   }
 
   /**
@@ -1035,7 +1040,7 @@ export class Attribution {
    * event: a frame's entry while its method is unknown or it may still be read again, the events of its search
    * path and own opcodes, the events of live states (their chains are settled later), pending native calls.
    * A frame that pins more than `heldMax` events is released (its events so far pin nothing more:
-   * stats.released): a bottom frame whose method stays ambiguous while its callees run for the rest of the
+   * stats.released; checked by feed every `checkEvery` events, releaseOverBudget): a bottom frame whose method stays ambiguous while its callees run for the rest of the
    * thread would otherwise hold the whole thread (h2: 22 candidates, 100 M events); so would the top interpreted
    * frame while the compiled code it called runs on without returning to it (batik medium: a PNG encoder's frame,
    * 300 M events after its last). What it costs: the frame's own bytecodes handed on before it settles keep no
@@ -1046,18 +1051,6 @@ export class Attribution {
   flushSettled(sink: (events: EventStream) => void): number {
     const { out, pool, pendingNatives, unwound } = this;
     let u = this.settledEnd();
-    while (out.length - u > this.heldMax && this.pinner >= 0) {
-      const f = this.frames[this.pinner];
-      if (this.pinner === this.depth - 1) {
-        this.ownStates(f); // (a frame on the trie: its path's events would be read again by its next step)
-        const e = f.n > 0 ? this.pool.ev[f.states[0]] : -1; // (every state of a frame came by the same event)
-        f.heldAux = e >= 0 ? out.aux[e] : f.heldAux;
-      }
-      f.pinFrom = this.flushed + out.length;
-      f.ownLen = -1; // (its opcodes cannot be read again: some are handed on)
-      this.stats.released++;
-      u = this.settledEnd();
-    }
     // a bytecode goes together with the exits to be moved before it
     for (let k = 0; k < unwound.length; k += 2) if (unwound[k] < u && u <= unwound[k] + unwound[k + 1]) u = unwound[k];
     // native calls whose invoke no later step can change: resolved now, as finish() would (the rest pin theirs)
@@ -1100,6 +1093,27 @@ export class Attribution {
     return u;
   }
   /**
+   * Releases the frames that pin more than `heldMax` events (see flushSettled), the first pinner first, until what is
+   * held fits. Called from feed at fixed event counts.
+   */
+  private releaseOverBudget(): void {
+    const out = this.out;
+    let u = this.settledEnd();
+    while (out.length - u > this.heldMax && this.pinner >= 0) {
+      const f = this.frames[this.pinner];
+      if (this.pinner === this.depth - 1) {
+        this.ownStates(f); // (a frame on the trie: its path's events would be read again by its next step)
+        const e = f.n > 0 ? this.pool.ev[f.states[0]] : -1; // (every state of a frame came by the same event)
+        f.heldAux = e >= 0 ? out.aux[e] : f.heldAux;
+      }
+      f.pinFrom = this.flushed + out.length;
+      f.ownLen = -1; // (its opcodes cannot be read again: some are handed on)
+      this.stats.released++;
+      u = this.settledEnd();
+    }
+  }
+
+  /**
    * The first event some frame still pins (out.length when none does); `pinner` is then the depth of that frame
    * (-1 when none pins).
    */
@@ -1137,8 +1151,11 @@ export class Attribution {
   }
   /** the frame settledEnd found pins first, else -1 */
   private pinner = -1;
-  /** events held unsettled beyond which flushSettled releases the frame that pins them */
+  /** events held unsettled beyond which the frame that pins them is released (releaseOverBudget) */
   private readonly heldMax: number;
+  /** input events between two checks of the budget (fed so far: consumed) */
+  private readonly checkEvery: number;
+  private consumed = 0;
 
   /** A native (or intrinsic) entry and exit get the method the caller's invoke can only call, when there is one. */
   private resolveNative(inv: number, entry: number, exit: number): void {
