@@ -996,7 +996,7 @@ export class Attribution {
         }
       }
       if (!f.lost && op >= 0 && f.n > 0) {
-        if (f.n === 1) this.settle(f.states[0]);
+        if (f.n === 1) this.settle(f, f.states[0]);
         else {
           const id = this.agreedId(f);
           if (id !== undefined) {
@@ -1349,10 +1349,15 @@ export class Attribution {
     this.scratch[this.scratchN++] = s;
   }
 
-  /** Gives the events of a resolved chain of states their method and bci, then cuts the chain. */
-  private settle(s: number): void {
+  /**
+   * Gives the events of a resolved chain of states of frame f their method and bci, then cuts the chain. Of a frame
+   * that was released, only the events from the release on are written: those before it may have been handed on
+   * already or may not, as the stream happened to be cut, and what is written (and marked run) must not depend on that.
+   */
+  private settle(f: Frame, s: number): void {
     const { out, stats, pool, ids } = this;
-    for (let x = s; x >= 0 && pool.ev[x] >= 0; x = pool.prev[x]) {
+    const from = this.writableFrom(f);
+    for (let x = s; x >= 0 && pool.ev[x] >= from; x = pool.prev[x]) {
       const e = pool.ev[x];
       if (out.method[e] < 0) stats.withMethod++;
       if (out.bci[e] < 0) stats.withBci++;
@@ -1364,9 +1369,14 @@ export class Attribution {
         if (out.opcode[e] === NEW) this.madeObject(pool.method[x], pool.bci[x], out.tsc[e]);
       }
       const p = pool.prev[x];
-      if (p < 0 || pool.ev[p] < 0) break;
+      if (p < 0 || pool.ev[p] < from) break;
     }
     pool.prev[s] = -1;
+  }
+
+  /** The first output event held that frame f's settling may write: its release (pinFrom), else the first held. */
+  private writableFrom(f: Frame): number {
+    return Math.max(0, f.pinFrom - this.flushed);
   }
 
   /** The `new` at (method mi, bci) ran at `tsc`. */
@@ -1391,7 +1401,7 @@ export class Attribution {
   }
 
   private resolveEntry(f: Frame): void {
-    if (f.entryEv >= 0 && f.n > 0) {
+    if (f.entryEv >= this.writableFrom(f) && f.n > 0) {
       const id = this.agreedId(f);
       if (id !== undefined) this.out.method[f.entryEv] = id;
     }
@@ -1404,13 +1414,13 @@ export class Attribution {
       if (f.n > 1) this.stats.ambiguousEnds++;
       // (the other states of a frame on the trie die with it: only the chosen one is made)
       const s = f.pathLen ? this.chosenStateOfNode(f, tsc) : f.states[this.chosenState(f, tsc)];
-      this.settle(s);
+      this.settle(f, s);
       const mi = this.pool.method[s];
       const m = this.methods[mi];
       if (m.clinit) this.ranClinit[mi] = 1;
       else if (m.init) this.markConstructed(m.cf.name, tsc);
       id = this.ids[mi];
-      if (f.entryEv >= 0 && out.method[f.entryEv] < 0) out.method[f.entryEv] = id;
+      if (f.entryEv >= this.writableFrom(f) && out.method[f.entryEv] < 0) out.method[f.entryEv] = id;
       if (f.entryEv >= 0) this.entered.mark(mi, this.flushed + f.entryEv);
       // (counted however the reading was windowed: flushSettled may have handed the entry event on already)
       if (f.entered) this.entries[mi]++;
@@ -1438,7 +1448,7 @@ export class Attribution {
     }
     if (this.scratchN === 0 || this.scratchN === caller.n) return;
     this.giveScratch(caller);
-    if (caller.n === 1) this.settle(caller.states[0]);
+    if (caller.n === 1) this.settle(caller, caller.states[0]);
     this.resolveEntry(caller);
   }
 
@@ -2054,7 +2064,7 @@ export class Attribution {
     const m = this.agreedMethod(caller)!;
     this.ownStates(caller);
     if (caller.n > 1) this.stats.ambiguousEnds++;
-    this.settle(caller.states[0]);
+    this.settle(caller, caller.states[0]);
     caller.anyBci = m.index;
     caller.called = true;
     this.unwindTo(d, ev, tsc);
@@ -2135,7 +2145,7 @@ export class Attribution {
     this.ownStates(f);
     // what was known before the break stays (the first state, if several were still possible)
     if (f.n > 1) this.stats.ambiguousEnds++;
-    this.settle(f.states[0]);
+    this.settle(f, f.states[0]);
     f.anyBci = m.index;
     return this.step(f, op, ev); // (a step that fails leaves the states as they were)
   }
