@@ -62,12 +62,30 @@ export interface CompletionStats {
 
 /** At most this many output events of a frame since its entry are taken back by restartAtEntry. */
 const RESTART_REACH = 32;
+/**
+ * At most this many output events are taken back with a hoisted event (takeBackHoisted): it and the path filled up to
+ * it, and the events of inlined callees whose loads were hoisted with it. More than that after it is code that ran,
+ * not code scheduled ahead: its events stay. (Without a bound, sunflow's Thread-0 lost 16 M of its 200 M events to
+ * take-backs, 3,656 of them interpreted bytecodes, which are observed.)
+ */
+const HOIST_REACH = 64;
+/**
+ * Output events flush() keeps back (the newest): what a later event may still take back (RESTART_REACH, HOIST_REACH),
+ * so what is handed on, and what is taken back, does not depend on when flush() is called.
+ */
+const KEEP_BACK = Math.max(RESTART_REACH, HOIST_REACH);
 
 /** How deep callees that left no event are inserted: a silent callee's own invokes left none either. */
 const SILENT_DEPTH = 3;
 
 /** At most this many bytecode events of a callee entered and left just before its caller returns (sharedTail). */
 const SHARED_TAIL_EVENTS = 3;
+/**
+ * Input events feed() looks ahead of the one it reads (isLateEcho, the arm after a keyed switch: 4; sharedTail:
+ * SHARED_TAIL_EVENTS + 2). A fed part's last LOOK_AHEAD events are read with the next part (or at finish()), so every
+ * event is read with the same events after it however the stream was cut into parts.
+ */
+const LOOK_AHEAD = Math.max(5, SHARED_TAIL_EVENTS + 3);
 
 /** A compiled frame on the completion stack. Frames are reused by depth (no object per entry). */
 class CFrame {
@@ -167,13 +185,17 @@ export function completeCompiled(universe: MethodUniverse, input: EventStream): 
 
 /**
  * Completion of one thread's attributed stream read part by part (feed, in stream order): `out` holds what the
- * parts made since the last flush(), which hands it on; finish() gives what is left and the statistics.
+ * parts made and flush() has not handed on; finish() reads what is left and gives the rest and the statistics.
+ * The events made, in all, do not depend on how the stream was cut into parts or when flush() was called: a part's
+ * last events are read with the next part's first (LOOK_AHEAD), and flush() keeps back what may still be taken back
+ * (KEEP_BACK).
  */
 export interface Completion {
   readonly out: EventStream;
   feed(input: EventStream): void;
-  /** Hands `out`'s events to `sink` (which reads them before it returns) and empties it. */
+  /** Hands `out`'s events but the newest KEEP_BACK to `sink` (which reads them before it returns). */
   flush(sink: (events: EventStream) => void): void;
+  /** Reads the events fed and not read yet; `events` then holds all not handed on. */
   finish(): { events: EventStream; stats: CompletionStats };
 }
 
@@ -346,9 +368,12 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
    */
   const takeBackHoisted = (f: CFrame, bci: number): boolean => {
     const at = f.observedAt - flushed;
-    if (at < 0 || at >= out.length || f.beforeLast < 0 || f.last !== f.observedBci || bci === f.beforeLast) return false;
+    if (at < 0 || at >= out.length || out.length - at > HOIST_REACH || f.beforeLast < 0 || f.last !== f.observedBci || bci === f.beforeLast) return false;
     const m = methodOf(f.method);
     if (!m?.code || distance(m, f.last, bci) >= 0 || distance(m, f.beforeLast, bci) < 0) return false;
+    // (only the frame's own code and what was inlined into it runs ahead: a callee it called, compiled or interpreted,
+    // ran where its events are)
+    for (let k = at; k < out.length; k++) if (out.source[k] !== EventSource.Inlined && out.method[k] !== f.method) return false;
     out.length = at;
     for (let r = f.beforeRecentAt; r < f.recentAt && r < f.beforeRecentAt + RECENT; r++) f.recent[r % RECENT] = -3;
     f.recentAt = f.beforeRecentAt;
@@ -481,8 +506,11 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
     return true;
   };
 
-  const feed = (input: EventStream): void => {
-    for (let i = 0; i < input.length; i++) {
+  /** Reads input[from..end) (looking ahead past `end`); returns the index of the first event not read (a step may
+   * read a few events past `end` at once: sharedTail). */
+  const read = (input: EventStream, from: number, end: number): number => {
+    let i = from;
+    for (; i < end; i++) {
       const kind = input.kind[i];
       const source = input.source[i];
       const method = input.method[i];
@@ -596,14 +624,50 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
         if (kind === EventKind.Entry) frames[depth - 1].entryOut = flushed + out.length;
       }
     }
+    return i;
+  };
+  /** the last fed events not read yet: they wait for the events after them (LOOK_AHEAD) */
+  let carry = new EventStream(4 * LOOK_AHEAD);
+  /** the carried events and the first of the next part, read together */
+  const joined = new EventStream(4 * LOOK_AHEAD);
+  const feed = (input: EventStream): void => {
+    let at = 0;
+    if (carry.length) {
+      if (carry.length + input.length < 2 * LOOK_AHEAD) {
+        carry.appendStream(input);
+        return;
+      }
+      const c = carry.length;
+      const head = Math.min(input.length, 2 * LOOK_AHEAD);
+      joined.length = 0;
+      joined.appendStream(carry);
+      joined.appendStream(input.view(0, head));
+      carry.length = 0;
+      const r = read(joined, 0, joined.length - LOOK_AHEAD);
+      if (r < c) {
+        // (only with a short part, all of it in `joined`: what was not read waits on)
+        carry.appendStream(joined.view(r, joined.length));
+        return;
+      }
+      at = r - c;
+    }
+    const end = input.length - LOOK_AHEAD;
+    if (at < end) at = read(input, at, end);
+    carry.appendStream(input.view(at, input.length));
   };
   const flush = (sink: (events: EventStream) => void): void => {
-    if (!out.length) return;
-    sink(out.view(0, out.length));
-    flushed += out.length;
-    out.length = 0;
+    const n = out.length - KEEP_BACK;
+    if (n <= 0) return;
+    sink(out.view(0, n));
+    flushed += n;
+    out.dropFront(n);
   };
-  return { out, feed, flush, finish: () => ({ events: out, stats }) };
+  const finish = (): { events: EventStream; stats: CompletionStats } => {
+    read(carry, 0, carry.length);
+    carry = new EventStream(0);
+    return { events: out, stats };
+  };
+  return { out, feed, flush, finish };
 }
 
 /**

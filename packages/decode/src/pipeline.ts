@@ -67,7 +67,9 @@ export class ThreadPipeline {
       if (!this.attribution) return { events: new EventStream(0) };
       const r = this.attribution.finish();
       this.complete(r.events);
-      return { events: new EventStream(0), attribution: r.stats, completion: this.completion!.finish().stats };
+      const c = this.completion!.finish(); // (the events it kept back, and those it read last)
+      if (c.events.length) this.emit(c.events);
+      return { events: new EventStream(0), attribution: r.stats, completion: c.stats };
     }
     if (this.only) this.gather(this.only);
     this.only = undefined;

@@ -7,6 +7,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { completeCompiled, EventKind, EventSource, EventStream, MethodUniverse } from '../src';
+import { completion } from '../src/complete';
 import { COMPILED_CONTEXT } from '../src/events';
 import type { JvmModel } from '../src';
 import { addImmediates, loopSteps } from '../src/load';
@@ -263,6 +264,50 @@ maybe('completion of compiled frames', () => {
     // the test true: n is returned, the subtractions never ran
     const ret = at(0xac); // ireturn
     expect(activation('fib', [second, first, test])).toEqual([0, 1, test, test + 3, test + 4, ret]);
+  });
+
+  test('fed in parts of any size and flushed after each, the events made are those of one whole feed', () => {
+    // (sunflow short's Thread-0 came to 184.22 or 184.28 M events as the decoder's takes cut it: a hoisted event or a
+    // restart could not take back what a flush had handed on, and a part's last events were read without the next)
+    const at = (c: Uint8Array, op: number, from = 0) => [...c.keys()].find((b) => b >= from && c[b] === op)!;
+    const pick = code('pick');
+    const work = code('work');
+    const fib = code('fib');
+    const hash = code('hashOf');
+    const muls = [...pick.code.keys()].filter((b) => pick.code[b] === 0x68);
+    const fibFirst = at(fib.code, 0x64);
+    const cached = at(hash.code, 0x9a);
+    const scenes: [{ id: number; code: Uint8Array }, number[]][] = [
+      [pick, [at(pick.code, 0x9e), muls[2], muls[0]]], // a hoisted event taken back
+      [work, [at(work.code, 0x69), at(work.code, 0x61), at(work.code, 0x84), at(work.code, 0x61), at(work.code, 0x69)]], // a late echo
+      [fib, [at(fib.code, 0x64, fibFirst + 1), fibFirst, at(fib.code, 0xa2), at(fib.code, 0xb8)]], // a restart at the entry
+      [hash, [1, cached, at(hash.code, 0xa7)]], // a join label
+    ];
+    const input = new EventStream(1024);
+    let t = 0;
+    for (let r = 0; r < 12; r++)
+      for (const [{ id, code: c }, bcis] of scenes) {
+        input.push(EventKind.Entry, EventSource.Compiled, id, -1, -1, ++t);
+        for (const b of bcis) input.push(EventKind.Bytecode, EventSource.Compiled, id, b, c[b], ++t);
+        input.push(EventKind.Exit, EventSource.Compiled, id, -1, -1, ++t);
+      }
+    const whole = completeCompiled(universe, input);
+    expect(whole.stats.hoisted).toBeGreaterThanOrEqual(12);
+    expect(whole.stats.restarts).toBeGreaterThanOrEqual(12);
+    expect(whole.stats.echoes).toBeGreaterThanOrEqual(12);
+    const cols = (e: EventStream) => [...e.kind.subarray(0, e.length)].map((k, i) => `${k}:${e.method[i]}:${e.bci[i]}`);
+    for (const cut of [1, 2, 3, 5, 9, 17, 100]) {
+      const c = completion(universe, 16);
+      const got = new EventStream(16);
+      for (let a = 0; a < input.length; a += cut) {
+        c.feed(input.view(a, Math.min(input.length, a + cut)));
+        c.flush((e) => got.appendStream(e));
+      }
+      const rest = c.finish();
+      got.appendStream(rest.events);
+      expect(rest.stats).toEqual(whole.stats);
+      expect(cols(got)).toEqual(cols(whole.events));
+    }
   });
 
   test("a frame's first fill passing an invoke inserts the callee (nothing was output since the frame began)", () => {
