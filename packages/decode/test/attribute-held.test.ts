@@ -51,6 +51,18 @@ function callerThenWork(insns: (c: string, m: string) => number[], caller: strin
   return s;
 }
 
+/** Attribution (budget 20 events) of `events` fed `cut` at a time, handing on after each: what it made, and releases. */
+function readInParts(universe: ReturnType<typeof load>['universe'], events: EventStream, cut: number): { got: EventStream; released: number } {
+  const a = new Attribution(universe, 16, { heldMax: 20 });
+  const got = new EventStream();
+  for (let at = 0; at < events.length; at += cut) {
+    a.feed(events.view(at, Math.min(events.length, at + cut)));
+    a.flushSettled((e) => got.appendStream(e));
+  }
+  got.appendStream(a.finish().events);
+  return { got, released: a.stats.released };
+}
+
 type Model = ReturnType<typeof load>['model'];
 const idOf = (model: Model, cls: string, name: string): number => [...model.methods].find(([, m]) => m.className === cls && m.name === name)![0];
 
@@ -157,16 +169,7 @@ const idOf = (model: Model, cls: string, name: string): number => [...model.meth
     // 184.16-184.59 M with the cut; the budget is now checked at fixed event counts from the stream's first)
     const { universe, insns } = load();
     const events = callerThenWork(insns, 'P2', 2);
-    const read = (cut: number) => {
-      const a = new Attribution(universe, 16, { heldMax: 20 });
-      const got = new EventStream();
-      for (let at = 0; at < events.length; at += cut) {
-        a.feed(events.view(at, Math.min(events.length, at + cut)));
-        a.flushSettled((e) => got.appendStream(e));
-      }
-      got.appendStream(a.finish().events);
-      return { got, released: a.stats.released };
-    };
+    const read = (cut: number) => readInParts(universe, events, cut);
     const whole = read(events.length);
     expect(whole.released).toBeGreaterThanOrEqual(1);
     for (const cut of [1, 3, 7]) {
@@ -186,16 +189,7 @@ const idOf = (model: Model, cls: string, name: string): number => [...model.meth
     const events = callerThenWork(insns, 'P3', 0);
     let t = 10_000;
     for (const op of insns('P3', 'run').slice(2)) events.push(BYTECODE, INTERPRETER, -1, -1, op, ++t, 0);
-    const read = (cut: number) => {
-      const a = new Attribution(universe, 16, { heldMax: 20 });
-      const got = new EventStream();
-      for (let at = 0; at < events.length; at += cut) {
-        a.feed(events.view(at, Math.min(events.length, at + cut)));
-        a.flushSettled((e) => got.appendStream(e));
-      }
-      got.appendStream(a.finish().events);
-      return { got, released: a.stats.released };
-    };
+    const read = (cut: number) => readInParts(universe, events, cut);
     const whole = read(events.length);
     expect(whole.released).toBeGreaterThanOrEqual(1);
     const p3 = idOf(model, 'P3', 'run');
