@@ -30,7 +30,7 @@ import { JvmModel } from './load';
 import { SuccessorTable } from './successor-table';
 import { KeySet, StatePool, StateRoots } from './state-pool';
 import { edgeKey, SearchNode, switchEdgeKey } from './search-trie';
-import { collectOpcodes, FitWalk, isIfOpcode, isReturn, isSwitchOpcode, LOOKAHEAD_MAX, outcomeAllows } from './lookahead';
+import { collectOpcodes, FitWalk, isIfOpcode, isReturn, isSwitchOpcode, LOOKAHEAD_MAX, LOOKAHEAD_SPAN, outcomeAllows } from './lookahead';
 import { endFormSaysNeverRan, RanBytecodes, STRONG } from './rewrites';
 import { ResolvedEntries } from './resolution';
 
@@ -720,9 +720,18 @@ export class Attribution {
   constructor(
     private readonly universe: MethodUniverse,
     capacity: number,
-    options: { heldMax?: number } = {},
+    options: {
+      heldMax?: number;
+      /**
+       * events a part's end is held back for the opcodes after lost data to be looked at (default LOOKAHEAD_SPAN,
+       * what resumeChoice reads at most; less only for streams short enough to have no lost data, as in tests:
+       * what is made may then depend on where the stream is cut)
+       */
+      lookAhead?: number;
+    } = {},
   ) {
     this.heldMax = options.heldMax ?? HELD_MAX;
+    this.lookAhead = Math.max(0, options.lookAhead ?? LOOKAHEAD_SPAN);
     this.checkEvery = Math.max(1, Math.min(1 << 16, this.heldMax >> 3));
     this.out = new EventStream(capacity);
     this.methods = universe.methods;
@@ -758,6 +767,9 @@ export class Attribution {
   private lastCompiledMethod = -1;
   private lastCompiledBci = -1;
   private lastWasCompiled = false;
+  /** kind and opcode of the last event read (-1: none yet) */
+  private prevKind = -1;
+  private prevOpcode = -1;
   /** an exception was thrown since the last interpreted bytecode: that bytecode may be a handler's */
   private exceptionPending = false;
   /** the compiled method that was deoptimized: its frame continues in the interpreter without an entry */
@@ -785,8 +797,51 @@ export class Attribution {
    */
   private readonly unwound: number[] = [];
 
-  /** Reads the next part of the input stream (parts in stream order; then finish()). */
+  /**
+   * Reads the next part of the input stream (parts in stream order; then finish()). A part's last LOOKAHEAD_SPAN
+   * events are read with the next part's first (or by finish()): after lost data the opcodes that come next are
+   * looked at (resumeChoice), and they must be the same however the stream was cut into parts.
+   */
   feed(input: EventStream): void {
+    const look = this.lookAhead;
+    const carry = this.carry;
+    let at = 0;
+    if (carry.length) {
+      if (carry.length + input.length < 2 * look) {
+        carry.appendStream(input);
+        return;
+      }
+      const c = carry.length;
+      const head = Math.min(input.length, 2 * look);
+      const joined = (this.joined ??= new EventStream(4 * look + 16));
+      joined.length = 0;
+      joined.appendStream(carry);
+      joined.appendStream(input.view(0, head));
+      carry.length = 0;
+      const end = joined.length - look;
+      this.read(joined, 0, end);
+      if (end < c) {
+        // (only with a short part, all of it in `joined`: what was not read waits on)
+        carry.appendStream(joined.view(end, joined.length));
+        return;
+      }
+      at = end - c;
+    }
+    const end = input.length - look;
+    if (at < end) {
+      this.read(input, at, end);
+      at = end;
+    }
+    carry.appendStream(input.view(at, input.length));
+  }
+  private readonly lookAhead: number;
+  /** the last events fed and not read yet (feed) */
+  private readonly carry = new EventStream(16);
+  /** the carried events and the first of the next part, read together */
+  private joined: EventStream | undefined;
+
+  /** Reads input[from..end) (looking ahead past `end`). */
+  private read(input: EventStream, from: number, end: number): void {
     const { out, stats, universe, pendingNatives } = this;
     let lastCompiledMethod = this.lastCompiledMethod;
     let lastCompiledBci = this.lastCompiledBci;
@@ -794,11 +849,18 @@ export class Attribution {
     let exceptionPending = this.exceptionPending;
     let deoptHint = this.deoptHint;
     let lastGapEv = this.lastGapEv;
-    for (let i = 0; i < input.length; i++) {
+    let prevKind = this.prevKind;
+    let prevOpcode = this.prevOpcode;
+    for (let i = from; i < end; i++) {
       // the held-events budget is checked every `checkEvery` events counted from the stream's first, so where a frame
       // is released does not depend on how the stream was cut into parts (flushSettled only hands on)
-      if ((this.consumed + i) % this.checkEvery === 0) this.releaseOverBudget();
+      if (this.consumed++ % this.checkEvery === 0) this.releaseOverBudget();
       if (this.pool.full) this.pool.compact(this.frames, this.depth);
+      // (the event before this one, in this part or the last)
+      const pk = prevKind;
+      const po = prevOpcode;
+      prevKind = input.kind[i];
+      prevOpcode = input.opcode[i];
       const kind = input.kind[i];
       const source = input.source[i];
       const tsc = input.tsc[i];
@@ -892,7 +954,9 @@ export class Attribution {
           // native, intrinsic or abstract: no bytecodes run in this activation
           const only = site ? onlyTarget(site.targets, cls === EntryClass.Native) : undefined;
           if (only) out.method[ev] = only.id;
-          else if (!fromVm && top && !top.lost && ev > 0 && out.kind[ev - 1] === EventKind.Bytecode) pendingNatives.push(ev - 1, ev, out.length);
+          // (the caller's invoke is the event before, unless the caller was released before it: then it may have been
+          // handed on already, as the stream happened to be cut, and it is left alone either way)
+          else if (!fromVm && top && !top.lost && ev > 0 && ev - 1 >= this.writableFrom(top) && out.kind[ev - 1] === EventKind.Bytecode) pendingNatives.push(ev - 1, ev, out.length);
           out.aux[ev] = 0;
           out.push(EventKind.Exit, EventSource.Interpreter, out.method[ev], -1, -1, tsc);
           continue;
@@ -920,7 +984,7 @@ export class Attribution {
         deoptHint = -1;
       }
       let stepped = false;
-      if ((!f || f.lost) && op >= 0 && !exceptionPending && (i === 0 || input.kind[i - 1] !== EventKind.Bytecode || isReturn(input.opcode[i - 1]))) {
+      if ((!f || f.lost) && op >= 0 && !exceptionPending && (pk !== EventKind.Bytecode || isReturn(po))) {
         // no frame we can follow (after a gap, at the stream's start, after the frame we took for the outermost
         // returned): the opcodes that come next may tell a frame on the stack, or one that seemed to end, goes on
         const g = this.resume(op, ev, tsc, input, i, true);
@@ -946,7 +1010,7 @@ export class Attribution {
       }
       exceptionPending = false;
       if (handled) f.ownLen = -1;
-      if (!stepped && !f.lost && op >= 0 && !handled && i > 0 && input.kind[i - 1] === EventKind.Gap) {
+      if (!stepped && !f.lost && op >= 0 && !handled && pk === EventKind.Gap) {
         // the first bytecode after lost data: the frame's next instruction may hold its opcode by chance (in a loop
         // of twin bytecodes, an iload where another iload ran rounds later), so the plain step is taken only when no
         // other reading runs more of the opcodes that come next
@@ -1031,7 +1095,8 @@ export class Attribution {
     this.exceptionPending = exceptionPending;
     this.deoptHint = deoptHint;
     this.lastGapEv = lastGapEv;
-    this.consumed += input.length;
+    this.prevKind = prevKind;
+    this.prevOpcode = prevOpcode;
   }
 
   /**
@@ -1171,6 +1236,8 @@ export class Attribution {
 
   /** Ends the reading (the frames still open end with the stream): the attributed events. */
   finish(): { events: EventStream; stats: AttributionStats } {
+    this.read(this.carry, 0, this.carry.length);
+    this.carry.length = 0;
     const { out, pendingNatives } = this;
     while (this.depth) this.endFrame(this.pop(), out.length ? out.tsc[out.length - 1] : 0, false);
     // native calls made while the caller was still ambiguous: its invoke is known now
@@ -1421,7 +1488,8 @@ export class Attribution {
       else if (m.init) this.markConstructed(m.cf.name, tsc);
       id = this.ids[mi];
       if (f.entryEv >= this.writableFrom(f) && out.method[f.entryEv] < 0) out.method[f.entryEv] = id;
-      if (f.entryEv >= 0) this.entered.mark(mi, this.flushed + f.entryEv);
+      // (an entry handed on already has a negative index, and it still counts: flushed + entryEv is where it was)
+      if (f.entered) this.entered.mark(mi, this.flushed + f.entryEv);
       // (counted however the reading was windowed: flushSettled may have handed the entry event on already)
       if (f.entered) this.entries[mi]++;
     } else if (!f.lost && f.anyBci >= 0) id = this.ids[f.anyBci]; // (a deoptimized activation that ran no bytecode)

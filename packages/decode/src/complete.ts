@@ -81,11 +81,12 @@ const SILENT_DEPTH = 3;
 /** At most this many bytecode events of a callee entered and left just before its caller returns (sharedTail). */
 const SHARED_TAIL_EVENTS = 3;
 /**
- * Input events feed() looks ahead of the one it reads (isLateEcho, the arm after a keyed switch: 4; sharedTail:
- * SHARED_TAIL_EVENTS + 2). A fed part's last LOOK_AHEAD events are read with the next part (or at finish()), so every
- * event is read with the same events after it however the stream was cut into parts.
+ * Input events feed() looks ahead of the one it reads, at most (isLateEcho: 4; the arm after a keyed switch and the
+ * exit after it: 5; sharedTail: SHARED_TAIL_EVENTS + 2), and one to spare. A fed part's last LOOK_AHEAD events are
+ * read with the next part (or at finish()), so every event is read with the same events after it however the stream
+ * was cut into parts.
  */
-const LOOK_AHEAD = Math.max(5, SHARED_TAIL_EVENTS + 3);
+const LOOK_AHEAD = Math.max(6, SHARED_TAIL_EVENTS + 3);
 
 /** A compiled frame on the completion stack. Frames are reused by depth (no object per entry). */
 class CFrame {
@@ -104,6 +105,8 @@ class CFrame {
   sinceStep = 0;
   /** output position (counting flushed events) right after the frame's entry; -1 none (seen without entry, OSR) */
   entryOut = -1;
+  /** events ever output (taken back or not: Completion's `pushed()`) when entryOut was set */
+  entryPushed = -1;
   /** the inlining context of the frame's last observed event (CodeImage.pcContexts), -1 unknown */
   ctx = -1;
   /** the method's switches keyed by a local holding a constant (javac's string switch), or null */
@@ -113,6 +116,8 @@ class CFrame {
   /** output position (counting flushed events) where the frame's last observed event and the path filled up
    * to it begin; -1 none */
   observedAt = -1;
+  /** events ever output when observedAt was set */
+  observedPushed = -1;
   /** bci of that event */
   observedBci = -1;
   /** the frame's `last`, `keyValue`, `outAtLast` and `recentAt` before them (what taking them back restores) */
@@ -141,7 +146,9 @@ class CFrame {
     this.sinceStep = 0;
     this.ctx = -1;
     this.observedAt = -1;
+    this.observedPushed = -1;
     this.entryOut = -1;
+    this.entryPushed = -1;
   }
 }
 
@@ -203,6 +210,14 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
   const out = new EventStream(capacity);
   /** events handed on by flush(): positions in the output are `flushed + out.length` */
   let flushed = 0;
+  /** events taken back out of the output so far (takeBackHoisted, restartAtEntry) */
+  let removed = 0;
+  /**
+   * Events ever output, taken back or not: it never goes down, so how far back a take-back reaches is measured on it
+   * (positions go down when events are taken back: an event further back than KEEP_BACK may have been handed on, and
+   * whether it was would depend on when flush() ran; never one fewer than REACH pushes back).
+   */
+  const pushed = () => flushed + out.length + removed;
   const stats: CompletionStats = { compiledIn: 0, merged: 0, inserted: 0, unfilled: 0, echoes: 0, callSites: 0, silentCallees: 0, unrolled: 0, hoisted: 0, sharedTails: 0, restarts: 0, joinLabels: 0 };
   /** the stack: frames[0..depth); frames beyond are kept for reuse */
   const frames: CFrame[] = [];
@@ -368,12 +383,13 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
    */
   const takeBackHoisted = (f: CFrame, bci: number): boolean => {
     const at = f.observedAt - flushed;
-    if (at < 0 || at >= out.length || out.length - at > HOIST_REACH || f.beforeLast < 0 || f.last !== f.observedBci || bci === f.beforeLast) return false;
+    if (at < 0 || at >= out.length || pushed() - f.observedPushed > HOIST_REACH || f.beforeLast < 0 || f.last !== f.observedBci || bci === f.beforeLast) return false;
     const m = methodOf(f.method);
     if (!m?.code || distance(m, f.last, bci) >= 0 || distance(m, f.beforeLast, bci) < 0) return false;
     // (only the frame's own code and what was inlined into it runs ahead: a callee it called, compiled or interpreted,
     // ran where its events are)
     for (let k = at; k < out.length; k++) if (out.source[k] !== EventSource.Inlined && out.method[k] !== f.method) return false;
+    removed += out.length - at;
     out.length = at;
     for (let r = f.beforeRecentAt; r < f.recentAt && r < f.beforeRecentAt + RECENT; r++) f.recent[r % RECENT] = -3;
     f.recentAt = f.beforeRecentAt;
@@ -414,14 +430,16 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
   const restartAtEntry = (f: CFrame, bci: number): boolean => {
     if (f.entryOut < 0 || f.last < 0) return false;
     const from = f.entryOut - flushed;
-    if (from < 0 || out.length - from > RESTART_REACH) return false;
+    if (from < 0 || pushed() - f.entryPushed > RESTART_REACH) return false;
     // (the memoized distances first: most events follow the frame's last one)
     const m = methodOf(f.method);
     if (!m?.code || distance(m, f.last, bci) >= 0 || (bci !== 0 && distance(m, 0, bci) < 0)) return false;
     // (one event taken back is enough when the one before it leads here: takeBackHoisted)
     if (f.beforeLast >= 0 && f.last === f.observedBci && distance(m, f.beforeLast, bci) >= 0) return false;
     for (let k = from; k < out.length; k++) if (out.kind[k] !== EventKind.Bytecode || out.method[k] !== f.method) return false;
+    removed += out.length - from;
     out.length = from;
+    f.entryPushed = pushed(); // (as if just entered)
     f.recent.fill(-3);
     f.recentAt = 0;
     f.last = -1;
@@ -598,6 +616,7 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
         } else fill(f, bci, tsc);
         f.source = source;
         f.observedAt = mark;
+        f.observedPushed = mark + removed;
         f.observedBci = bci;
         f.beforeLast = beforeLast;
         f.beforeKeyValue = beforeKeyValue;
@@ -621,7 +640,10 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
       // a frame that begins has output nothing since: the first invoke on its first fill left no event either
       if (compiled && (kind === EventKind.Entry || kind === EventKind.OsrEntry) && depth) {
         frames[depth - 1].outAtLast = flushed + out.length;
-        if (kind === EventKind.Entry) frames[depth - 1].entryOut = flushed + out.length;
+        if (kind === EventKind.Entry) {
+          frames[depth - 1].entryOut = flushed + out.length;
+          frames[depth - 1].entryPushed = pushed();
+        }
       }
     }
     return i;

@@ -11,7 +11,7 @@ import { SuccessorTable } from './successor-table';
 /** At most this many opcodes are looked at: enough to tell a loop body from a three-bytecode constructor. */
 export const LOOKAHEAD_MAX = 48;
 /** At most this many events are read for them (calls stepped over included). */
-const LOOKAHEAD_SPAN = 4096;
+export const LOOKAHEAD_SPAN = 4096;
 /** A walk holding more states than this at once stops (it tells nothing any more). */
 const WALK_STATES_MAX = 4096;
 

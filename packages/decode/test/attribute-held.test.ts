@@ -53,7 +53,7 @@ function callerThenWork(insns: (c: string, m: string) => number[], caller: strin
 
 /** Attribution (budget 20 events) of `events` fed `cut` at a time, handing on after each: what it made, and releases. */
 function readInParts(universe: ReturnType<typeof load>['universe'], events: EventStream, cut: number): { got: EventStream; released: number } {
-  const a = new Attribution(universe, 16, { heldMax: 20 });
+  const a = new Attribution(universe, 16, { heldMax: 20, lookAhead: 0 });
   const got = new EventStream();
   for (let at = 0; at < events.length; at += cut) {
     a.feed(events.view(at, Math.min(events.length, at + cut)));
@@ -69,7 +69,7 @@ const idOf = (model: Model, cls: string, name: string): number => [...model.meth
 (haveJavac ? describe : describe.skip)('events held while a frame is ambiguous', () => {
   test('a callee known for good narrows its caller at once: the caller\'s events are handed on before the callee returns', () => {
     const { model, universe, insns } = load();
-    const a = new Attribution(universe, 16);
+    const a = new Attribution(universe, 16, { lookAhead: 0 });
     a.feed(callerThenWork(insns, 'P', 4));
     const first = { kind: [] as number[], method: [] as number[] };
     const n = a.flushSettled((e) => {
@@ -88,12 +88,12 @@ const idOf = (model: Model, cls: string, name: string): number => [...model.meth
     const { model, universe, insns } = load();
     const events = () => callerThenWork(insns, 'P2', 2);
     // without a budget that small, the ambiguous frame pins its entry: nothing is handed on
-    const held = new Attribution(universe, 16);
+    const held = new Attribution(universe, 16, { lookAhead: 0 });
     held.feed(events());
     expect(held.flushSettled(() => undefined)).toBe(0);
     expect(held.stats.released).toBe(0);
 
-    const a = new Attribution(universe, 16, { heldMax: 10 });
+    const a = new Attribution(universe, 16, { heldMax: 10, lookAhead: 0 });
     a.feed(events());
     const got: { method: number; kind: number }[] = [];
     const n = a.flushSettled((e) => {
@@ -138,11 +138,11 @@ const idOf = (model: Model, cls: string, name: string): number => [...model.meth
       return s;
     };
     // without a budget that small, P.run's frame (its call made, its next step to come) holds all after its invoke
-    const held = new Attribution(universe, 16);
+    const held = new Attribution(universe, 16, { lookAhead: 0 });
     held.feed(events());
     expect(held.flushSettled(() => undefined)).toBeLessThan(4);
 
-    const a = new Attribution(universe, 16, { heldMax: 10 });
+    const a = new Attribution(universe, 16, { heldMax: 10, lookAhead: 0 });
     a.feed(events());
     const got: number[] = [];
     const n = a.flushSettled((e) => {
