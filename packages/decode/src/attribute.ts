@@ -26,6 +26,7 @@ import type { MethodRun } from '@jportal/format';
 import { BytecodeForm, EventKind, EventSource, EventStream, FORM_MASK } from './events';
 import { ENTRY_CLASS_MASK, ENTRY_FROM_VM, EntryClass } from './java';
 import { EnteredMethods, extraLocals, parameterLetters } from './method-entry';
+import { PartReader } from './part-reader';
 import { JvmModel } from './load';
 import { SuccessorTable } from './successor-table';
 import { KeySet, StatePool, StateRoots } from './state-pool';
@@ -731,7 +732,7 @@ export class Attribution {
     } = {},
   ) {
     this.heldMax = options.heldMax ?? HELD_MAX;
-    this.lookAhead = Math.max(0, options.lookAhead ?? LOOKAHEAD_SPAN);
+    this.parts = new PartReader(Math.max(0, options.lookAhead ?? LOOKAHEAD_SPAN), (input, from, end) => this.read(input, from, end));
     this.checkEvery = Math.max(1, Math.min(1 << 16, this.heldMax >> 3));
     this.out = new EventStream(capacity);
     this.methods = universe.methods;
@@ -803,45 +804,13 @@ export class Attribution {
    * looked at (resumeChoice), and they must be the same however the stream was cut into parts.
    */
   feed(input: EventStream): void {
-    const look = this.lookAhead;
-    const carry = this.carry;
-    let at = 0;
-    if (carry.length) {
-      if (carry.length + input.length < 2 * look) {
-        carry.appendStream(input);
-        return;
-      }
-      const c = carry.length;
-      const head = Math.min(input.length, 2 * look);
-      const joined = (this.joined ??= new EventStream(4 * look + 16));
-      joined.length = 0;
-      joined.appendStream(carry);
-      joined.appendStream(input.view(0, head));
-      carry.length = 0;
-      const end = joined.length - look;
-      this.read(joined, 0, end);
-      if (end < c) {
-        // (only with a short part, all of it in `joined`: what was not read waits on)
-        carry.appendStream(joined.view(end, joined.length));
-        return;
-      }
-      at = end - c;
-    }
-    const end = input.length - look;
-    if (at < end) {
-      this.read(input, at, end);
-      at = end;
-    }
-    carry.appendStream(input.view(at, input.length));
+    this.parts.feed(input);
   }
-  private readonly lookAhead: number;
-  /** the last events fed and not read yet (feed) */
-  private readonly carry = new EventStream(16);
-  /** the carried events and the first of the next part, read together */
-  private joined: EventStream | undefined;
+  /** reads the parts (a part's last `lookAhead` events with the next part's first: resumeChoice reads that far) */
+  private readonly parts: PartReader;
 
-  /** Reads input[from..end) (looking ahead past `end`). */
-  private read(input: EventStream, from: number, end: number): void {
+  /** Reads input[from..end) (looking ahead past `end`); returns `end`. */
+  private read(input: EventStream, from: number, end: number): number {
     const { out, stats, universe, pendingNatives } = this;
     let lastCompiledMethod = this.lastCompiledMethod;
     let lastCompiledBci = this.lastCompiledBci;
@@ -1097,6 +1066,7 @@ export class Attribution {
     this.lastGapEv = lastGapEv;
     this.prevKind = prevKind;
     this.prevOpcode = prevOpcode;
+    return end;
   }
 
   /**
@@ -1236,8 +1206,7 @@ export class Attribution {
 
   /** Ends the reading (the frames still open end with the stream): the attributed events. */
   finish(): { events: EventStream; stats: AttributionStats } {
-    this.read(this.carry, 0, this.carry.length);
-    this.carry.length = 0;
+    this.parts.finish();
     const { out, pendingNatives } = this;
     while (this.depth) this.endFrame(this.pop(), out.length ? out.tsc[out.length - 1] : 0, false);
     // native calls made while the caller was still ambiguous: its invoke is known now

@@ -20,6 +20,7 @@
 import { successors } from '@jportal/classfile';
 import { COMPILED_CONTEXT, EventKind, EventSource, EventStream, maxStreamEvents } from './events';
 import type { Method, MethodUniverse } from './attribute';
+import { PartReader } from './part-reader';
 import { SuccessorTable } from './successor-table';
 import { SwitchKeys, UNKNOWN } from './switch-keys';
 
@@ -648,35 +649,9 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
     }
     return i;
   };
-  /** the last fed events not read yet: they wait for the events after them (LOOK_AHEAD) */
-  let carry = new EventStream(4 * LOOK_AHEAD);
-  /** the carried events and the first of the next part, read together */
-  const joined = new EventStream(4 * LOOK_AHEAD);
-  const feed = (input: EventStream): void => {
-    let at = 0;
-    if (carry.length) {
-      if (carry.length + input.length < 2 * LOOK_AHEAD) {
-        carry.appendStream(input);
-        return;
-      }
-      const c = carry.length;
-      const head = Math.min(input.length, 2 * LOOK_AHEAD);
-      joined.length = 0;
-      joined.appendStream(carry);
-      joined.appendStream(input.view(0, head));
-      carry.length = 0;
-      const r = read(joined, 0, joined.length - LOOK_AHEAD);
-      if (r < c) {
-        // (only with a short part, all of it in `joined`: what was not read waits on)
-        carry.appendStream(joined.view(r, joined.length));
-        return;
-      }
-      at = r - c;
-    }
-    const end = input.length - LOOK_AHEAD;
-    if (at < end) at = read(input, at, end);
-    carry.appendStream(input.view(at, input.length));
-  };
+  // (a part's last LOOK_AHEAD events are read with the next part's first)
+  const parts = new PartReader(LOOK_AHEAD, read);
+  const feed = (input: EventStream): void => parts.feed(input);
   const flush = (sink: (events: EventStream) => void): void => {
     const n = out.length - KEEP_BACK;
     if (n <= 0) return;
@@ -685,8 +660,7 @@ export function completion(universe: MethodUniverse, capacity: number): Completi
     out.dropFront(n);
   };
   const finish = (): { events: EventStream; stats: CompletionStats } => {
-    read(carry, 0, carry.length);
-    carry = new EventStream(0);
+    parts.finish();
     return { events: out, stats };
   };
   return { out, feed, flush, finish };
