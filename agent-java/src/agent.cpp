@@ -157,6 +157,7 @@ void recordVmInfo(Agent& a) {
 
 void JNICALL onVMInit(jvmtiEnv* jvmti, JNIEnv* jni, jthread) {
   CALLBACK_GUARD_BEGIN
+  CostScope cost(Cost::VmInit);
   Agent& a = *gAgent;
   a.live = true;
   recordVmInfo(a);
@@ -183,10 +184,18 @@ void JNICALL onVMDeath(jvmtiEnv*, JNIEnv* jni) {
   Agent& a = *gAgent;
   if (a.dead.exchange(true)) return;
   stopPatchWatcher(a);
-  if (a.opts.patchIntervalMs != 0 || a.scanNmethods) scanPatches(a);  // what changed since the last scan
-  scanNmethods(a);  // and what was compiled since (nmethods=scan)
-  if (a.opts.snapshot) recordSnapshots(a);
-  recordMethodRuns(a, jni);
+  {
+    CostScope cost(Cost::DeathScans);
+    if (a.opts.patchIntervalMs != 0 || a.scanNmethods) scanPatches(a);  // what changed since the last scan
+    scanNmethods(a);  // and what was compiled since (nmethods=scan)
+    if (a.opts.snapshot) recordSnapshots(a);
+  }
+  {
+    CostScope cost(Cost::DeathRuns);
+    recordMethodRuns(a, jni);
+  }
+  // (the final drain is not in the report: it is written as part of it)
+  if (a.opts.stats) reportCosts(a.watcherCpuNs.load(std::memory_order_relaxed), a.ring.writerCpuNs());
   recordCalibration(a, kFinalWaitMs);
   if (a.opts.nmethods == "check")
     fprintf(stderr, "[jportal] nmethods=check: %llu nmethods compared (%llu unreadable), %llu pcs, %llu frames: %llu differ; %llu methods named: %llu differ\n",
@@ -238,6 +247,7 @@ jint start(JavaVM* vm, char* optionText) {
     return JNI_OK;
   }
   if (opts.oracle) return startOracle(vm, jvmti, opts);
+  CostScope cost(Cost::OnLoad);
   Agent* a = new Agent();  // lives until the process exits: callbacks may run late
   gAgent = a;
   a->jvmti = jvmti;

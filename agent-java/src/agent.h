@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cost.h"
 #include "options.h"
 #include "ring.h"
 #include "vm.h"
@@ -89,6 +90,7 @@ struct Agent {
   std::condition_variable watcherWake;
   bool stopWatcher = false;
   uint64_t patchScans = 0;
+  std::atomic<uint64_t> watcherCpuNs{0};  // the watcher thread's CPU so far (stats=1)
   uint64_t lastScanTsc = 0;  // when the last patch scan began (under codeMu)
   bool scanNmethods = false;  // nmethods=scan in effect (VMStructs allow it): no CompiledMethodLoad events
   // nmethods=scan: blobs already recorded -> their compile id; only the scanning thread uses it (VMInit's, then

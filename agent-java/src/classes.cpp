@@ -210,6 +210,7 @@ uint32_t loaderId(Agent& a, JNIEnv* jni, jobject loader) {
 void JNICALL onClassFileLoadHook(jvmtiEnv* jvmti, JNIEnv* jni, jclass redefined, jobject loader, const char* name, jobject, jint len,
                                  const unsigned char* data, jint*, unsigned char**) {
   CALLBACK_GUARD_BEGIN
+  CostScope cost(Cost::ClassFileLoadHook);
   Agent& a = *gAgent;
   if (!data || len <= 0) return;
   jvmtiPhase phase = JVMTI_PHASE_DEAD;
@@ -354,6 +355,7 @@ static void learnLoaderData(Agent& a, jclass cls, uint32_t lid) {
 // same, so they must not wait until compiled code inlines them.
 void JNICALL onClassPrepare(jvmtiEnv* j, JNIEnv* jni, jthread, jclass cls) {
   CALLBACK_GUARD_BEGIN
+  CostScope cost(Cost::ClassPrepare);
   Agent& a = *gAgent;
   if (!a.opts.classes || !cls || !jni) return;
   JvmtiPtr<char> csig(j);

@@ -56,6 +56,7 @@ void diffAndRecord(Agent& a, uintptr_t begin, const uint8_t* cur, std::vector<ui
 
 void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* address, jint length) {
   CALLBACK_GUARD_BEGIN
+  CostScope cost(Cost::DynamicCode);
   Agent& a = *gAgent;
   if (!address || length <= 0) return;
   std::string key = std::to_string((uintptr_t)address) + ":" + std::to_string(length) + ":" + (name ? name : "");
@@ -207,6 +208,7 @@ void checkAgainstScan(Agent& a, const NmethodFacts& f, uintptr_t begin, jint cod
 void JNICALL onCompiledMethodLoad(jvmtiEnv*, jmethodID method, jint codeSize, const void* codeAddr, jint, const jvmtiAddrLocationMap*,
                                   const void* compileInfo) {
   CALLBACK_GUARD_BEGIN
+  CostScope cost(Cost::CompiledLoad);
   Agent& a = *gAgent;
   if (!codeAddr || codeSize <= 0) return;
   uintptr_t begin = (uintptr_t)codeAddr;
@@ -351,6 +353,7 @@ void scanNmethods(Agent& a) {
 
 void JNICALL onCompiledMethodUnload(jvmtiEnv*, jmethodID, const void* codeAddr) {
   CALLBACK_GUARD_BEGIN
+  CostScope cost(Cost::CompiledUnload);
   Agent& a = *gAgent;
   std::lock_guard<std::mutex> lk(a.codeMu);
   auto it = a.nmethods.find((uintptr_t)codeAddr);
@@ -433,7 +436,10 @@ void startPatchWatcher(Agent& a) {
       try {
         uint64_t t0 = monotonicNs();
         if (t0 >= nextPatchNs) {
-          scanPatches(a);
+          {
+            CostScope cost(Cost::WatcherPatches);
+            scanPatches(a);
+          }
           // a scan compares every live nmethod's bytes: with much compiled code that is milliseconds, so the
           // pause grows to keep the watcher within 1% of a core (each CODE_PATCH says when the previous scan
           // began, so a longer pause widens the window a decoder must allow, it does not mislead it)
@@ -441,7 +447,11 @@ void startPatchWatcher(Agent& a) {
           patchWaitMs = budget > intervalMs ? (budget < kMaxPatchWaitMs ? budget : kMaxPatchWaitMs) : intervalMs;
           nextPatchNs = monotonicNs() + patchWaitMs * 1000000ull;
         }
-        scanNmethods(a);
+        if (a.scanNmethods) {
+          CostScope cost(Cost::WatcherNmethods);
+          scanNmethods(a);
+        }
+        a.watcherCpuNs.store(threadCpuNs(), std::memory_order_relaxed);
       } catch (...) {
         warnOnce("patch-watcher", "patches", "internal error in the patch watcher: patches are no longer recorded");
         return;

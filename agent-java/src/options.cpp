@@ -47,6 +47,7 @@ bool parseOptions(const char* text, Options* o, std::string* error) {
     else if (key == "snapshot") ok = parseBool(value, &o->snapshot);
     else if (key == "nmethods") ok = value == "scan" || value == "events" || value == "check", o->nmethods = value;
     else if (key == "runs") ok = parseBool(value, &o->runs);
+    else if (key == "stats") ok = parseBool(value, &o->stats);
     else if (key == "oracle") ok = parseBool(value, &o->oracle);
     else if (key == "classes") {
       // 1 is the old name of hook (kept for scripts)
@@ -88,6 +89,8 @@ void printHelp() {
           "                          lack a field it reads, e.g. 25, use events). events: JVMTI CompiledMethodLoad.\n"
           "                          check: events, each compared with what a scan reads (a summary on stderr at exit)\n"
           "  runs=0|1                record which methods the VM says ran, at VM death (default 1)\n"
+          "  stats=0|1               at VM death, log what the agent cost: time in each kind of callback and phase,\n"
+          "                          CPU of its threads (default 0)\n"
           "  classes=0|path|hook|early  how class files reach the trace (default path). path: no ClassFileLoadHook\n"
           "                          (the cheapest): classes are named, and analysis reads JDK classes from the\n"
           "                          runtime image (lib/modules) and application classes from the recorded class\n"

@@ -17,6 +17,7 @@ struct Options {
   uint32_t patchIntervalMs = 50;
   bool snapshot = false;
   bool runs = true;
+  bool stats = false;          // at VM death, log what the agent cost (cost.h)
   // how compiled methods are found: scan (the default where VMStructs allow: the watcher walks the code heaps every
   // 50 ms and reads each new nmethod's debug info itself, so the VM builds no JVMTI compile info; an nmethod that
   // lives less than a scan interval is missed), events (JVMTI CompiledMethodLoad/Unload), check (events, each

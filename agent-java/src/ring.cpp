@@ -483,6 +483,14 @@ void Ring::finish() {
   data_ = nullptr;
 }
 
+uint64_t Ring::writerCpuNs() {
+  if (!writer_.joinable()) return 0;
+  clockid_t id;
+  timespec ts{};
+  if (pthread_getcpuclockid(writer_.native_handle(), &id) != 0 || clock_gettime(id, &ts) != 0) return 0;
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 RingStats Ring::stats() {
   std::lock_guard<std::mutex> lk(mu_);
   return stats_;

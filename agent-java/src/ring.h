@@ -42,6 +42,8 @@ class Ring {
   // (draining itself, or waiting a bounded time for the collector), and releases the ring.
   void finish();
   RingStats stats();
+  // CPU time of the writer thread so far (0 once it has stopped, or if it cannot be read)
+  uint64_t writerCpuNs();
   bool running() const { return started_.load(std::memory_order_acquire) && !closed_.load(std::memory_order_acquire); }
   // Records offered after finish() (late callbacks at VM exit): dropped silently, only counted.
   uint64_t lateRecords() const { return late_.load(std::memory_order_relaxed); }

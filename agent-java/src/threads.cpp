@@ -47,6 +47,7 @@ void writeThreadStart(Agent& a, uint32_t osTid, jlong tid, bool daemon, const ch
 
 void JNICALL onThreadStart(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
   CALLBACK_GUARD_BEGIN
+  CostScope cost(Cost::ThreadStart);
   Agent& a = *gAgent;
   jvmtiThreadInfo info{};
   jvmti->GetThreadInfo(thread, &info);
@@ -59,6 +60,7 @@ void JNICALL onThreadStart(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread) {
 
 void JNICALL onThreadEnd(jvmtiEnv*, JNIEnv* jni, jthread thread) {
   CALLBACK_GUARD_BEGIN
+  CostScope cost(Cost::ThreadEnd);
   Agent& a = *gAgent;
   Payload p;
   p.u32((uint32_t)syscall(SYS_gettid));

@@ -37,6 +37,7 @@ import { findExecutable, locateAgent, locateEmulatorPlugin } from '../agent-path
 import { stderrLogger } from '../log';
 import { LOSS_PRESETS } from './accuracy';
 import { DETERMINISTIC_JVM_FLAGS } from './record';
+import { AgentCost, overheadInterval, parseAgentCost } from '../overhead-stats';
 
 export interface BenchAppsOptions {
   only?: string[];
@@ -140,6 +141,10 @@ export interface AppResult {
   timingDate?: string;
   /** median wall seconds per variant */
   run?: Partial<Record<Variant, number>>;
+  /** every round's wall seconds per variant (for the overhead's bootstrap interval) */
+  runSamples?: Partial<Record<Variant, number[]>>;
+  /** the agent's own account of its cost (`stats=1`), medians over the timed agent rounds */
+  agentCost?: AgentCost;
   startup?: { native: number; agent: number; agentNoClasses: number };
   metadataBytes?: number;
   emulated?: {
@@ -248,8 +253,14 @@ function machineFacts(java: string): Record<string, string> {
 }
 
 /** Median seconds of each variant over alternating rounds; throws naming the variant when a run fails. */
-function timeAlternating(variants: { name: string; argv: string[]; before?: () => void; after?: (round: number) => void }[], java: string, rounds: number, cwd: string): Record<string, number> {
-  const times: Record<string, number[]> = {};
+function timeAlternating(
+  variants: { name: string; argv: string[]; before?: () => void; after?: (round: number, stderr: string) => void }[],
+  java: string,
+  rounds: number,
+  cwd: string,
+  samples?: Record<string, number[]>,
+): Record<string, number> {
+  const times: Record<string, number[]> = samples ?? {};
   for (let r = 0; r < rounds; r++)
     for (const v of variants) {
       v.before?.();
@@ -258,7 +269,7 @@ function timeAlternating(variants: { name: string; argv: string[]; before?: () =
       const s = Number(process.hrtime.bigint() - t0) / 1e9;
       if (p.status !== 0) throw new Error(`${v.name} run ${r + 1} exited ${p.status ?? p.signal}: ${oneLine(p.stderr) || p.error?.message}`);
       (times[v.name] ??= []).push(s);
-      v.after?.(r);
+      v.after?.(r, p.stderr);
     }
   return Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)]));
 }
@@ -550,25 +561,40 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
     res.runs = before.runs;
     res.metadataBytes = before.metadataBytes;
     res.run = before.run;
+    res.runSamples = before.runSamples;
+    res.agentCost = before.agentCost;
     res.startup = before.startup;
     res.timingDate = before.timingDate ?? before.date;
   } else if (!o.throughputOnly) // (--throughput-only: the kept result keeps its timing rows)
     await stage('timing (native, agent, JFR; alternating)', () => {
     const agentArg = (extra: string) => `-agentpath:${agent}=out=${agentDir}${extra}`;
-    const checkAgent = (round: number) => {
+    const costs: AgentCost[] = [];
+    const checkAgent = (round: number, stderr: string) => {
+      const cost = parseAgentCost(stderr);
+      if (cost) costs.push(cost);
       if (round !== 0) return;
       const v = validateTrace(agentDir);
       if (!v.complete || v.issues.some((i) => i.severity === 'error')) throw new Error(`the agent's metadata did not validate: ${v.problems[0] ?? 'incomplete'}`);
       res.metadataBytes = fs.statSync(path.join(agentDir, 'meta.jpt')).size;
     };
-    const v: { name: Variant; argv: string[]; before?: () => void; after?: (r: number) => void }[] = [
+    const v: { name: Variant; argv: string[]; before?: () => void; after?: (r: number, stderr: string) => void }[] = [
       { name: 'native', argv, before: () => emptyDir(c.scratch) },
-      { name: 'agent', argv: [agentArg(''), ...argv], before: () => (emptyDir(c.scratch), emptyDir(agentDir)), after: checkAgent },
+      // (stats=1 only prints what the agent counts anyway)
+      { name: 'agent', argv: [agentArg(',stats=1'), ...argv], before: () => (emptyDir(c.scratch), emptyDir(agentDir)), after: checkAgent },
       { name: 'agentNoClasses', argv: [agentArg(',classes=0'), ...argv], before: () => (emptyDir(c.scratch), emptyDir(agentDir)) },
       { name: 'jfrProfile', argv: [`-XX:StartFlightRecording=filename=${jfrProfile},settings=profile`, ...argv], before: () => emptyDir(c.scratch) },
       { name: 'jfr1ms', argv: [`-XX:StartFlightRecording=filename=${jfr1ms},settings=profile,method-profiling=max`, ...argv], before: () => emptyDir(c.scratch) },
     ];
-    res.run = timeAlternating(v, java, runs, dir) as Partial<Record<Variant, number>>;
+    const samples: Record<string, number[]> = {};
+    res.run = timeAlternating(v, java, runs, dir, samples) as Partial<Record<Variant, number>>;
+    res.runSamples = samples as Partial<Record<Variant, number[]>>;
+    if (costs.length)
+      res.agentCost = {
+        jvmThreadsMs: median(costs.map((k) => k.jvmThreadsMs)),
+        watcherCpuMs: median(costs.map((k) => k.watcherCpuMs)),
+        writerCpuMs: median(costs.map((k) => k.writerCpuMs)),
+        processCpuMs: median(costs.map((k) => k.processCpuMs)),
+      };
     const su = appCommand(app, c, size, app.startupArgs(c));
     const s = timeAlternating(
       [
@@ -587,7 +613,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
   // --no-trace: the kept result's trace stages stay, with this run's timing rows
   if (o.noTrace)
     return before?.emulated
-      ? keptWith(before, res, { runs: res.runs, run: res.run, startup: res.startup, metadataBytes: res.metadataBytes, timingDate: res.date }, 'timing')
+      ? keptWith(before, res, { runs: res.runs, run: res.run, runSamples: res.runSamples, agentCost: res.agentCost, startup: res.startup, metadataBytes: res.metadataBytes, timingDate: res.date }, 'timing')
       : res;
   const trace = path.join(dir, 'trace');
   let traced = false;
@@ -807,18 +833,42 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
     L.push(`## ${size} workloads`, '');
     L.push(`Runs: median of alternating rounds (${[...new Set(rs.map((r) => r.runs))].join('/')} per variant); dates ${[...new Set(rs.map((r) => (r.timingDate ?? r.date).slice(0, 16).replace('T', ' ')))].join(', ')} UTC.`, '');
     L.push('### Agent overhead (metadata only, no PT)', '');
-    L.push('| app | native | agent | overhead | agent `classes=0` | overhead | start-up native | start-up agent | ratio | start-up `classes=0` | ratio | metadata |');
-    L.push('|---|---|---|---|---|---|---|---|---|---|---|---|');
+    L.push('| app | native | agent | overhead | 95% interval | agent `classes=0` | overhead | start-up native | start-up agent | ratio | start-up `classes=0` | ratio | metadata |');
+    L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     const ov: number[] = [];
     const ov0: number[] = [];
+    const span = (i: ReturnType<typeof overheadInterval>) => (i ? `${pctS(i.low - 1)} .. ${pctS(i.high - 1)}` : '—');
+    const roundsOf = (r: AppResult) => (r.runSamples?.native && r.runSamples.agent ? { base: r.runSamples.native, test: r.runSamples.agent } : undefined);
     for (const r of rs) {
       const a = ratio(r.run?.agent, r.run?.native);
       const a0 = ratio(r.run?.agentNoClasses, r.run?.native);
       if (a) ov.push(a);
       if (a0) ov0.push(a0);
-      L.push(`| ${r.app} | ${f1(r.run?.native, 2, ' s')} | ${f1(r.run?.agent, 2, ' s')} | ${pctS(a && a - 1)} | ${f1(r.run?.agentNoClasses, 2, ' s')} | ${pctS(a0 && a0 - 1)} | ${f1(r.startup?.native, 2, ' s')} | ${f1(r.startup?.agent, 2, ' s')} | ${f1(ratio(r.startup?.agent, r.startup?.native), 2, 'x')} | ${f1(r.startup?.agentNoClasses, 2, ' s')} | ${f1(ratio(r.startup?.agentNoClasses, r.startup?.native), 2, 'x')} | ${mb(r.metadataBytes)} |`);
+      const rounds = roundsOf(r);
+      L.push(`| ${r.app} | ${f1(r.run?.native, 2, ' s')} | ${f1(r.run?.agent, 2, ' s')} | ${pctS(a && a - 1)} | ${span(rounds && overheadInterval([rounds]))} | ${f1(r.run?.agentNoClasses, 2, ' s')} | ${pctS(a0 && a0 - 1)} | ${f1(r.startup?.native, 2, ' s')} | ${f1(r.startup?.agent, 2, ' s')} | ${f1(ratio(r.startup?.agent, r.startup?.native), 2, 'x')} | ${f1(r.startup?.agentNoClasses, 2, ' s')} | ${f1(ratio(r.startup?.agentNoClasses, r.startup?.native), 2, 'x')} | ${mb(r.metadataBytes)} |`);
     }
-    L.push(`| **geometric mean** | | | **${pctS(geomean(ov) - 1)}** | | **${pctS(geomean(ov0) - 1)}** | | | | | | |`, '');
+    const all = rs.map(roundsOf);
+    const suite = all.every((x) => x) ? overheadInterval(all as { base: number[]; test: number[] }[]) : undefined;
+    L.push(`| **geometric mean** | | | **${pctS(geomean(ov) - 1)}** | ${span(suite)} | | **${pctS(geomean(ov0) - 1)}** | | | | | | |`, '');
+    L.push('The interval: a percentile bootstrap (4,000 resamples of each application\'s native and agent rounds, fixed seed) of');
+    L.push('the ratio of medians, and of their geometric mean over the suite; it says how far this machine\'s noise alone moves the');
+    L.push('number. "—": rounds from before every round was kept.', '');
+    if (rs.some((r) => r.agentCost)) {
+      L.push('What the agent itself spent (`stats=1`, medians over the agent rounds): wall time inside its JVMTI callbacks and its');
+      L.push('start-up and VM-death phases, on the JVM\'s threads; CPU time of its own two threads (the watcher, which finds new');
+      L.push('compiled methods and patches, and the writer); their sum as a share of the process\'s CPU time. The rest of the');
+      L.push('overhead is the VM\'s own work for the agent (`DebugNonSafepoints`: debug info at every compiled instruction; JVMTI');
+      L.push('events) and noise.', '');
+      L.push('| app | in JVM threads | watcher CPU | writer CPU | process CPU | agent share of CPU | of native run time |');
+      L.push('|---|---|---|---|---|---|---|');
+      for (const r of rs) {
+        const k = r.agentCost;
+        if (!k) continue;
+        const own = k.jvmThreadsMs + k.watcherCpuMs + k.writerCpuMs;
+        L.push(`| ${r.app} | ${f1(k.jvmThreadsMs, 1, ' ms')} | ${f1(k.watcherCpuMs, 1, ' ms')} | ${f1(k.writerCpuMs, 1, ' ms')} | ${f1(k.processCpuMs / 1000, 2, ' s')} | ${pctS(own / k.processCpuMs)} | ${pctS(r.run?.native ? own / 1000 / r.run.native : undefined)} |`);
+      }
+      L.push('');
+    }
     L.push('### JDK Flight Recorder\'s sampling profiler beside the agent (run-time overhead; top-10 hot methods found)', '');
     L.push('Reference: the 10 methods with the most exclusive bytecodes in the loss-free emulated trace (exact counts). JFR: top');
     L.push('frames of `jdk.ExecutionSample` (Java code only), `settings=profile` (10 ms) and `method-profiling=max` (1 ms).', '');

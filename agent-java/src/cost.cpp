@@ -1,0 +1,62 @@
+#include "cost.h"
+
+#include <stdio.h>
+#include <time.h>
+
+#include <string>
+
+#include "common.h"
+
+namespace jportal {
+
+CostCounter gCosts[(int)Cost::Count];
+
+namespace {
+const char* const kNames[(int)Cost::Count] = {"onload",       "vminit",        "class-prepare", "class-file-load-hook", "thread-start",
+                                              "thread-end",   "dynamic-code",  "compiled-load", "compiled-unload",      "watcher-nmethods",
+                                              "watcher-patches", "death-scans", "death-runs",   "death-end"};
+uint64_t clockNs(clockid_t id) {
+  timespec ts{};
+  if (clock_gettime(id, &ts) != 0) return 0;
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+}  // namespace
+
+namespace {
+thread_local int tDepth = 0;
+}
+
+CostScope::CostScope(Cost c) : c_(c), t0_(0), outer_(tDepth++ == 0) {
+  if (outer_) t0_ = monotonicNs();
+}
+
+CostScope::~CostScope() {
+  tDepth--;
+  if (!outer_) return;
+  CostCounter& k = gCosts[(int)c_];
+  k.calls.fetch_add(1, std::memory_order_relaxed);
+  k.ns.fetch_add(monotonicNs() - t0_, std::memory_order_relaxed);
+}
+
+uint64_t threadCpuNs() { return clockNs(CLOCK_THREAD_CPUTIME_ID); }
+uint64_t processCpuNs() { return clockNs(CLOCK_PROCESS_CPUTIME_ID); }
+
+void reportCosts(uint64_t watcherCpuNs, uint64_t writerCpuNs) {
+  std::string line;
+  char buf[128];
+  uint64_t total = 0;
+  for (int i = 0; i < (int)Cost::Count; i++) {
+    uint64_t calls = gCosts[i].calls.load(std::memory_order_relaxed), ns = gCosts[i].ns.load(std::memory_order_relaxed);
+    if (calls == 0) continue;
+    // the watcher's scans run on its own thread: its CPU is reported below, not added to the callbacks' wall time
+    if (i != (int)Cost::WatcherNmethods && i != (int)Cost::WatcherPatches) total += ns;
+    snprintf(buf, sizeof buf, "%s%s %llu x %.1f ms", line.empty() ? "" : ", ", kNames[i], (unsigned long long)calls, ns / 1e6);
+    line += buf;
+  }
+  snprintf(buf, sizeof buf, "; in JVM threads %.1f ms wall; watcher %.1f ms CPU, writer %.1f ms CPU; process %.1f ms CPU", total / 1e6,
+           watcherCpuNs / 1e6, writerCpuNs / 1e6, processCpuNs() / 1e6);
+  line += buf;
+  log(LogLevel::Info, "stats", "%s", line.c_str());
+}
+
+}  // namespace jportal
