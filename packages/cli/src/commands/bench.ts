@@ -861,11 +861,12 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
       L.push('events) and noise.', '');
       L.push('| app | in JVM threads | watcher CPU | writer CPU | process CPU | agent share of CPU | of native run time |');
       L.push('|---|---|---|---|---|---|---|');
+      const share = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? '—' : `${(100 * x).toFixed(1)}%`);
       for (const r of rs) {
         const k = r.agentCost;
         if (!k) continue;
         const own = k.jvmThreadsMs + k.watcherCpuMs + k.writerCpuMs;
-        L.push(`| ${r.app} | ${f1(k.jvmThreadsMs, 1, ' ms')} | ${f1(k.watcherCpuMs, 1, ' ms')} | ${f1(k.writerCpuMs, 1, ' ms')} | ${f1(k.processCpuMs / 1000, 2, ' s')} | ${pctS(own / k.processCpuMs)} | ${pctS(r.run?.native ? own / 1000 / r.run.native : undefined)} |`);
+        L.push(`| ${r.app} | ${f1(k.jvmThreadsMs, 1, ' ms')} | ${f1(k.watcherCpuMs, 1, ' ms')} | ${f1(k.writerCpuMs, 1, ' ms')} | ${f1(k.processCpuMs / 1000, 2, ' s')} | ${share(own / k.processCpuMs)} | ${share(r.run?.native ? own / 1000 / r.run.native : undefined)} |`);
       }
       L.push('');
     }
