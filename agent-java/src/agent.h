@@ -90,6 +90,7 @@ struct Agent {
   std::condition_variable watcherWake;
   bool stopWatcher = false;
   uint64_t patchScans = 0;
+  std::atomic<uint64_t> scansWithNew{0};  // nmethod scans that found an nmethod not recorded yet (stats=1)
   std::atomic<uint64_t> watcherCpuNs{0};  // the watcher thread's CPU so far (stats=1)
   uint64_t lastScanTsc = 0;  // when the last patch scan began (under codeMu)
   bool scanNmethods = false;  // nmethods=scan in effect (VMStructs allow it): no CompiledMethodLoad events

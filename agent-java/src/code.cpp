@@ -299,6 +299,7 @@ void scanNmethods(Agent& a) {
     known.swap(live);
   }
   if (fresh.empty()) return;
+  a.scansWithNew.fetch_add(1, std::memory_order_relaxed);
   // A block is named "nmethod" from the start of its constructor, and until the constructor marks it not
   // installed its state byte holds whatever the memory held (fresh memory reads "in use"): a new nmethod is read
   // only if it is still the same a moment later (an installed nmethod's compile id, method and code begin

@@ -41,7 +41,7 @@ CostScope::~CostScope() {
 uint64_t threadCpuNs() { return clockNs(CLOCK_THREAD_CPUTIME_ID); }
 uint64_t processCpuNs() { return clockNs(CLOCK_PROCESS_CPUTIME_ID); }
 
-void reportCosts(uint64_t watcherCpuNs, uint64_t writerCpuNs) {
+void reportCosts(uint64_t watcherCpuNs, uint64_t writerCpuNs, uint64_t scansWithNew) {
   std::string line;
   char buf[128];
   uint64_t total = 0;
@@ -52,6 +52,11 @@ void reportCosts(uint64_t watcherCpuNs, uint64_t writerCpuNs) {
     if (i != (int)Cost::WatcherNmethods && i != (int)Cost::WatcherPatches) total += ns;
     snprintf(buf, sizeof buf, "%s%s %llu x %.1f ms", line.empty() ? "" : ", ", kNames[i], (unsigned long long)calls, ns / 1e6);
     line += buf;
+    if (i == (int)Cost::WatcherNmethods) {
+      // (how many scans a cheaper test for "nothing compiled since" could have skipped)
+      snprintf(buf, sizeof buf, " (%llu found new nmethods)", (unsigned long long)scansWithNew);
+      line += buf;
+    }
   }
   snprintf(buf, sizeof buf, "; in JVM threads %.1f ms wall; watcher %.1f ms CPU, writer %.1f ms CPU; process %.1f ms CPU", total / 1e6,
            watcherCpuNs / 1e6, writerCpuNs / 1e6, processCpuNs() / 1e6);
