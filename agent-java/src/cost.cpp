@@ -53,7 +53,8 @@ void reportCosts(uint64_t watcherCpuNs, uint64_t writerCpuNs, uint64_t scansWith
     snprintf(buf, sizeof buf, "%s%s %llu x %.1f ms", line.empty() ? "" : ", ", kNames[i], (unsigned long long)calls, ns / 1e6);
     line += buf;
     if (i == (int)Cost::WatcherNmethods) {
-      // (how many scans a cheaper test for "nothing compiled since" could have skipped)
+      // (how many scans a cheaper test for "nothing compiled since" could have skipped; the count includes the
+      // scans at VMInit and VM death, which are not watcher scans)
       snprintf(buf, sizeof buf, " (%llu found new nmethods)", (unsigned long long)scansWithNew);
       line += buf;
     }
