@@ -30,17 +30,15 @@ void vlog(LogLevel level, const char* component, const char* fmt, va_list ap) {
 
 void setLogSink(void (*sink)(LogLevel, const char*, const char*)) { gSink = sink; }
 
-uint64_t monotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+uint64_t clockNs(clockid_t id) {
+  timespec ts{};
+  if (clock_gettime(id, &ts) != 0) return 0;
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t realtimeNs() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+uint64_t monotonicNs() { return clockNs(CLOCK_MONOTONIC); }
+
+uint64_t realtimeNs() { return clockNs(CLOCK_REALTIME); }
 
 void setVerbosity(Verbosity v) { gVerbosity = (int)v; }
 bool debugEnabled() { return gVerbosity.load() == (int)Verbosity::Debug; }

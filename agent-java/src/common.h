@@ -2,6 +2,7 @@
 #pragma once
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@ inline uint64_t rdtsc() {
   return ((uint64_t)hi << 32) | lo;
 }
 
+// A clock in ns (clock_gettime); 0 if it cannot be read (e.g. a CPU clock of a thread that has ended).
+uint64_t clockNs(clockid_t id);
 uint64_t monotonicNs();
 uint64_t realtimeNs();
 

@@ -1,7 +1,6 @@
 #include "cost.h"
 
 #include <stdio.h>
-#include <time.h>
 
 #include <string>
 
@@ -14,17 +13,9 @@ CostCounter gCosts[(int)Cost::Count];
 namespace {
 const char* const kNames[(int)Cost::Count] = {"onload",       "vminit",        "class-prepare", "class-file-load-hook", "thread-start",
                                               "thread-end",   "dynamic-code",  "compiled-load", "compiled-unload",      "watcher-nmethods",
-                                              "watcher-patches", "death-scans", "death-runs",   "death-end"};
-uint64_t clockNs(clockid_t id) {
-  timespec ts{};
-  if (clock_gettime(id, &ts) != 0) return 0;
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+                                              "watcher-patches", "death-scans", "death-runs"};
+thread_local int tDepth = 0;  // open CostScopes on this thread
 }  // namespace
-
-namespace {
-thread_local int tDepth = 0;
-}
 
 CostScope::CostScope(Cost c) : c_(c), t0_(0), outer_(tDepth++ == 0) {
   if (outer_) t0_ = monotonicNs();

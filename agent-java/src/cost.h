@@ -23,7 +23,6 @@ enum class Cost : uint8_t {
   WatcherPatches,    // the watcher's patch scans
   DeathScans,        // VM death: the final patch and nmethod scans (and snapshots)
   DeathRuns,         // VM death: METHOD_RUNS
-  DeathEnd,          // VM death: CALIBRATION, VM_END and the final drain
   Count
 };
 

@@ -486,9 +486,7 @@ void Ring::finish() {
 uint64_t Ring::writerCpuNs() {
   if (!writer_.joinable()) return 0;
   clockid_t id;
-  timespec ts{};
-  if (pthread_getcpuclockid(writer_.native_handle(), &id) != 0 || clock_gettime(id, &ts) != 0) return 0;
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+  return pthread_getcpuclockid(writer_.native_handle(), &id) == 0 ? clockNs(id) : 0;
 }
 
 RingStats Ring::stats() {

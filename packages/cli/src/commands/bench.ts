@@ -252,15 +252,17 @@ function machineFacts(java: string): Record<string, string> {
   };
 }
 
-/** Median seconds of each variant over alternating rounds; throws naming the variant when a run fails. */
+/**
+ * Seconds of each variant over alternating rounds: every round's (`samples`) and their median; throws naming the
+ * variant when a run fails.
+ */
 function timeAlternating(
   variants: { name: string; argv: string[]; before?: () => void; after?: (round: number, stderr: string) => void }[],
   java: string,
   rounds: number,
   cwd: string,
-  samples?: Record<string, number[]>,
-): Record<string, number> {
-  const times: Record<string, number[]> = samples ?? {};
+): { medians: Record<string, number>; samples: Record<string, number[]> } {
+  const times: Record<string, number[]> = {};
   for (let r = 0; r < rounds; r++)
     for (const v of variants) {
       v.before?.();
@@ -271,7 +273,7 @@ function timeAlternating(
       (times[v.name] ??= []).push(s);
       v.after?.(r, p.stderr);
     }
-  return Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)]));
+  return { medians: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)])), samples: times };
 }
 
 function emptyDir(d: string): void {
@@ -585,9 +587,9 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
       { name: 'jfrProfile', argv: [`-XX:StartFlightRecording=filename=${jfrProfile},settings=profile`, ...argv], before: () => emptyDir(c.scratch) },
       { name: 'jfr1ms', argv: [`-XX:StartFlightRecording=filename=${jfr1ms},settings=profile,method-profiling=max`, ...argv], before: () => emptyDir(c.scratch) },
     ];
-    const samples: Record<string, number[]> = {};
-    res.run = timeAlternating(v, java, runs, dir, samples) as Partial<Record<Variant, number>>;
-    res.runSamples = samples as Partial<Record<Variant, number[]>>;
+    const timed = timeAlternating(v, java, runs, dir);
+    res.run = timed.medians as Partial<Record<Variant, number>>;
+    res.runSamples = timed.samples as Partial<Record<Variant, number[]>>;
     if (costs.length)
       res.agentCost = {
         jvmThreadsMs: median(costs.map((k) => k.jvmThreadsMs)),
@@ -605,7 +607,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
       java,
       runs,
       dir,
-    );
+    ).medians;
     res.startup = { native: s.native, agent: s.agent, agentNoClasses: s.agentNoClasses };
     fs.rmSync(agentDir, { recursive: true, force: true });
   });
