@@ -76,9 +76,24 @@ class RunsWriter {
   uint32_t classes_ = 0;
 };
 
-// The methods of a class that ran, into `ran`; false when any could not be read (the class is then left out).
-// `checked`: whether a jmethodID was already found to lead to its Method*; a mismatch sets `broken`.
-bool methodsThatRan(Agent& a, jclass cls, std::vector<MethodRun>* ran, bool* checked, bool* broken) {
+// What the VM kept of a method's runs, as METHOD_RUNS states it (0: never ran); false when unreadable.
+bool runState(Agent& a, uintptr_t m, uint8_t* state, uint32_t* invocations) {
+  VmLayout::MethodRunFacts f;
+  if (!a.layout.methodRun(m, &f)) return false;
+  *state = (f.counters ? kRanCounters : 0) | (f.methodData ? kRanMethodData : 0) | (f.code ? kRanCode : 0);
+  *invocations = f.invocations;
+  return true;
+}
+
+void addRan(Agent& a, uintptr_t m, const char* name, const char* sig, uint8_t state, uint32_t invocations, std::vector<MethodRun>* ran) {
+  size_t len = 0;
+  const uint8_t* now = a.layout.currentBytecodes(m, &len);
+  ran->push_back({name, sig, state, invocations, now, now ? len : 0});
+}
+
+// The methods of a class that ran, through JVMTI (GetClassMethods: a jmethodID for every method). `checked`:
+// whether a jmethodID was already found to lead to its Method*; a mismatch sets `broken`.
+bool methodsThatRanJvmti(Agent& a, jclass cls, std::vector<MethodRun>* ran, bool* checked, bool* broken) {
   jvmtiEnv* j = a.jvmti;
   jint n = 0;
   JvmtiPtr<jmethodID> ms(j);
@@ -104,18 +119,65 @@ bool methodsThatRan(Agent& a, jclass cls, std::vector<MethodRun>* ran, bool* che
         *checked = true;
       }
     }
-    VmLayout::MethodRunFacts f;
-    if (!a.layout.methodRun(m, &f)) return false;
-    uint8_t state = (f.counters ? kRanCounters : 0) | (f.methodData ? kRanMethodData : 0) | (f.code ? kRanCode : 0);
+    uint8_t state = 0;
+    uint32_t invocations = 0;
+    if (!runState(a, m, &state, &invocations)) return false;
     if (!state) continue;  // never ran: left out of the list
     JvmtiPtr<char> name(j), sig(j);
     if (j->GetMethodName(ms.p[k], &name.p, &sig.p, nullptr) != JVMTI_ERROR_NONE || !name.p || !sig.p) return false;
-    size_t len = 0;
-    const uint8_t* now = a.layout.currentBytecodes(m, &len);
-    ran->push_back({name.p, sig.p, state, f.invocations, now, now ? len : 0});
+    addRan(a, m, name.p, sig.p, state, invocations, ran);
   }
   return true;
 }
+
+// The same through VMStructs (the class's InstanceKlass::_methods, names from its constant pool): no jmethodIDs.
+// `pages` checks every read until the first class with methods has been compared with what JVMTI lists for it
+// (every jmethodID's Method* among ours, and as many as ours but for the VM's overpass methods, which JVMTI
+// leaves out); from then on it trusts the VM's pointers. False when this class cannot be read this way.
+class VmStructsRuns {
+ public:
+  explicit VmStructsRuns(Agent& a) : a_(a), usable_(a.layout.classMethodsKnown()) {}
+  bool usable() const { return usable_; }
+  bool methodsThatRan(jclass cls, std::vector<MethodRun>* ran) {
+    ran->clear();
+    if (!usable_ || !a_.layout.classMethods(cls, pages_, &methods_)) return false;
+    if (!verified_ && !methods_.empty() && !(verified_ = agreesWithJvmti(cls))) {
+      usable_ = false;
+      warnOnce("runs-vmstructs", "runs", "a class's methods read through VMStructs differ from JVMTI's: METHOD_RUNS lists methods through JVMTI");
+      return false;
+    }
+    if (verified_) pages_.trust();
+    for (uintptr_t m : methods_) {
+      uint8_t state = 0;
+      uint32_t invocations = 0;
+      if (!runState(a_, m, &state, &invocations)) return false;
+      if (!state) continue;  // never ran: left out of the list
+      if (!a_.layout.methodNameAndSignature(m, pages_, &name_, &sig_)) return false;
+      addRan(a_, m, name_.c_str(), sig_.c_str(), state, invocations, ran);
+    }
+    return true;
+  }
+
+ private:
+  bool agreesWithJvmti(jclass cls) {
+    jint n = 0;
+    JvmtiPtr<jmethodID> ms(a_.jvmti);
+    if (a_.jvmti->GetClassMethods(cls, &n, &ms.p) != JVMTI_ERROR_NONE || n <= 0 || (size_t)n > methods_.size()) return false;
+    for (jint k = 0; k < n; k++) {
+      if (!readable(ms.p[k], sizeof(uintptr_t))) return false;
+      uintptr_t m = *(const uintptr_t*)ms.p[k];
+      bool found = false;
+      for (uintptr_t x : methods_) found = found || x == m;
+      if (!found) return false;
+    }
+    return true;
+  }
+  Agent& a_;
+  bool usable_, verified_ = false;
+  PageCheck pages_;
+  std::vector<uintptr_t> methods_;
+  std::string name_, sig_;
+};
 }  // namespace
 
 void recordMethodRuns(Agent& a, JNIEnv* jni) {
@@ -136,12 +198,12 @@ void recordMethodRuns(Agent& a, JNIEnv* jni) {
     warnOnce("runs-classes", "runs", "GetLoadedClasses failed at VM death: no METHOD_RUNS");
     return;
   }
-  timespec t0{}, t1{};
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  const uint64_t wall0 = monotonicNs(), cpu0 = threadCpuNs();
   RunsWriter w(a);
   std::vector<MethodRun> ran;
   bool checked = false, broken = false;
-  size_t listed = 0, methods = 0;
+  size_t listed = 0, methods = 0, throughJvmti = 0;
+  VmStructsRuns vmstructs(a);
   for (jint i = 0; i < n; i++) {
     LocalRef cls{jni, all.p[i]};
     jint status = 0;
@@ -163,7 +225,12 @@ void recordMethodRuns(Agent& a, JNIEnv* jni) {
       if (it == a.classIds.end()) continue;  // not recorded: nothing to tell apart
       classId = it->second;
     }
-    if (methodsThatRan(a, all.p[i], &ran, &checked, &broken)) {
+    bool read = vmstructs.methodsThatRan(all.p[i], &ran);
+    if (!read) {
+      throughJvmti++;
+      read = methodsThatRanJvmti(a, all.p[i], &ran, &checked, &broken);
+    }
+    if (read) {
       w.add(classId, ran);
       listed++;
       methods += ran.size();
@@ -173,10 +240,9 @@ void recordMethodRuns(Agent& a, JNIEnv* jni) {
       return;
     }
   }
-  clock_gettime(CLOCK_MONOTONIC, &t1);
   if (debugEnabled())
-    log(LogLevel::Info, "runs", "METHOD_RUNS: %zu of %d loaded classes, %zu methods that ran, in %.1f ms", listed, (int)n, methods,
-        (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+    log(LogLevel::Info, "runs", "METHOD_RUNS: %zu of %d loaded classes (%zu through JVMTI), %zu methods that ran, in %.1f ms (%.1f ms CPU)", listed, (int)n, throughJvmti,
+        methods, (monotonicNs() - wall0) / 1e6, (threadCpuNs() - cpu0) / 1e6);
 }
 
 }  // namespace jportal

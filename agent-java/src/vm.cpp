@@ -282,6 +282,10 @@ bool VmLayout::resolve(const VMStructs& v) {
   // measured, a method called 1000 times reads 256 in its MethodCounters and 744 there on both
   long tenure = v.off("MethodData::_tenure_traps");
   if (tenure >= 16 && v.typeSize("InvocationCounter") == 4) mdoInvocation_ = tenure - 16;
+  mirrorKlassOffsetAddr_ = v.staticAddr("java_lang_Class::_klass_offset");
+  ikMethods_ = v.off("InstanceKlass::_methods");
+  arrayMethodData_ = v.off("Array<Method*>::_data");
+  arrayLength_ = v.off("Array<int>::_length");  // the same first field of every Array<T>
 
   nmState_ = v.off("nmethod::_state");
   nmScopesDataBegin_ = v.off("CompiledMethod::_scopes_data_begin");  // 17 (25: in the immutable data)
@@ -429,6 +433,7 @@ bool VmLayout::nmethodFacts(uintptr_t blob, NmethodFacts* f) const {
 bool PageCheck::ok(uintptr_t p, size_t n) {
   constexpr uintptr_t kPage = 4096;
   if (!p) return false;
+  if (trusted_) return true;
   for (uintptr_t q = p & ~(kPage - 1); q < p + n; q += kPage) {
     bool known = false;
     for (uintptr_t g : good_)
@@ -644,6 +649,51 @@ bool VmLayout::methodRun(uintptr_t method, MethodRunFacts* out) const {
   if (mc) out->invocations = rd<uint32_t>(mc, mcInvocation_ + icCounter_) >> 1;  // the low bit is the sticky carry
   if (mdo) out->invocations += rd<uint32_t>(mdo, mdoInvocation_ + icCounter_) >> 1;
   return true;
+}
+
+bool VmLayout::classMethods(const void* classHandle, PageCheck& pages, std::vector<uintptr_t>* methods) const {
+  methods->clear();
+  if (!classHandle || !classMethodsKnown()) return false;
+  // a local JNI handle is a slot holding the oop (a global or weak one is tagged in its low bits: masked off)
+  uintptr_t slot = (uintptr_t)classHandle & ~(uintptr_t)3;
+  if (!pages.ok(slot, sizeof(uintptr_t))) return false;
+  uintptr_t mirror = rd<uintptr_t>(slot, 0);
+  int klassOffset = *(const int*)mirrorKlassOffsetAddr_;
+  if (!mirror || klassOffset <= 0 || !pages.ok(mirror + klassOffset, sizeof(uintptr_t))) return false;
+  uintptr_t klass = rd<uintptr_t>(mirror, klassOffset);  // Klass* (a metadata field: never compressed)
+  if (!klass || !pages.ok(klass + ikMethods_, sizeof(uintptr_t))) return false;
+  uintptr_t array = rd<uintptr_t>(klass, ikMethods_);
+  if (!array || !pages.ok(array + arrayLength_, sizeof(int))) return false;
+  int n = rd<int>(array, arrayLength_);
+  if (n < 0 || n > 65535 || !pages.ok(array + arrayMethodData_, (size_t)n * sizeof(uintptr_t))) return false;
+  methods->reserve((size_t)n);
+  for (int i = 0; i < n; i++) {
+    uintptr_t m = rd<uintptr_t>(array, arrayMethodData_ + (long)i * (long)sizeof(uintptr_t));
+    if (!m) return false;
+    methods->push_back(m);
+  }
+  // the methods' constant pool names this class as its holder, or the reads went astray: every method while the
+  // reads are checked page by page, then the first of each class (each check is three dependent cache misses)
+  for (size_t i = 0; i < methods->size() && (i == 0 || !pages.trusted()); i++) {
+    uintptr_t m = (*methods)[i];
+    if (!pages.ok(m + methodConstMethod_, sizeof(uintptr_t))) return false;
+    uintptr_t cm = rd<uintptr_t>(m, methodConstMethod_);
+    if (!cm || !pages.ok(cm + cmConstants_, sizeof(uintptr_t))) return false;
+    uintptr_t cp = rd<uintptr_t>(cm, cmConstants_);
+    if (!cp || !pages.ok(cp + cpPoolHolder_, sizeof(uintptr_t)) || rd<uintptr_t>(cp, cpPoolHolder_) != klass) return false;
+  }
+  return true;
+}
+
+bool VmLayout::methodNameAndSignature(uintptr_t method, PageCheck& pages, std::string* name, std::string* signature) const {
+  if (methodConstMethod_ < 0 || cmConstants_ < 0 || cmNameIndex_ < 0 || cmSignatureIndex_ < 0 || cpLength_ < 0 || cpTags_ < 0 || cpSize_ <= 0)
+    return false;
+  uintptr_t cm = rd<uintptr_t>(method, methodConstMethod_);
+  long cmEnd = std::max(cmConstants_ + 8, std::max(cmNameIndex_, cmSignatureIndex_) + 2);
+  if (!cm || !pages.ok(cm, cmEnd)) return false;
+  uintptr_t cp = rd<uintptr_t>(cm, cmConstants_);
+  if (!cp || !pages.ok(cp, cpSize_)) return false;
+  return cpSymbol(cp, rd<uint16_t>(cm, cmNameIndex_), pages, name) && cpSymbol(cp, rd<uint16_t>(cm, cmSignatureIndex_), pages, signature);
 }
 
 namespace {

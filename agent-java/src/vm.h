@@ -82,8 +82,13 @@ struct MethodNaming {
 class PageCheck {
  public:
   bool ok(uintptr_t p, size_t n);
+  // From now on every non-null address counts as readable: for reads that follow the VM's own pointers of
+  // objects kept alive (a loaded class held by a reference), once the same reads checked out page by page.
+  void trust() { trusted_ = true; }
+  bool trusted() const { return trusted_; }
  private:
   std::vector<uintptr_t> good_;
+  bool trusted_ = false;
 };
 
 struct Codelet {
@@ -156,6 +161,14 @@ class VmLayout {
   // Method*: its bytecodes as they are now (the interpreter rewrites some in place the first time it runs them:
   // getfield -> fast_agetfield, ...), right after the ConstMethod; nullptr (and *length 0) when unknown.
   const uint8_t* currentBytecodes(uintptr_t method, size_t* length) const;
+  // A loaded class's methods without JVMTI (GetClassMethods makes a jmethodID for every method, which METHOD_RUNS
+  // at VM death does not need): the Klass* of a java.lang.Class mirror (the object a jclass handle holds), and
+  // its InstanceKlass::_methods, checked to name that class as their constant pool's holder (every method until
+  // `pages` is trusted, then the first). False when a field is unknown or anything does not add up.
+  bool classMethodsKnown() const { return mirrorKlassOffsetAddr_ && ikMethods_ >= 0 && arrayMethodData_ >= 0 && arrayLength_ >= 0 && cmConstants_ >= 0 && cpPoolHolder_ >= 0; }
+  bool classMethods(const void* classHandle, PageCheck& pages, std::vector<uintptr_t>* methods) const;
+  // A Method*'s name and signature through its constant pool (false if unreadable).
+  bool methodNameAndSignature(uintptr_t method, PageCheck& pages, std::string* name, std::string* signature) const;
 
   // A VM flag's value printed as text ("" if unknown).
   std::string flag(const char* name) const;
@@ -196,6 +209,9 @@ class VmLayout {
   bool symbolText(uintptr_t symbol, PageCheck& pages, std::string* out) const;
   bool cpSymbol(uintptr_t cp, int index, PageCheck& pages, std::string* out) const;
   long methodCounters_ = -1, methodData_ = -1, methodCode_ = -1, mcInvocation_ = -1, icCounter_ = -1, mdoInvocation_ = -1;
+  // class methods
+  void* mirrorKlassOffsetAddr_ = nullptr;  // java_lang_Class::_klass_offset: a static int, the offset in the mirror
+  long ikMethods_ = -1, arrayMethodData_ = -1, arrayLength_ = -1;
   // flags
   void* flagsAddr_ = nullptr;
   void* numFlagsAddr_ = nullptr;
