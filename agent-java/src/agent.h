@@ -94,9 +94,9 @@ struct Agent {
   std::atomic<uint64_t> watcherCpuNs{0};  // the watcher thread's CPU so far (stats=1)
   uint64_t lastScanTsc = 0;  // when the last patch scan began (under codeMu)
   bool scanNmethods = false;  // nmethods=scan in effect (VMStructs allow it): no CompiledMethodLoad events
-  // nmethods=scan: blobs already recorded -> their compile id; only the scanning thread uses it (VMInit's, then
-  // the watcher, then VMDeath's once the watcher stopped)
-  std::unordered_map<uintptr_t, int> scanKnown;
+  // nmethods=scan: the blobs the last scan found recorded, with their compile ids, in address order; only the
+  // scanning thread uses it (VMInit's, then the watcher, then VMDeath's once the watcher stopped)
+  std::vector<std::pair<uintptr_t, int>> scanKnown;
   // nmethods=check: what the comparison found
   std::atomic<uint64_t> checkNmethods{0}, checkPcs{0}, checkFrames{0}, checkDiffer{0}, checkMethods{0}, checkNamesDiffer{0}, checkUnreadable{0};
 

@@ -1,7 +1,9 @@
 // Code blobs, compiled methods (with inlining debug info), unloads, and the patch watcher.
 #include <string.h>
 
+#include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <unordered_map>
 
 #include "agent.h"  // jvmti.h first: jvmticmlr.h needs its types
@@ -277,27 +279,30 @@ void scanNmethods(Agent& a) {
     return state >= 0 && state <= 2 && a.layout.nmethodFacts(blob, f) && f->instsBegin && f->compileId >= 0 && f->method;
   };
   std::vector<std::pair<uintptr_t, NmethodFacts>> fresh;
-  // nmethods recorded before: the same blob with the same compile id (compile ids are unique), one read each
-  auto& known = a.scanKnown;
+  // nmethods recorded before: the same blob with the same compile id (compile ids are unique), one read each,
+  // found by walking the last scan's list alongside (both in address order)
+  if (!std::is_sorted(blobs.begin(), blobs.end())) std::sort(blobs.begin(), blobs.end());  // (they come sorted)
+  std::vector<std::pair<uintptr_t, int>> known;
+  known.reserve(blobs.size());
+  auto last = a.scanKnown.cbegin();
   for (uintptr_t blob : blobs) {
-    auto k = known.find(blob);
-    if (k != known.end() && k->second == a.layout.nmethodCompileId(blob)) continue;
+    while (last != a.scanKnown.cend() && last->first < blob) ++last;
+    if (last != a.scanKnown.cend() && last->first == blob) {
+      int id = a.layout.nmethodCompileId(blob);
+      if (id == last->second) {
+        known.emplace_back(blob, id);
+        continue;
+      }
+    }
     NmethodFacts f;
     if (!factsOf(blob, &f)) continue;
     std::lock_guard<std::mutex> lk(a.codeMu);
     auto it = a.nmethods.find(f.instsBegin);
     if (it == a.nmethods.end() || it->second.compileId != f.compileId || it->second.blob != blob) fresh.emplace_back(blob, f);
-    else known[blob] = f.compileId;
+    else known.emplace_back(blob, f.compileId);
   }
-  if (known.size() > 4096 && known.size() > 2 * blobs.size()) {
-    // forget blocks freed since (a stale entry only costs a map slot: a compile id never comes back)
-    std::unordered_map<uintptr_t, int> live;
-    for (uintptr_t blob : blobs) {
-      auto k = known.find(blob);
-      if (k != known.end()) live.insert(*k);
-    }
-    known.swap(live);
-  }
+  // blocks freed since the last scan drop out of the list here (a compile id never comes back)
+  a.scanKnown.swap(known);
   if (fresh.empty()) return;
   a.scansWithNew.fetch_add(1, std::memory_order_relaxed);
   // A block is named "nmethod" from the start of its constructor, and until the constructor marks it not
@@ -315,6 +320,7 @@ void scanNmethods(Agent& a) {
     ids.emplace(m, id);
     return id;
   };
+  std::vector<std::pair<uintptr_t, int>> recorded;
   for (const auto& [blob, f] : fresh) {
     NmethodFacts now;
     if (!factsOf(blob, &now) || now.compileId != f.compileId || now.method != f.method || now.instsBegin != f.instsBegin) continue;
@@ -348,8 +354,14 @@ void scanNmethods(Agent& a) {
     // still the nmethod we read (it may have died meanwhile; its compile id is unique)
     if (!factsOf(blob, &now) || now.compileId != f.compileId) continue;
     recordNmethodLoad(a, mid, begin, (uint32_t)(end - begin), f, pcs, tReplaying);
-    known[blob] = f.compileId;
+    recorded.emplace_back(blob, f.compileId);
   }
+  if (recorded.empty()) return;
+  // into the list, in address order (fresh blobs come in that order)
+  std::vector<std::pair<uintptr_t, int>> merged;
+  merged.reserve(a.scanKnown.size() + recorded.size());
+  std::merge(a.scanKnown.begin(), a.scanKnown.end(), recorded.begin(), recorded.end(), std::back_inserter(merged));
+  a.scanKnown.swap(merged);
 }
 
 void JNICALL onCompiledMethodUnload(jvmtiEnv*, jmethodID, const void* codeAddr) {

@@ -1,5 +1,6 @@
 #include "vm.h"
 
+#include <algorithm>
 #include <dlfcn.h>
 #include <errno.h>
 #include <elf.h>
@@ -457,14 +458,32 @@ bool VmLayout::nmethodScanKnown() const {
 }
 
 void VmLayout::nmethodBlobs(const std::vector<CodeHeapRange>& heaps, std::vector<uintptr_t>* out) const {
-  for (const CodeHeapRange& h : heaps) {
-    uintptr_t block = h.low;
-    while (block + heapBlockSize_ <= h.committedHigh) {
-      uint64_t segments = hbLengthSize_ == 8 ? rd<uint64_t>(block, hbLength_) : rd<uint32_t>(block, hbLength_);
-      uint64_t size = segments << h.log2Segment;
-      if (segments == 0 || size > h.committedHigh - block) break;  // torn by a concurrent change: the next scan sees it
-      if (rd<bool>(block, hbUsed_) && isNmethod(block + heapBlockSize_)) out->push_back(block + heapBlockSize_);
-      block += size;
+  std::vector<uintptr_t> blocks;
+  // CodeCache::_heaps is in code blob type order, not address order
+  std::vector<const CodeHeapRange*> byAddress;
+  for (const CodeHeapRange& h : heaps) byAddress.push_back(&h);
+  std::sort(byAddress.begin(), byAddress.end(), [](const CodeHeapRange* x, const CodeHeapRange* y) { return x->low < y->low; });
+  for (const CodeHeapRange* heap : byAddress) {
+    const CodeHeapRange& h = *heap;
+    // The segment map marks each block's first segment 0 (the others count the segments back to it, and a free
+    // block joined to the free block on its left is marked as part of it): the block starts come from one pass over
+    // the map, not from a chase through the blocks' headers, so that their headers can be read independently
+    // of one another. (The map is committed with the heap, a byte per segment.)
+    const size_t segments = (h.committedHigh - h.low) >> h.log2Segment;
+    const uint8_t* sm = h.segmap;
+    blocks.clear();
+    for (const uint8_t *p = sm, *end = sm + segments; p < end && (p = (const uint8_t*)memchr(p, 0, (size_t)(end - p))) != nullptr; p++)
+      blocks.push_back(h.low + ((uintptr_t)(p - sm) << h.log2Segment));
+    constexpr size_t kAhead = 8;
+    for (size_t i = 0; i < blocks.size(); i++) {
+      if (i + kAhead < blocks.size()) __builtin_prefetch((const void*)blocks[i + kAhead]);
+      uintptr_t block = blocks[i];
+      // a block being split or joined right now may show a start that is not one: it is no used nmethod, or
+      // a later check of the blob (callers read it again) finds that it is not
+      if (block + heapBlockSize_ > h.committedHigh || !rd<bool>(block, hbUsed_)) continue;
+      uint64_t length = hbLengthSize_ == 8 ? rd<uint64_t>(block, hbLength_) : rd<uint32_t>(block, hbLength_);
+      if (length == 0 || length > (uint64_t)(h.committedHigh - block) >> h.log2Segment) continue;
+      if (isNmethod(block + heapBlockSize_)) out->push_back(block + heapBlockSize_);
     }
   }
 }

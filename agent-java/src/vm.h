@@ -118,8 +118,8 @@ class VmLayout {
   // that holds an nmethod, and what each holds. Only where VMStructs has every field these read (JDK 17; not 25,
   // whose metadata offset it lacks).
   bool nmethodScanKnown() const;
-  // The nmethod blobs in the heaps' used blocks (read while the VM changes them: a block that does not add up
-  // ends that heap's walk; callers check each blob again before trusting it).
+  // The nmethod blobs in the heaps' used blocks, in address order (read while the VM changes them: callers check
+  // each blob again before trusting it).
   void nmethodBlobs(const std::vector<CodeHeapRange>& heaps, std::vector<uintptr_t>* out) const;
   // nmethod::_state: -1 not installed yet, 0 in use, 1 not used, 2 not entrant, above: dead; -100 unknown.
   int nmethodState(uintptr_t blob) const;
