@@ -90,6 +90,9 @@ struct Agent {
   std::condition_variable watcherWake;
   bool stopWatcher = false;
   uint64_t patchScans = 0;
+  // a jmethodID's slot was found to hold its Method* (VMStructs' max_locals and code length equal JVMTI's, read
+  // with system calls that check each address): from then on jmethodIDs are followed without those checks
+  std::atomic<bool> methodIdsChecked{false};
   std::atomic<uint64_t> scansWithNew{0};  // nmethod scans that found an nmethod not recorded yet (stats=1)
   std::atomic<uint64_t> watcherCpuNs{0};  // the watcher thread's CPU so far (stats=1)
   uint64_t lastScanTsc = 0;  // when the last patch scan began (under codeMu)

@@ -80,6 +80,18 @@ class ClassFileBuilder {
   std::vector<uint8_t> extra_;
 };
 
+// The Method* a HotSpot jmethodID points at (its slot holds it), or 0. Each address is checked (system calls) and
+// the Method*'s max_locals and code length compared with JVMTI's until one jmethodID has passed; then trusted.
+uintptr_t methodOfId(Agent& a, jmethodID id, jint maxLocals, jint codeLen) {
+  if (a.methodIdsChecked.load(std::memory_order_acquire)) return *(const uintptr_t*)id;
+  if (!readable(id, sizeof(uintptr_t))) return 0;
+  uintptr_t m = *(const uintptr_t*)id;
+  size_t len = 0;
+  if (a.layout.maxLocals(m) != maxLocals || !a.layout.currentBytecodes(m, &len) || len != (size_t)codeLen) return 0;
+  a.methodIdsChecked.store(true, std::memory_order_release);
+  return m;
+}
+
 // Rebuilds a class file for a class that never reached ClassFileLoadHook (hidden classes): constant pool,
 // superclass and interfaces, and every method with its bytecode, max_stack and max_locals. Not included:
 // fields, exception tables and other attributes (JVMTI does not expose them).
@@ -133,9 +145,8 @@ bool reconstructClass(Agent& a, JNIEnv* jni, jclass cls, const std::string& name
       if (hasCode) {
         jint maxLocals = 0;
         j->GetMaxLocals(ms.p[i], &maxLocals);
-        // a HotSpot jmethodID points at a slot holding the Method*
-        uintptr_t methodPtr = readable(ms.p[i], sizeof(uintptr_t)) ? *(const uintptr_t*)ms.p[i] : 0;
-        int maxStack = a.layoutOk ? a.layout.maxStack(methodPtr) : -1;
+        uintptr_t methodPtr = a.layoutOk ? methodOfId(a, ms.p[i], maxLocals, codeLen) : 0;
+        int maxStack = methodPtr ? a.layout.maxStack(methodPtr, false) : -1;
         // without ConstMethod::_max_stack: no instruction pushes more than 2 slots, and verifiable code has one
         // stack depth per instruction, so 2 * code length bounds the depth (conservative, always valid)
         if (maxStack < 0) maxStack = codeLen >= 0x7FFF ? 0xFFFF : 2 * codeLen;

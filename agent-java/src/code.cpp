@@ -70,7 +70,9 @@ void JNICALL onDynamicCodeGenerated(jvmtiEnv*, const char* name, const void* add
   p.u64((uintptr_t)address);
   p.u32((uint32_t)length);
   p.str(name ? name : "");
-  bool ok = readable(address, (size_t)length);
+  // inside a code heap's committed memory (where the VM puts all it generates) the range is readable without asking
+  // the kernel (a system call per blob was most of this callback's time)
+  bool ok = (a.layoutOk && a.layout.inCommittedCode((uintptr_t)address, (size_t)length)) || readable(address, (size_t)length);
   // one copy serves the record and the watcher's baseline
   std::vector<uint8_t> code;
   if (ok) code.assign((const uint8_t*)address, (const uint8_t*)address + length);

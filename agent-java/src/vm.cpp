@@ -168,6 +168,19 @@ bool VMStructs::intConstant(const char* n, long* out) const {
 
 // ------------------------------------------------------------------------------------------ ELF symbols
 
+namespace {
+// Reads `n` bytes at `offset` of the file (false when short).
+bool readAt(int fd, void* out, size_t n, uint64_t offset) {
+  size_t done = 0;
+  while (done < n) {
+    ssize_t r = pread(fd, (char*)out + done, n - done, (off_t)(offset + done));
+    if (r <= 0) return false;
+    done += (size_t)r;
+  }
+  return true;
+}
+}  // namespace
+
 std::map<std::string, ElfSymbol> lookupLibjvmSymbols(const std::string& path, const std::vector<std::string>& names) {
   std::map<std::string, ElfSymbol> found;
   Dl_info info;
@@ -179,35 +192,44 @@ std::map<std::string, ElfSymbol> lookupLibjvmSymbols(const std::string& path, co
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return found;
   struct stat st;
-  if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
-    close(fd);
-    return found;
-  }
-  size_t len = (size_t)st.st_size;
-  const uint8_t* m = (const uint8_t*)mmap(nullptr, len, PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
-  if (m == MAP_FAILED) return found;
-  const Elf64_Ehdr* eh = (const Elf64_Ehdr*)m;
-  bool sane = memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_shoff > 0 && eh->e_shentsize == sizeof(Elf64_Shdr) &&
-              eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) <= len;
+  Elf64_Ehdr eh;
+  std::vector<Elf64_Shdr> sh;
+  bool sane = fstat(fd, &st) == 0 && readAt(fd, &eh, sizeof eh, 0) && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_shoff > 0 &&
+              eh.e_shentsize == sizeof(Elf64_Shdr) && eh.e_shoff + (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr) <= (uint64_t)st.st_size;
   if (sane) {
-    const Elf64_Shdr* sh = (const Elf64_Shdr*)(m + eh->e_shoff);
-    for (int i = 0; i < eh->e_shnum; i++) {
-      if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum) continue;
-      const Elf64_Shdr& strSec = sh[sh[i].sh_link];
-      if (sh[i].sh_offset + sh[i].sh_size > len || strSec.sh_offset + strSec.sh_size > len) continue;
-      const Elf64_Sym* syms = (const Elf64_Sym*)(m + sh[i].sh_offset);
-      size_t count = sh[i].sh_size / sizeof(Elf64_Sym);
-      const char* strs = (const char*)(m + strSec.sh_offset);
-      for (size_t k = 0; k < count; k++) {
-        if (syms[k].st_name >= strSec.sh_size) continue;
-        const char* nm = strs + syms[k].st_name;
-        for (const std::string& want : names)
-          if (want == nm) found[want] = ElfSymbol{base + syms[k].st_value, (size_t)syms[k].st_size};
+    sh.resize(eh.e_shnum);
+    sane = readAt(fd, sh.data(), sh.size() * sizeof(Elf64_Shdr), eh.e_shoff);
+  }
+  // each wanted name's first 8 bytes: a symbol's name is compared in full only when they match (libjvm's .symtab
+  // has ~57,000 names; comparing each in full with every wanted name took 3 ms of the VM's start-up)
+  const size_t kPrefix = 8;
+  for (size_t i = 0; sane && i < sh.size(); i++) {
+    if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= sh.size()) continue;
+    const Elf64_Shdr& symSec = sh[i];
+    const Elf64_Shdr& strSec = sh[symSec.sh_link];
+    if (symSec.sh_offset + symSec.sh_size > (uint64_t)st.st_size || strSec.sh_offset + strSec.sh_size > (uint64_t)st.st_size) continue;
+    // only the symbol and string tables are mapped, not the whole library
+    const uint64_t lo = std::min(symSec.sh_offset, strSec.sh_offset) & ~(uint64_t)4095;
+    const uint64_t hi = std::max(symSec.sh_offset + symSec.sh_size, strSec.sh_offset + strSec.sh_size);
+    const uint8_t* m = (const uint8_t*)mmap(nullptr, hi - lo, PROT_READ, MAP_PRIVATE, fd, (off_t)lo);
+    if (m == MAP_FAILED) continue;
+    const Elf64_Sym* syms = (const Elf64_Sym*)(m + (symSec.sh_offset - lo));
+    const size_t count = symSec.sh_size / sizeof(Elf64_Sym);
+    const char* strs = (const char*)(m + (strSec.sh_offset - lo));
+    for (size_t k = 0; k < count; k++) {
+      const uint64_t at = syms[k].st_name;
+      if (at >= strSec.sh_size) continue;
+      const char* nm = strs + at;
+      const bool prefixReadable = at + kPrefix <= strSec.sh_size;
+      for (const std::string& want : names) {
+        if (want.size() >= kPrefix && prefixReadable && memcmp(nm, want.data(), kPrefix) != 0) continue;
+        // the whole name and its terminating NUL, inside the table
+        if (at + want.size() < strSec.sh_size && memcmp(nm, want.c_str(), want.size() + 1) == 0) found[want] = ElfSymbol{base + syms[k].st_value, (size_t)syms[k].st_size};
       }
     }
+    munmap((void*)m, hi - lo);
   }
-  munmap((void*)m, len);
+  close(fd);
   return found;
 }
 
@@ -358,6 +380,12 @@ std::vector<CodeHeapRange> VmLayout::codeHeaps() const {
     if (r.low && r.committedHigh > r.low && r.segmap && r.log2Segment > 0 && r.log2Segment < 16) out.push_back(r);
   }
   return out;
+}
+
+bool VmLayout::inCommittedCode(uintptr_t p, size_t n) const {
+  for (const CodeHeapRange& h : codeHeaps())
+    if (p >= h.low && p <= h.committedHigh && n <= h.committedHigh - p) return true;
+  return false;
 }
 
 void VmLayout::codeBounds(uintptr_t* low, uintptr_t* high) const {
@@ -633,10 +661,10 @@ int VmLayout::osThreadId(uintptr_t javaThread) const {
   return rd<int>(os, osThreadId_);
 }
 
-int VmLayout::maxStack(uintptr_t method) const {
+int VmLayout::maxStack(uintptr_t method, bool check) const {
   if (!method || methodConstMethod_ < 0 || constMethodMaxStack_ < 0) return -1;
   uintptr_t cm = rd<uintptr_t>(method, methodConstMethod_);
-  if (!cm || !readable((void*)(cm + constMethodMaxStack_), 2)) return -1;
+  if (!cm || (check && !readable((void*)(cm + constMethodMaxStack_), 2))) return -1;
   return rd<uint16_t>(cm, constMethodMaxStack_);
 }
 

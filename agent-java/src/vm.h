@@ -109,6 +109,8 @@ class VmLayout {
   // VMStructs: found by looking for a pointer to such a string in the CodeHeap object).
   std::string heapName(const CodeHeapRange& h) const;
   void codeBounds(uintptr_t* low, uintptr_t* high) const;
+  // Whether [p, p+n) lies inside one code heap's committed memory (so reading it is safe).
+  bool inCommittedCode(uintptr_t p, size_t n) const;
   // Start of the CodeBlob containing pc, or 0.
   uintptr_t findBlob(uintptr_t pc, const std::vector<CodeHeapRange>& heaps) const;
   bool isNmethod(uintptr_t blob) const;
@@ -139,8 +141,8 @@ class VmLayout {
   // Threads: OS tid of a JavaThread*, or 0.
   int osThreadId(uintptr_t javaThread) const;
 
-  // Method*: max_stack of its ConstMethod, or -1.
-  int maxStack(uintptr_t method) const;
+  // Method*: max_stack of its ConstMethod, or -1 (`check`: the ConstMethod is checked to be readable, a system call).
+  int maxStack(uintptr_t method, bool check = true) const;
   // Method*: max_locals of its ConstMethod, or -1 (checks that a jmethodID's slot holds a Method*).
   int maxLocals(uintptr_t method) const;
 
