@@ -416,20 +416,22 @@ bool VmLayout::isNmethod(uintptr_t blob) const {
   if (blobName_ < 0) return false;
   const char* name = rd<const char*>(blob, blobName_);
   if (!name) return false;
-  // a blob's name is one of a few string constants of libjvm: each pointer is checked (a system call) once,
-  // since the patch watcher asks this for every live nmethod many times a second
+  // a blob's name is one of a few hundred strings of libjvm: each pointer is checked (a system call) once,
+  // since the nmethod scan asks this for every block of the code heaps many times a second
   const uintptr_t key = (uintptr_t)name;
-  for (int list = 0; list < 2; list++)
-    for (const auto& slot : nameVerdicts_[list]) {
-      uintptr_t v = slot.load(std::memory_order_relaxed);
-      if (v == 0) break;
-      if (v == key) return list == 1;
-    }
+  if (key & kNmethodName) return false;  // not a user-space address
+  size_t at = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 53) & (kNameSlots - 1);
+  for (size_t probe = 0; probe < kNameSlots; probe++, at = (at + 1) & (kNameSlots - 1)) {
+    uintptr_t v = nameVerdicts_[at].load(std::memory_order_relaxed);
+    if (v == 0) break;
+    if ((v & ~kNmethodName) == key) return (v & kNmethodName) != 0;
+  }
   bool yes = readable(name, 8) && (strcmp(name, "nmethod") == 0 || strcmp(name, "native nmethod") == 0);
-  // a race only checks a pointer twice; a full list only costs the check
-  for (auto& slot : nameVerdicts_[yes ? 1 : 0]) {
+  // a race only checks a pointer twice (and may take two slots); a full table only costs the check
+  const uintptr_t entry = key | (yes ? kNmethodName : 0);
+  for (size_t probe = 0; probe < kNameSlots; probe++, at = (at + 1) & (kNameSlots - 1)) {
     uintptr_t expected = 0;
-    if (slot.compare_exchange_strong(expected, key, std::memory_order_relaxed) || expected == key) break;
+    if (nameVerdicts_[at].compare_exchange_strong(expected, entry, std::memory_order_relaxed) || expected == entry) break;
   }
   return yes;
 }
@@ -812,15 +814,18 @@ bool VmLayout::setBoolFlag(const char* name, bool value) const {
 }
 
 std::string VmLayout::heapName(const CodeHeapRange& h) const {
-  if (!h.heap || !readable((void*)h.heap, 512)) return "";
+  PageCheck pages;  // the object's fields point into a few pages: each checked (a system call) once
+  if (!h.heap || !pages.ok(h.heap, 512)) return "";
   for (size_t off = 0; off < 512; off += sizeof(uintptr_t)) {
-    const char* p = *(const char* const*)(h.heap + off);
+    const uintptr_t p = *(const uintptr_t*)(h.heap + off);
+    // small numbers and non-canonical values are no user-space pointers
+    if (p < 0x10000 || p >= ((uintptr_t)1 << 47) || !pages.ok(p, 10)) continue;
+    const char* c = (const char*)p;
+    if (strncmp(c, "CodeHeap '", 10) != 0 && strncmp(c, "CodeCache", 9) != 0) continue;
     char buf[128];
-    if (!p || !readable(p, 10)) continue;
-    if (strncmp(p, "CodeHeap '", 10) != 0 && strncmp(p, "CodeCache", 9) != 0) continue;
     size_t n = 0;
-    while (n + 1 < sizeof buf && readable(p + n, 1) && p[n] >= 0x20 && p[n] < 0x7F) buf[n] = p[n], n++;
-    if (n + 1 < sizeof buf && readable(p + n, 1) && p[n] == 0) return std::string(buf, n);
+    while (n + 1 < sizeof buf && pages.ok(p + n, 1) && c[n] >= 0x20 && c[n] < 0x7F) buf[n] = c[n], n++;
+    if (n + 1 < sizeof buf && pages.ok(p + n, 1) && c[n] == 0) return std::string(buf, n);
   }
   return "";
 }

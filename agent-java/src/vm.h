@@ -188,8 +188,12 @@ class VmLayout {
   // code blob
   long blobName_ = -1, blobSize_ = -1, blobCodeBegin_ = -1, blobCodeOffset_ = -1, blobKind_ = -1;
   long blobContentBegin_ = -1, blobContentOffset_ = -1, blobCodeEnd_ = -1;
-  // blob name pointers already checked: [0] names of other blobs, [1] names of nmethods (0: a free slot)
-  mutable std::atomic<uintptr_t> nameVerdicts_[2][16] = {};
+  // blob name pointers already checked, an open-addressed table (0: a free slot) of the pointer with its verdict in
+  // the top bit (user-space addresses leave it clear): every RuntimeStub, adapter and buffer names itself, so the
+  // non-nmethod heap alone shows a few hundred pointers, each of which would otherwise cost a system call per scan
+  static constexpr size_t kNameSlots = 2048;
+  static constexpr uintptr_t kNmethodName = (uintptr_t)1 << 63;
+  mutable std::atomic<uintptr_t> nameVerdicts_[kNameSlots] = {};
   long nmethodKind_ = -1;
   // nmethod
   long nmCompLevel_ = -1, nmCompLevelSize_ = 4, nmEntryBci_ = -1, nmCompileId_ = -1, nmStubOffset_ = -1, nmOsrEntry_ = -1;
