@@ -382,7 +382,15 @@ bool stillSameNmethod(Agent& a, uintptr_t begin, const LiveNmethod& nm, const st
   bool inHeap = false;
   for (const CodeHeapRange& h : heaps)
     if (begin >= h.low && begin + nm.bytes.size() <= h.committedHigh) inHeap = true;
-  if (!inHeap || !nm.blob || a.layout.findBlob(begin, heaps) != nm.blob) return false;
+  if (!inHeap || !nm.blob) return false;
+  // Its block still in use, still an nmethod, with the same compile id (unique): the same nmethod, read straight
+  // from its header (this runs for every live nmethod on every patch scan). A freed block keeps its header, used
+  // flag cleared, until new code overwrites it; a blob allocated over it puts no header with this nmethod's name
+  // pointer and compile id where this one's was.
+  if (nm.compileId >= 0 && a.layout.blockHeaderKnown())
+    return a.layout.blockInUse(nm.blob) && a.layout.isNmethod(nm.blob) && a.layout.nmethodCompileId(nm.blob) == nm.compileId;
+  // without those fields: the block the segment map finds at the code begin still starts at the blob
+  if (a.layout.findBlob(begin, heaps) != nm.blob) return false;
   if (nm.compileId >= 0) {
     NmethodFacts f;
     if (!a.layout.nmethodFacts(nm.blob, &f) || f.compileId != nm.compileId) return false;

@@ -411,6 +411,8 @@ uintptr_t VmLayout::findBlob(uintptr_t pc, const std::vector<CodeHeapRange>& hea
   return 0;
 }
 
+bool VmLayout::blockInUse(uintptr_t blob) const { return blockHeaderKnown() && rd<bool>(blob - heapBlockSize_, hbUsed_); }
+
 bool VmLayout::isNmethod(uintptr_t blob) const {
   if (blobKind_ >= 0 && nmethodKind_ >= 0) return rd<uint8_t>(blob, blobKind_) == (uint8_t)nmethodKind_;
   if (blobName_ < 0) return false;

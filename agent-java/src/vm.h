@@ -114,6 +114,9 @@ class VmLayout {
   // Start of the CodeBlob containing pc, or 0.
   uintptr_t findBlob(uintptr_t pc, const std::vector<CodeHeapRange>& heaps) const;
   bool isNmethod(uintptr_t blob) const;
+  // The used flag of the code heap block a blob begins (its header sits right before the blob).
+  bool blockHeaderKnown() const { return hbUsed_ >= 0 && heapBlockSize_ > 0 && nmCompileId_ >= 0; }
+  bool blockInUse(uintptr_t blob) const;
   bool nmethodFacts(uintptr_t blob, NmethodFacts* out) const;
 
   // Finding nmethods without JVMTI's CompiledMethodLoad (nmethods=scan): every used block of the code heaps
