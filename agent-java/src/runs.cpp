@@ -137,7 +137,6 @@ bool methodsThatRanJvmti(Agent& a, jclass cls, std::vector<MethodRun>* ran, bool
 class VmStructsRuns {
  public:
   explicit VmStructsRuns(Agent& a) : a_(a), usable_(a.layout.classMethodsKnown()) {}
-  bool usable() const { return usable_; }
   bool methodsThatRan(jclass cls, std::vector<MethodRun>* ran) {
     ran->clear();
     if (!usable_ || !a_.layout.classMethods(cls, pages_, &methods_)) return false;
