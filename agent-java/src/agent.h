@@ -100,6 +100,12 @@ struct Agent {
   // nmethods=scan: the blobs the last scan found recorded, with their compile ids, in address order; only the
   // scanning thread uses it (VMInit's, then the watcher, then VMDeath's once the watcher stopped)
   std::vector<std::pair<uintptr_t, int>> scanKnown;
+  // nmethods=scan: metadata pages that need no system call to check (used like scanKnown), and whether the class-data
+  // sharing archive's range was looked at yet; the ClassLoaderData of the loaders that never unload (under classMu)
+  PermanentPages permanentPages;
+  bool sharedRangeKnown = false;
+  std::set<uintptr_t> permanentLoaderData;
+  std::atomic<uint64_t> pageSyscalls{0};  // page checks made by system call while naming compiled methods (stats=1)
   // nmethods=check: what the comparison found
   std::atomic<uint64_t> checkNmethods{0}, checkPcs{0}, checkFrames{0}, checkDiffer{0}, checkMethods{0}, checkNamesDiffer{0}, checkUnreadable{0};
 

@@ -343,7 +343,7 @@ void recordImageClasses(Agent& a, JNIEnv* jni) {
 // ties that loader's ClassLoaderData to it (through one of its methods' Method*), so that a ClassLoaderData freed
 // with its loader and reused by a new one is not taken for the old loader. Once per loader id (GetClassMethods on
 // one class); a class without methods leaves it to the next. Not for a hidden class's own ClassLoaderData.
-static void learnLoaderData(Agent& a, jclass cls, uint32_t lid) {
+static void learnLoaderData(Agent& a, JNIEnv* jni, jclass cls, jobject loader, uint32_t lid) {
   if (lid == 0xFFFFFFFF) return;
   {
     std::lock_guard<std::mutex> lk(a.classMu);
@@ -356,9 +356,12 @@ static void learnLoaderData(Agent& a, jclass cls, uint32_t lid) {
   bool own = false;
   uintptr_t cld = a.layout.loaderDataOf(*(const uintptr_t*)ms.p[0], pages, &own);
   if (!cld || own) return;
+  // the boot, platform and app loaders live as long as the VM (a -Djava.system.class.loader is another kind)
+  LoaderKind kind = loaderKind(a, jni, loader, lid);
   std::lock_guard<std::mutex> lk(a.classMu);
   a.loaderDataIds[cld] = lid;
   a.loadersWithData.insert(lid);
+  if (kind == kLoaderBoot || kind == kLoaderPlatform || kind == kLoaderApp) a.permanentLoaderData.insert(cld);
 }
 
 // Every class is recorded once it is prepared (classes=path), or with classes=hook the hidden classes
@@ -379,7 +382,7 @@ void JNICALL onClassPrepare(jvmtiEnv* j, JNIEnv* jni, jthread, jclass cls) {
   LocalRef loaderRef{jni, loader};
   uint32_t lid = loaderId(a, jni, loader);
   recordClass(a, jni, cls, loader, lid, className);
-  if (a.scanNmethods) learnLoaderData(a, cls, lid);
+  if (a.scanNmethods) learnLoaderData(a, jni, cls, loader, lid);
   CALLBACK_GUARD_END("ClassPrepare")
 }
 
@@ -466,10 +469,14 @@ uint32_t methodIdOfPtr(Agent& a, uintptr_t method, PageCheck& pages) {
     if (it != a.methodPtrIds.end() && it->second.second == a.layout.constMethodOf(method)) return knownMethodLocked(a, it->second.first);
   }
   MethodNaming n;
+  const size_t mark = pages.mark();
   if (!a.layout.methodNaming(method, pages, &n)) return kNoMethod;
   uint32_t lid = 0xFFFFFFFF, classId = kNoClass;
   {
     std::lock_guard<std::mutex> lk(a.classMu);
+    // the pages just read held a live method (its class lists it) of a loader that never unloads: they stay
+    // readable for good (a Method* read while its nmethod died could lead anywhere: then its class lacks it)
+    if (!n.ownLoaderData && a.permanentLoaderData.count(n.loaderData) && a.layout.klassHasMethod(n.holder, method, pages)) pages.makePermanent(mark);
     auto ld = a.loaderDataIds.find(n.loaderData);
     if (ld != a.loaderDataIds.end()) {
       lid = ld->second;

@@ -22,24 +22,36 @@ bool isMutableBuffer(const char* name) {
 // Writes a CODE_PATCH for every run of bytes that differs between `cur` and `seen` (runs closer than 8
 // unchanged bytes are merged) and updates `seen`. `begin` names the code (nmethod or blob) in the record;
 // `since` is the tsc at which the previous scan began (the change happened after it).
+// The first index in [i, n) where a and b differ, or n (8 bytes at a time: a nmethod's code is mostly the same).
+size_t firstDifference(const uint8_t* a, const uint8_t* b, size_t i, size_t n) {
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x, y;
+    memcpy(&x, a + i, 8);
+    memcpy(&y, b + i, 8);
+    if (x != y) return i + (size_t)__builtin_ctzll(x ^ y) / 8;
+  }
+  for (; i < n; i++)
+    if (a[i] != b[i]) return i;
+  return n;
+}
+
+// The first index in [i, n) from which a and b agree for 8 bytes (or up to n), or n.
+size_t firstAgreement(const uint8_t* a, const uint8_t* b, size_t i, size_t n) {
+  for (;;) {
+    if (i >= n) return n;
+    size_t run = std::min<size_t>(8, n - i);
+    if (memcmp(a + i, b + i, run) == 0) return i;
+    i++;
+  }
+}
+
 void diffAndRecord(Agent& a, uintptr_t begin, const uint8_t* cur, std::vector<uint8_t>& seen, uint64_t since) {
   size_t n = seen.size();
   if (memcmp(cur, seen.data(), n) == 0) return;
-  size_t i = 0;
+  size_t i = firstDifference(cur, seen.data(), 0, n);
   while (i < n) {
-    if (cur[i] == seen[i]) {
-      i++;
-      continue;
-    }
-    size_t start = i, end = i + 1, same = 0;
-    for (size_t k = i + 1; k < n && same < 8; k++) {
-      if (cur[k] != seen[k]) {
-        end = k + 1;
-        same = 0;
-      } else {
-        same++;
-      }
-    }
+    // the run ends at the last differing byte before 8 equal ones
+    size_t start = i, end = firstAgreement(cur, seen.data(), i + 1, n);
     uint8_t now[4096];
     size_t len = end - start;
     if (len > sizeof now) len = sizeof now, end = start + len;
@@ -51,7 +63,7 @@ void diffAndRecord(Agent& a, uintptr_t begin, const uint8_t* cur, std::vector<ui
     p.u64(since);
     a.ring.commit(CODE_PATCH, 0, p);
     memcpy(seen.data() + start, now, len);
-    i = end;
+    i = firstDifference(cur, seen.data(), end, n);
   }
 }
 }  // namespace
@@ -312,7 +324,14 @@ void scanNmethods(Agent& a) {
   // only if it is still the same a moment later (an installed nmethod's compile id, method and code begin
   // never change)
   std::this_thread::sleep_for(std::chrono::milliseconds(kScanSettleMs));
-  PageCheck pages;
+  if (!a.sharedRangeKnown) {
+    // (the archive is mapped before VMInit; the whole range is checked once, so a stray pointer into a gap
+    // between its regions cannot fault)
+    a.sharedRangeKnown = true;
+    uintptr_t low = 0, high = 0;
+    if (a.layout.sharedMetaspace(&low, &high) && high - low < (1ull << 32) && readable((const void*)low, high - low)) a.permanentPages.setShared(low, high);
+  }
+  PageCheck pages(&a.permanentPages);
   // the inlining of a big C2 method names the same few methods in thousands of frames: one lookup each
   std::unordered_map<uintptr_t, uint32_t> ids;
   auto idOf = [&](uintptr_t m) {
@@ -358,6 +377,7 @@ void scanNmethods(Agent& a) {
     recordNmethodLoad(a, mid, begin, (uint32_t)(end - begin), f, pcs, tReplaying);
     recorded.emplace_back(blob, f.compileId);
   }
+  a.pageSyscalls.fetch_add(pages.syscalls(), std::memory_order_relaxed);
   if (recorded.empty()) return;
   // into the list, in address order (fresh blobs come in that order)
   std::vector<std::pair<uintptr_t, int>> merged;
@@ -445,6 +465,7 @@ constexpr uint64_t kScanIntervalMs = 50;
 void startPatchWatcher(Agent& a) {
   if ((a.opts.patchIntervalMs == 0 && !a.scanNmethods) || !a.layoutOk) return;
   a.watcher = std::thread([&a] {
+    nameThisThread("jportal-watch");
     const uint64_t intervalMs = a.opts.patchIntervalMs ? a.opts.patchIntervalMs : kScanIntervalMs;
     // nmethods=scan looks for new nmethods every kScanIntervalMs (a walk of the heaps' block headers, cheap)
     // however long the patch scans' pause has grown

@@ -1,5 +1,6 @@
 #include "common.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
@@ -37,6 +38,8 @@ uint64_t clockNs(clockid_t id) {
 }
 
 uint64_t monotonicNs() { return clockNs(CLOCK_MONOTONIC); }
+
+void nameThisThread(const char* name) { pthread_setname_np(pthread_self(), name); }
 
 uint64_t realtimeNs() { return clockNs(CLOCK_REALTIME); }
 

@@ -17,6 +17,8 @@ inline uint64_t rdtsc() {
 // A clock in ns (clock_gettime); 0 if it cannot be read (e.g. a CPU clock of a thread that has ended).
 uint64_t clockNs(clockid_t id);
 uint64_t monotonicNs();
+// Names the calling thread (as top, perf and /proc/PID/task/*/comm show it; at most 15 characters)
+void nameThisThread(const char* name);
 uint64_t realtimeNs();
 
 enum class LogLevel : uint8_t { Info = 0, Warning = 1, Error = 2 };

@@ -32,7 +32,7 @@ CostScope::~CostScope() {
 uint64_t threadCpuNs() { return clockNs(CLOCK_THREAD_CPUTIME_ID); }
 uint64_t processCpuNs() { return clockNs(CLOCK_PROCESS_CPUTIME_ID); }
 
-void reportCosts(uint64_t watcherCpuNs, uint64_t writerCpuNs, uint64_t scansWithNew) {
+void reportCosts(uint64_t watcherCpuNs, uint64_t writerCpuNs, uint64_t scansWithNew, uint64_t pageSyscalls) {
   std::string line;
   char buf[128];
   uint64_t total = 0;
@@ -46,7 +46,8 @@ void reportCosts(uint64_t watcherCpuNs, uint64_t writerCpuNs, uint64_t scansWith
     if (i == (int)Cost::WatcherNmethods) {
       // (how many scans a cheaper test for "nothing compiled since" could have skipped; the count includes the
       // scans at VMInit and VM death, which are not watcher scans)
-      snprintf(buf, sizeof buf, " (%llu found new nmethods)", (unsigned long long)scansWithNew);
+      snprintf(buf, sizeof buf, " (%llu found new nmethods; %llu metadata pages checked by system call)", (unsigned long long)scansWithNew,
+               (unsigned long long)pageSyscalls);
       line += buf;
     }
   }

@@ -53,6 +53,6 @@ uint64_t threadCpuNs();
 uint64_t processCpuNs();
 
 // One line: each counter with calls, plus the agent threads' CPU (watcher, writer) given by the caller.
-void reportCosts(uint64_t watcherCpuNs, uint64_t writerCpuNs, uint64_t scansWithNew);
+void reportCosts(uint64_t watcherCpuNs, uint64_t writerCpuNs, uint64_t scansWithNew, uint64_t pageSyscalls);
 
 }  // namespace jportal

@@ -12,6 +12,7 @@
 
 #include <chrono>
 
+#include "common.h"
 #include "crc32.h"
 #include "records.h"
 
@@ -143,7 +144,10 @@ bool Ring::start(const Options& opts) {
   memcpy(hdr_->magic, "JPRING\0\0", 8);
 
   if (opts_.collector == 0) openOutput(0);
-  writer_ = std::thread([this] { writerLoop(); });
+  writer_ = std::thread([this] {
+    nameThisThread("jportal-write");
+    writerLoop();
+  });
   started_.store(true, std::memory_order_release);
   return true;
 }

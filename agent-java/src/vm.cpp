@@ -306,6 +306,8 @@ bool VmLayout::resolve(const VMStructs& v) {
   long tenure = v.off("MethodData::_tenure_traps");
   if (tenure >= 16 && v.typeSize("InvocationCounter") == 4) mdoInvocation_ = tenure - 16;
   mirrorKlassOffsetAddr_ = v.staticAddr("java_lang_Class::_klass_offset");
+  sharedBaseAddr_ = v.staticAddr("MetaspaceObj::_shared_metaspace_base");
+  sharedTopAddr_ = v.staticAddr("MetaspaceObj::_shared_metaspace_top");
   ikMethods_ = v.off("InstanceKlass::_methods");
   arrayMethodData_ = v.off("Array<Method*>::_data");
   arrayLength_ = v.off("Array<int>::_length");  // the same first field of every Array<T>
@@ -468,6 +470,7 @@ bool PageCheck::ok(uintptr_t p, size_t n) {
   if (!p) return false;
   if (trusted_) return true;
   for (uintptr_t q = p & ~(kPage - 1); q < p + n; q += kPage) {
+    if (permanent_ && permanent_->contains(q)) continue;
     bool known = false;
     for (uintptr_t g : good_)
       if (g == q) {
@@ -475,10 +478,16 @@ bool PageCheck::ok(uintptr_t p, size_t n) {
         break;
       }
     if (known) continue;
+    syscalls_++;
     if (!readable((const void*)q, 1)) return false;
     if (good_.size() < 4096) good_.push_back(q);
   }
   return true;
+}
+
+void PageCheck::makePermanent(size_t mark) {
+  if (!permanent_) return;
+  for (size_t i = mark; i < good_.size(); i++) permanent_->add(good_[i]);
 }
 
 bool VmLayout::nmethodScanKnown() const {
@@ -572,6 +581,13 @@ bool VmLayout::nmethodScopes(uintptr_t blob, uintptr_t instsBegin, NmethodScopes
     out->frameCounts.push_back(frames);
   }
   return true;
+}
+
+bool VmLayout::sharedMetaspace(uintptr_t* low, uintptr_t* high) const {
+  if (!sharedBaseAddr_ || !sharedTopAddr_) return false;
+  *low = *(const uintptr_t*)sharedBaseAddr_;
+  *high = *(const uintptr_t*)sharedTopAddr_;
+  return *low && *high > *low;
 }
 
 uintptr_t VmLayout::constMethodOf(uintptr_t method) const { return rd<uintptr_t>(method, methodConstMethod_); }
@@ -700,6 +716,18 @@ bool VmLayout::methodRun(uintptr_t method, MethodRunFacts* out) const {
   if (mc) out->invocations = rd<uint32_t>(mc, mcInvocation_ + icCounter_) >> 1;  // the low bit is the sticky carry
   if (mdo) out->invocations += rd<uint32_t>(mdo, mdoInvocation_ + icCounter_) >> 1;
   return true;
+}
+
+bool VmLayout::klassHasMethod(uintptr_t klass, uintptr_t method, PageCheck& pages) const {
+  if (!klass || ikMethods_ < 0 || arrayLength_ < 0 || arrayMethodData_ < 0 || !pages.ok(klass + ikMethods_, sizeof(uintptr_t))) return false;
+  uintptr_t array = rd<uintptr_t>(klass, ikMethods_);
+  if (!array || !pages.ok(array + arrayLength_, sizeof(int))) return false;
+  int n = rd<int>(array, arrayLength_);
+  if (n <= 0 || n > 65535 || !pages.ok(array + arrayMethodData_, (size_t)n * sizeof(uintptr_t))) return false;
+  const uintptr_t* ms = (const uintptr_t*)(array + arrayMethodData_);
+  for (int i = 0; i < n; i++)
+    if (ms[i] == method) return true;
+  return false;
 }
 
 bool VmLayout::classMethods(const void* classHandle, PageCheck& pages, std::vector<uintptr_t>* methods) const {

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace jportal {
@@ -79,15 +80,46 @@ struct MethodNaming {
 
 // Readability of VM memory that may be freed while we read it (metadata of classes being unloaded), checked once
 // per page for as long as one instance lives (one scan): a page found readable is trusted until then.
+// Pages that stay readable as long as the VM lives, so that no system call need check them again: the class-data
+// sharing archive (mapped once, never unmapped), and pages that held the metadata of a class whose loader never
+// unloads (the boot, platform and app loaders). Such a class's Method, ConstMethod, constant pool and Klass are never
+// freed (a redefined class's old methods go back to its own loader's metaspace, still committed), metaspace uncommits
+// only whole granules with nothing live in them, and the Symbols its constant pool names live as long as it does
+// (the boot loader's are permanent). Used by one thread at a time (the one scanning nmethods).
+class PermanentPages {
+ public:
+  void setShared(uintptr_t low, uintptr_t high) { sharedLow_ = low, sharedHigh_ = high; }
+  bool contains(uintptr_t page) const { return (page >= sharedLow_ && page < sharedHigh_) || pages_.count(page) != 0; }
+  void add(uintptr_t page) {
+    if (pages_.size() < kMaxPages) pages_.insert(page);
+  }
+  size_t size() const { return pages_.size(); }
+
+ private:
+  static constexpr size_t kMaxPages = 1u << 18;  // 1 GB of metadata
+  uintptr_t sharedLow_ = 0, sharedHigh_ = 0;
+  std::unordered_set<uintptr_t> pages_;
+};
+
+// Whether memory the agent follows pointers into is readable, page by page, each page checked (a system call)
+// once per PageCheck unless `permanent` knows it.
 class PageCheck {
  public:
+  explicit PageCheck(PermanentPages* permanent = nullptr) : permanent_(permanent) {}
   bool ok(uintptr_t p, size_t n);
   // From now on every non-null address counts as readable: for reads that follow the VM's own pointers of
   // objects kept alive (a loaded class held by a reference), once the same reads checked out page by page.
   void trust() { trusted_ = true; }
   bool trusted() const { return trusted_; }
+  // Pages checked by system call from `mark()` on become permanent (the caller knows what they held is).
+  size_t mark() const { return good_.size(); }
+  void makePermanent(size_t mark);
+  uint64_t syscalls() const { return syscalls_; }
+
  private:
   std::vector<uintptr_t> good_;
+  PermanentPages* permanent_;
+  uint64_t syscalls_ = 0;
   bool trusted_ = false;
 };
 
@@ -133,6 +165,10 @@ class VmLayout {
   bool nmethodScopes(uintptr_t blob, uintptr_t instsBegin, NmethodScopes* out) const;
   bool methodNaming(uintptr_t method, PageCheck& pages, MethodNaming* out) const;
   uintptr_t constMethodOf(uintptr_t method) const;
+  // Whether the InstanceKlass's methods array holds `method` (a Method* of the class as it is now).
+  bool klassHasMethod(uintptr_t klass, uintptr_t method, PageCheck& pages) const;
+  // The class-data sharing archive's metadata range [*low, *high) (MetaspaceObj::_shared_metaspace_base/_top), or false.
+  bool sharedMetaspace(uintptr_t* low, uintptr_t* high) const;
   // The ClassLoaderData of a Method*'s class (0 if unreadable); *own: a hidden class's own
   uintptr_t loaderDataOf(uintptr_t method, PageCheck& pages, bool* own) const;
   // CodeBlob::_code_end (17), 0 unknown
@@ -219,6 +255,8 @@ class VmLayout {
   bool cpSymbol(uintptr_t cp, int index, PageCheck& pages, std::string* out) const;
   long methodCounters_ = -1, methodData_ = -1, methodCode_ = -1, mcInvocation_ = -1, icCounter_ = -1, mdoInvocation_ = -1;
   // class methods
+  void* sharedBaseAddr_ = nullptr;  // MetaspaceObj::_shared_metaspace_base, _top: static void*
+  void* sharedTopAddr_ = nullptr;
   void* mirrorKlassOffsetAddr_ = nullptr;  // java_lang_Class::_klass_offset: a static int, the offset in the mirror
   long ikMethods_ = -1, arrayMethodData_ = -1, arrayLength_ = -1;
   // flags
