@@ -63,7 +63,10 @@ struct Agent {
   // class and reused is then not taken for the old method)
   std::unordered_map<uintptr_t, std::pair<uint32_t, uintptr_t>> methodPtrIds;
   std::mutex classMu;
-  std::map<std::pair<uint32_t, std::string>, uint32_t> classIds;  // (loader, internal name) -> class id
+  struct ClassKeyHash {
+    size_t operator()(const std::pair<uint32_t, std::string>& k) const { return std::hash<std::string>()(k.second) ^ ((size_t)k.first * 0x9E3779B97F4A7C15ull); }
+  };
+  std::unordered_map<std::pair<uint32_t, std::string>, uint32_t, ClassKeyHash> classIds;  // (loader, internal name) -> class id
   std::set<std::pair<uint32_t, std::string>> reconstructing;
   // for naming Method*s: the loader ids and class ids of each class name, and the ClassLoaderData of each loader
   // id once a class name tied to one loader has shown it
