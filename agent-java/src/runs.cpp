@@ -146,6 +146,8 @@ class VmStructsRuns {
       return false;
     }
     if (verified_) pages_.trust();
+    // (only once the reads are trusted: a prefetch never faults, but the second pass reads what the first loaded)
+    if (verified_) a_.layout.prefetchMethodRuns(methods_);
     for (uintptr_t m : methods_) {
       uint8_t state = 0;
       uint32_t invocations = 0;

@@ -718,6 +718,20 @@ bool VmLayout::methodRun(uintptr_t method, MethodRunFacts* out) const {
   return true;
 }
 
+void VmLayout::prefetchMethodRuns(const std::vector<uintptr_t>& methods) const {
+  if (!methodRunsKnown() || methodConstMethod_ < 0) return;
+  for (uintptr_t m : methods) {
+    __builtin_prefetch((const void*)(m + methodCounters_));
+    __builtin_prefetch((const void*)(m + methodConstMethod_));
+  }
+  for (uintptr_t m : methods) {
+    uintptr_t mc = rd<uintptr_t>(m, methodCounters_), mdo = rd<uintptr_t>(m, methodData_), cm = rd<uintptr_t>(m, methodConstMethod_);
+    if (mc) __builtin_prefetch((const void*)(mc + mcInvocation_ + icCounter_));
+    if (mdo) __builtin_prefetch((const void*)(mdo + mdoInvocation_ + icCounter_));
+    if (cm) __builtin_prefetch((const void*)(cm + cmConstants_));
+  }
+}
+
 bool VmLayout::klassHasMethod(uintptr_t klass, uintptr_t method, PageCheck& pages) const {
   if (!klass || ikMethods_ < 0 || arrayLength_ < 0 || arrayMethodData_ < 0 || !pages.ok(klass + ikMethods_, sizeof(uintptr_t))) return false;
   uintptr_t array = rd<uintptr_t>(klass, ikMethods_);

@@ -199,6 +199,9 @@ class VmLayout {
     return methodCounters_ >= 0 && methodData_ >= 0 && methodCode_ >= 0 && mcInvocation_ >= 0 && icCounter_ >= 0 && mdoInvocation_ >= 0;
   }
   bool methodRun(uintptr_t method, MethodRunFacts* out) const;
+  // Starts the loads methodRun, currentBytecodes and methodNameAndSignature make for each of `methods`, so that
+  // their cache misses overlap (two passes: the Method, then what it points to).
+  void prefetchMethodRuns(const std::vector<uintptr_t>& methods) const;
   // Method*: its bytecodes as they are now (the interpreter rewrites some in place the first time it runs them:
   // getfield -> fast_agetfield, ...), right after the ConstMethod; nullptr (and *length 0) when unknown.
   const uint8_t* currentBytecodes(uintptr_t method, size_t* length) const;
