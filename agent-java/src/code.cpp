@@ -282,6 +282,22 @@ void JNICALL onCompiledMethodLoad(jvmtiEnv*, jmethodID method, jint codeSize, co
   CALLBACK_GUARD_END("CompiledMethodLoad")
 }
 
+namespace {
+// The class-data sharing archive's range (mapped before VMInit, never unmapped): its pages become permanent as
+// they are found readable; `whole` (the watcher, once, off the JVM's threads: about a millisecond of page checks
+// for a 13 MB archive) checks every page at once.
+void noteSharedRange(Agent& a, bool whole) {
+  uintptr_t low = 0, high = 0;
+  if (!a.sharedRangeKnown) {
+    a.sharedRangeKnown = true;
+    if (a.layout.sharedMetaspace(&low, &high)) a.permanentPages.setShared(low, high);
+  }
+  if (whole && a.layout.sharedMetaspace(&low, &high) && a.permanentPages.inShared(low) && high - low < (1ull << 32) &&
+      readable((const void*)low, high - low))
+    a.permanentPages.trustShared();
+}
+}  // namespace
+
 void scanNmethods(Agent& a) {
   if (!a.scanNmethods) return;
   auto heaps = a.layout.codeHeaps();
@@ -324,13 +340,7 @@ void scanNmethods(Agent& a) {
   // only if it is still the same a moment later (an installed nmethod's compile id, method and code begin
   // never change)
   std::this_thread::sleep_for(std::chrono::milliseconds(kScanSettleMs));
-  if (!a.sharedRangeKnown) {
-    // (the archive is mapped before VMInit; the whole range is checked once, so a stray pointer into a gap
-    // between its regions cannot fault)
-    a.sharedRangeKnown = true;
-    uintptr_t low = 0, high = 0;
-    if (a.layout.sharedMetaspace(&low, &high) && high - low < (1ull << 32) && readable((const void*)low, high - low)) a.permanentPages.setShared(low, high);
-  }
+  noteSharedRange(a, false);
   PageCheck pages(&a.permanentPages);
   // the inlining of a big C2 method names the same few methods in thousands of frames: one lookup each
   std::unordered_map<uintptr_t, uint32_t> ids;
@@ -466,6 +476,7 @@ void startPatchWatcher(Agent& a) {
   if ((a.opts.patchIntervalMs == 0 && !a.scanNmethods) || !a.layoutOk) return;
   a.watcher = std::thread([&a] {
     nameThisThread("jportal-watch");
+    if (a.scanNmethods) noteSharedRange(a, true);
     const uint64_t intervalMs = a.opts.patchIntervalMs ? a.opts.patchIntervalMs : kScanIntervalMs;
     // nmethods=scan looks for new nmethods every kScanIntervalMs (a walk of the heaps' block headers, cheap)
     // however long the patch scans' pause has grown

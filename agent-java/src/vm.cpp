@@ -480,7 +480,8 @@ bool PageCheck::ok(uintptr_t p, size_t n) {
     if (known) continue;
     syscalls_++;
     if (!readable((const void*)q, 1)) return false;
-    if (good_.size() < 4096) good_.push_back(q);
+    if (permanent_ && permanent_->inShared(q)) permanent_->add(q);
+    else if (good_.size() < 4096) good_.push_back(q);
   }
   return true;
 }

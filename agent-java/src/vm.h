@@ -89,7 +89,11 @@ struct MethodNaming {
 class PermanentPages {
  public:
   void setShared(uintptr_t low, uintptr_t high) { sharedLow_ = low, sharedHigh_ = high; }
-  bool contains(uintptr_t page) const { return (page >= sharedLow_ && page < sharedHigh_) || pages_.count(page) != 0; }
+  // inside the archive's range: permanent once found readable (a page at a time: the range might have gaps)
+  bool inShared(uintptr_t page) const { return page >= sharedLow_ && page < sharedHigh_; }
+  // the whole range was found readable (checked once, off the JVM's threads)
+  void trustShared() { sharedTrusted_ = true; }
+  bool contains(uintptr_t page) const { return (sharedTrusted_ && inShared(page)) || pages_.count(page) != 0; }
   void add(uintptr_t page) {
     if (pages_.size() < kMaxPages) pages_.insert(page);
   }
@@ -98,6 +102,7 @@ class PermanentPages {
  private:
   static constexpr size_t kMaxPages = 1u << 18;  // 1 GB of metadata
   uintptr_t sharedLow_ = 0, sharedHigh_ = 0;
+  bool sharedTrusted_ = false;
   std::unordered_set<uintptr_t> pages_;
 };
 
