@@ -103,12 +103,17 @@ bool Ring::start(const Options& opts) {
   }
   void* mem = MAP_FAILED;
   if (fd >= 0) {
-    // The file's pages are allocated here, in one call, rather than at the first write to each: a full /dev/shm
-    // then fails now (private memory below) instead of raising SIGBUS in a producer later, and the producers
-    // (ClassFileLoadHook runs on the application's threads) take no page fault per 4 KiB of records. Measured on
-    // fop's start-up: first-touch faults on a 64 MiB ring cost more than the hook's own work.
-    bool sized = fallocate(fd, 0, 0, (off_t)mapSize_) == 0 || ((errno == EOPNOTSUPP || errno == ENOSYS) && ftruncate(fd, (off_t)mapSize_) == 0);
-    if (sized) mem = mmap(nullptr, mapSize_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    // The file's pages are allocated (and zeroed) here, in one call, rather than at the first write to each: a
+    // full /dev/shm then fails now (private memory below) instead of raising SIGBUS in a producer later, and the
+    // producers (ClassFileLoadHook runs on the application's threads) take no allocating page fault per 4 KiB of
+    // records (measured on fop's start-up: such faults on a 64 MiB ring cost more than the hook's own work).
+    // Mapping them into our page tables is left to the writer thread (populateShared), off the JVM's start-up;
+    // a producer that gets to a page first takes a minor fault. Without fallocate (ftruncate only), MAP_POPULATE
+    // allocates them here instead.
+    bool allocated = fallocate(fd, 0, 0, (off_t)mapSize_) == 0;
+    bool sized = allocated || ((errno == EOPNOTSUPP || errno == ENOSYS) && ftruncate(fd, (off_t)mapSize_) == 0);
+    if (sized) mem = mmap(nullptr, mapSize_, PROT_READ | PROT_WRITE, MAP_SHARED | (allocated ? 0 : MAP_POPULATE), fd, 0);
+    populateLater_ = allocated;
     ::close(fd);
   }
   if (mem == MAP_FAILED) {
@@ -416,6 +421,14 @@ void Ring::drainToFile() {
 
 void Ring::writerLoop() {
   tWriter = true;
+  if (populateLater_) {
+    // the ring's pages into our page tables ahead of the producers (a hint: on a kernel without
+    // MADV_POPULATE_WRITE, 5.14+, producers fault them in as they go)
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+    (void)madvise((void*)hdr_, mapSize_, MADV_POPULATE_WRITE);
+  }
   try {
     writerLoopBody();
   } catch (...) {

@@ -70,6 +70,7 @@ class Ring {
   Header* hdr_ = nullptr;
   uint8_t* data_ = nullptr;
   size_t mapSize_ = 0;
+  bool populateLater_ = false;  // the writer maps the ring's (allocated) pages in
   std::vector<uint8_t> fileHeader_;
   std::mutex mu_;  // producers
   uint64_t seq_ = 0;
