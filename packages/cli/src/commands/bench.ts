@@ -94,7 +94,7 @@ export interface BenchAppsOptions {
   commandLine: string;
 }
 
-type Variant = 'native' | 'agent' | 'agentNoClasses' | 'jfrProfile' | 'jfr1ms';
+type Variant = 'native' | 'agent' | 'agentNoClasses' | 'debugNonSafepoints' | 'jfrProfile' | 'jfr1ms';
 
 export interface HotTop {
   reference: string[];
@@ -584,6 +584,9 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
       // (stats=1 only prints what the agent counts anyway)
       { name: 'agent', argv: [agentArg(',stats=1'), ...argv], before: () => (emptyDir(c.scratch), emptyDir(agentDir)), after: checkAgent },
       { name: 'agentNoClasses', argv: [agentArg(',classes=0'), ...argv], before: () => (emptyDir(c.scratch), emptyDir(agentDir)) },
+      // no agent, only the VM flag the agent sets (debug info at every compiled instruction, which the decoder needs):
+      // the part of the overhead that is the VM's own work for the agent
+      { name: 'debugNonSafepoints', argv: ['-XX:+UnlockDiagnosticVMOptions', '-XX:+DebugNonSafepoints', ...argv], before: () => emptyDir(c.scratch) },
       { name: 'jfrProfile', argv: [`-XX:StartFlightRecording=filename=${jfrProfile},settings=profile`, ...argv], before: () => emptyDir(c.scratch) },
       { name: 'jfr1ms', argv: [`-XX:StartFlightRecording=filename=${jfr1ms},settings=profile,method-profiling=max`, ...argv], before: () => emptyDir(c.scratch) },
     ];
@@ -835,10 +838,11 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
     L.push(`## ${size} workloads`, '');
     L.push(`Runs: median of alternating rounds (${[...new Set(rs.map((r) => r.runs))].join('/')} per variant); dates ${[...new Set(rs.map((r) => (r.timingDate ?? r.date).slice(0, 16).replace('T', ' ')))].join(', ')} UTC.`, '');
     L.push('### Agent overhead (metadata only, no PT)', '');
-    L.push('| app | native | agent | overhead | 95% interval | agent `classes=0` | overhead | start-up native | start-up agent | ratio | start-up `classes=0` | ratio | metadata |');
-    L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+    L.push('| app | native | agent | overhead | 95% interval | agent `classes=0` | overhead | `DebugNonSafepoints` alone | overhead | start-up native | start-up agent | ratio | start-up `classes=0` | ratio | metadata |');
+    L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     const ov: number[] = [];
     const ov0: number[] = [];
+    const ovFlag: number[] = [];
     const span = (i: ReturnType<typeof overheadInterval>) => (i ? `${pctS(i.low - 1)} .. ${pctS(i.high - 1)}` : '—');
     const roundsOf = (r: AppResult) => (r.runSamples?.native && r.runSamples.agent ? { base: r.runSamples.native, test: r.runSamples.agent } : undefined);
     for (const r of rs) {
@@ -846,12 +850,14 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
       const a0 = ratio(r.run?.agentNoClasses, r.run?.native);
       if (a) ov.push(a);
       if (a0) ov0.push(a0);
+      const aFlag = ratio(r.run?.debugNonSafepoints, r.run?.native);
+      if (aFlag) ovFlag.push(aFlag);
       const rounds = roundsOf(r);
-      L.push(`| ${r.app} | ${f1(r.run?.native, 2, ' s')} | ${f1(r.run?.agent, 2, ' s')} | ${pctS(a && a - 1)} | ${span(rounds && overheadInterval([rounds]))} | ${f1(r.run?.agentNoClasses, 2, ' s')} | ${pctS(a0 && a0 - 1)} | ${f1(r.startup?.native, 2, ' s')} | ${f1(r.startup?.agent, 2, ' s')} | ${f1(ratio(r.startup?.agent, r.startup?.native), 2, 'x')} | ${f1(r.startup?.agentNoClasses, 2, ' s')} | ${f1(ratio(r.startup?.agentNoClasses, r.startup?.native), 2, 'x')} | ${mb(r.metadataBytes)} |`);
+      L.push(`| ${r.app} | ${f1(r.run?.native, 2, ' s')} | ${f1(r.run?.agent, 2, ' s')} | ${pctS(a && a - 1)} | ${span(rounds && overheadInterval([rounds]))} | ${f1(r.run?.agentNoClasses, 2, ' s')} | ${pctS(a0 && a0 - 1)} | ${f1(r.run?.debugNonSafepoints, 2, ' s')} | ${pctS(aFlag && aFlag - 1)} | ${f1(r.startup?.native, 2, ' s')} | ${f1(r.startup?.agent, 2, ' s')} | ${f1(ratio(r.startup?.agent, r.startup?.native), 2, 'x')} | ${f1(r.startup?.agentNoClasses, 2, ' s')} | ${f1(ratio(r.startup?.agentNoClasses, r.startup?.native), 2, 'x')} | ${mb(r.metadataBytes)} |`);
     }
     const all = rs.map(roundsOf);
     const suite = all.every((x) => x) ? overheadInterval(all as { base: number[]; test: number[] }[]) : undefined;
-    L.push(`| **geometric mean** | | | **${pctS(geomean(ov) - 1)}** | ${span(suite)} | | **${pctS(geomean(ov0) - 1)}** | | | | | | |`, '');
+    L.push(`| **geometric mean** | | | **${pctS(geomean(ov) - 1)}** | ${span(suite)} | | **${pctS(geomean(ov0) - 1)}** | | ${ovFlag.length === rs.length ? `**${pctS(geomean(ovFlag) - 1)}**` : '—'} | | | | | | |`, '');
     L.push('The interval: a percentile bootstrap (4,000 resamples of each application\'s native and agent rounds, fixed seed) of');
     L.push('the ratio of medians, and of their geometric mean over the suite; it says how far this machine\'s noise alone moves the');
     L.push('number. "—": rounds from before every round was kept.', '');
