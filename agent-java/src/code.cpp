@@ -120,7 +120,11 @@ namespace {
 // them) and starts watching it, unless the same nmethod (address, method, compile id) is recorded already.
 void recordNmethodLoad(Agent& a, uint32_t mid, uintptr_t begin, uint32_t codeSize, const NmethodFacts& f, const Payload& pcs, bool replay) {
   auto sameNmethod = [&](const LiveNmethod& nm) { return nm.method == mid && nm.compileId == f.compileId; };
+  // the constants section, where C2 puts a tableswitch's jump table (format 1.3); empty when unknown or implausible
+  uintptr_t cb = f.constsBegin;
+  bool consts = f.instsBegin && cb && cb > f.blob && cb <= f.instsBegin && f.instsBegin - cb <= kMaxConsts;
   Payload p;
+  p.reserve(128 + codeSize + pcs.size() + (consts ? f.instsBegin - cb : 0));
   p.u32(mid);
   p.u64(begin);
   p.u32(codeSize);
@@ -137,9 +141,6 @@ void recordNmethodLoad(Agent& a, uint32_t mid, uintptr_t begin, uint32_t codeSiz
   std::vector<uint8_t> code((const uint8_t*)begin, (const uint8_t*)begin + codeSize);
   p.bytes(code.data(), code.size());
   p.raw(pcs.data(), pcs.size());
-  // the constants section, where C2 puts a tableswitch's jump table (format 1.3); empty when unknown or implausible
-  uintptr_t cb = f.constsBegin;
-  bool consts = f.instsBegin && cb && cb > f.blob && cb <= f.instsBegin && f.instsBegin - cb <= kMaxConsts;
   p.u64(consts ? cb : 0);
   p.bytes(consts ? (const uint8_t*)cb : nullptr, consts ? f.instsBegin - cb : 0);
   std::lock_guard<std::mutex> lk(a.codeMu);
@@ -352,19 +353,21 @@ void scanNmethods(Agent& a) {
     return id;
   };
   std::vector<std::pair<uintptr_t, int>> recorded;
+  NmethodScopes sc;  // (buffers reused from one nmethod to the next)
+  Payload pcs;
   for (const auto& [blob, f] : fresh) {
     NmethodFacts now;
     if (!factsOf(blob, &now) || now.compileId != f.compileId || now.method != f.method || now.instsBegin != f.instsBegin) continue;
     const uintptr_t begin = f.instsBegin, end = a.layout.codeEnd(blob);
     if (end <= begin || end - begin > (1u << 30)) continue;
-    NmethodScopes sc;
+    sc.pcs.clear(), sc.frameCounts.clear(), sc.methods.clear(), sc.bcis.clear();
     if (!a.layout.nmethodScopes(blob, begin, &sc)) {
       warnOnce("scan-scopes", "nmethods", "the debug info of some compiled methods could not be read: they are not recorded");
       continue;
     }
     uint32_t mid = idOf(f.method);
     bool named = mid != kNoMethod;
-    Payload pcs;
+    pcs.clear();
     size_t arr = pcs.beginArray();
     for (size_t i = 0, frame = 0; i < sc.pcs.size() && named; i++) {
       pcs.u64(sc.pcs[i]);

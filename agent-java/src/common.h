@@ -1,8 +1,10 @@
 // Small shared pieces of the agent: timestamps, logging, and the payload builder.
 #pragma once
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -39,7 +41,18 @@ void setLogSink(void (*sink)(LogLevel level, const char* component, const char* 
 // Little-endian payload builder for the record layouts of docs/trace-format.md.
 class Payload {
  public:
-  Payload() { buf_.reserve(256); }
+  Payload() = default;
+  Payload(const Payload& o) { *this = o; }
+  Payload& operator=(const Payload& o) {
+    if (this != &o) {
+      n_ = 0;
+      put(o.p_, o.n_);
+    }
+    return *this;
+  }
+  ~Payload() {
+    if (p_ != inline_) free(p_);
+  }
   void u8(uint8_t v) { put(&v, 1); }
   void i8(int8_t v) { put(&v, 1); }
   void u16(uint16_t v) { put(&v, 2); }
@@ -62,21 +75,39 @@ class Payload {
   }
   // Arrays: beginArray() reserves the count, endArray() fills it in.
   size_t beginArray() {
-    size_t at = buf_.size();
+    size_t at = n_;
     u32(0);
     return at;
   }
-  void endArray(size_t at, uint32_t count) { memcpy(&buf_[at], &count, 4); }
-  const uint8_t* data() const { return buf_.data(); }
-  size_t size() const { return buf_.size(); }
-  void clear() { buf_.clear(); }
+  void endArray(size_t at, uint32_t count) { memcpy(p_ + at, &count, 4); }
+  const uint8_t* data() const { return p_; }
+  size_t size() const { return n_; }
+  void clear() { n_ = 0; }
+  // Room for `n` bytes in all without growing again (a record whose size is known up front).
+  void reserve(size_t n) {
+    if (n > cap_) grow(n);
+  }
 
  private:
-  void put(const void* p, size_t n) {
-    const uint8_t* b = (const uint8_t*)p;
-    buf_.insert(buf_.end(), b, b + n);
+  // (records are mostly small: a class name, a thread; those need no heap block)
+  static constexpr size_t kInline = 256;
+  void put(const void* b, size_t n) {
+    if (n > cap_ - n_) grow(n_ + n);
+    memcpy(p_ + n_, b, n);
+    n_ += n;
   }
-  std::vector<uint8_t> buf_;
+  void grow(size_t need) {
+    size_t cap = cap_ * 2 > need ? cap_ * 2 : need;
+    uint8_t* q = (uint8_t*)malloc(cap);
+    if (!q) throw std::bad_alloc();  // (JVMTI callbacks and the agent's threads catch everything)
+    memcpy(q, p_, n_);
+    if (p_ != inline_) free(p_);
+    p_ = q;
+    cap_ = cap;
+  }
+  uint8_t inline_[kInline];
+  uint8_t* p_ = inline_;
+  size_t n_ = 0, cap_ = kInline;
 };
 
 }  // namespace jportal
