@@ -227,13 +227,16 @@ function cctVisitor(tree: Cct, opts: { foldRecursion?: boolean; extent?: Set<num
     exit(w: StackWalker) {
       if (w.depth === extentBase) extentBase = -1;
     },
-    bytecode(w: StackWalker, i: number) {
+    bytecodes(w: StackWalker, from: number, to: number) {
       const d = w.depth;
-      lastBci[d] = w.t.bci[i];
+      lastBci[d] = w.t.bci[to - 1];
       const n = nodeAt[d];
       if (n < 0) return;
-      tree.bytecodes[n]++;
-      if (w.t.origin[i] === Origin.Recovered) tree.recovered[n]++;
+      tree.bytecodes[n] += to - from;
+      const origin = w.t.origin;
+      let recovered = 0;
+      for (let i = from; i < to; i++) if (origin[i] === Origin.Recovered) recovered++;
+      tree.recovered[n] += recovered;
     },
   };
 }

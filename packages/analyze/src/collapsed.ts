@@ -109,9 +109,9 @@ export function stackTreePass(a: Profiled): WalkPass<StackTree> {
         }
         nodeAt[d] = b.child(d > 0 ? nodeAt[d - 1] : root, nameOf(w.stack[d]));
       },
-      bytecode(w: StackWalker) {
-        b.self[nodeAt[w.depth]]++;
-        counted++;
+      bytecodes(w: StackWalker, from: number, to: number) {
+        b.self[nodeAt[w.depth]] += to - from;
+        counted += to - from;
       },
     };
     return {

@@ -148,8 +148,8 @@ function observedEdges(a: Profiled): WalkPass<ObservedEdge[]> {
         seen.add(k);
         out.push({ caller: caller === -2 ? '' : mk(caller), callSite: site, callee: mk(callee) });
       },
-      bytecode(w: StackWalker, i: number) {
-        last.set(w.depth, w.t.bci[i]);
+      bytecodes(w: StackWalker, _from: number, to: number) {
+        last.set(w.depth, w.t.bci[to - 1]);
       },
     } };
   };
@@ -416,9 +416,10 @@ function contextIdWalk(a: Profiled, numbering: ContextNumbering, sink: (ids: Int
       else mark(i);
       depth = w.depth - 1;
     },
-    bytecode(w: StackWalker, i: number) {
-      sites.set(w.depth, w.t.bci[i]);
-      mark(i);
+    bytecodes(w: StackWalker, _from: number, to: number) {
+      // (the context stays the same through a run: marking its last event fills the others)
+      sites.set(w.depth, w.t.bci[to - 1]);
+      mark(to - 1);
     },
     gap(_w: StackWalker, i: number) {
       mark(i);

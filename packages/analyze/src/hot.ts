@@ -267,12 +267,14 @@ function accumulateThread(a: Profiled, acc: HotAccumulator, done: (r: { walk: Wa
         acc.inclTicks[m] += acc.ticks - ticksAtFirst[m];
       }
     },
-    bytecode(w: StackWalker, i: number) {
-      flush(i, topRow(w));
+    bytecodes(w: StackWalker, from: number, to: number) {
+      // (the intervals up to each event of the run go to the same frame: handed out up to its last event at once)
+      flush(to - 1, topRow(w));
       const m = rowOf(w.top);
-      acc.excl[m]++;
-      acc.tierBytecodes[m * TIER_CLASSES + tierClassOf(w.t, i)]++;
-      framed++;
+      acc.excl[m] += to - from;
+      const row = m * TIER_CLASSES;
+      for (let i = from; i < to; i++) acc.tierBytecodes[row + tierClassOf(w.t, i)]++;
+      framed += to - from;
     },
     gap(w: StackWalker, i: number) {
       flush(i, topRow(w));

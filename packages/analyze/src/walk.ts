@@ -24,6 +24,11 @@ export interface StackVisitor {
   exit?(w: StackWalker, i: number, implicit: boolean): void;
   /** a bytecode event ran in the top frame */
   bytecode?(w: StackWalker, i: number): void;
+  /**
+   * a run of bytecode events `from..to-1` ran in the top frame, with no stack change between them (each one's
+   * method is the top's, or unknown): what `bytecode` would get event by event, at once. The walker prefers it.
+   */
+  bytecodes?(w: StackWalker, from: number, to: number): void;
   /** a gap (lost or undecodable data); the stack is kept */
   gap?(w: StackWalker, i: number): void;
   /** an exception event */
@@ -110,9 +115,12 @@ export class StackWalker {
   walkWindow(t: ThreadEvents, base: number, v: StackVisitor): void {
     this.t = t;
     this.base = base;
-    for (let i = 0; i < t.length; i++) {
-      const m = t.method[i];
-      switch (t.kind[i]) {
+    const kind = t.kind;
+    const method = t.method;
+    const n = t.length;
+    for (let i = 0; i < n; i++) {
+      const m = method[i];
+      switch (kind[i]) {
         case Kind.Entry:
           this.push(m, i, false, v);
           break;
@@ -128,7 +136,15 @@ export class StackWalker {
         }
         case Kind.Bytecode:
           this.ensureTop(m, i, v);
-          if (this.depth >= 0) v.bytecode?.(this, i);
+          if (this.depth < 0) break;
+          if (v.bytecodes) {
+            // the run of bytecodes that stay in this frame
+            const top = this.stack[this.depth];
+            let j = i + 1;
+            while (j < n && kind[j] === Kind.Bytecode && (method[j] === top || method[j] < 0)) j++;
+            v.bytecodes(this, i, j);
+            i = j - 1;
+          } else v.bytecode?.(this, i);
           break;
         case Kind.OsrEntry:
           this.ensureTop(m, i, v);
@@ -196,14 +212,23 @@ export interface WalkPass<R> {
   finish(): R;
 }
 
-type Callback = 'enter' | 'exit' | 'bytecode' | 'gap' | 'exception';
+type Callback = 'enter' | 'exit' | 'gap' | 'exception';
 
-/** One visitor calling each of `vs` in turn. */
+/** A visitor's bytecodes of a run: its `bytecodes`, or its `bytecode` event by event. */
+export function runOf(v: StackVisitor): ((w: StackWalker, from: number, to: number) => void) | undefined {
+  if (v.bytecodes) return v.bytecodes.bind(v);
+  const one = v.bytecode?.bind(v);
+  return one && ((w, from, to) => {
+    for (let i = from; i < to; i++) one(w, i);
+  });
+}
+
+/** One visitor calling each of `vs` in turn (bytecodes a run at a time: see StackVisitor.bytecodes). */
 function fanOut(vs: StackVisitor[]): StackVisitor {
   if (vs.length === 1) return vs[0];
   type Any = (w: StackWalker, i: number, implicit: boolean) => void;
   const out: Record<string, Any> = {};
-  for (const c of ['enter', 'exit', 'bytecode', 'gap', 'exception'] as Callback[]) {
+  for (const c of ['enter', 'exit', 'gap', 'exception'] as Callback[]) {
     const fs = vs.filter((v) => v[c]).map((v) => (v[c] as Any).bind(v));
     if (fs.length === 1) out[c] = fs[0];
     else if (fs.length > 1)
@@ -211,7 +236,14 @@ function fanOut(vs: StackVisitor[]): StackVisitor {
         for (let j = 0; j < fs.length; j++) fs[j](w, i, implicit);
       };
   }
-  return out as StackVisitor;
+  const runs = vs.map(runOf).filter((f): f is NonNullable<typeof f> => !!f);
+  const fan: StackVisitor = out as StackVisitor;
+  if (runs.length === 1) fan.bytecodes = runs[0];
+  else if (runs.length > 1)
+    fan.bytecodes = (w, from, to) => {
+      for (let j = 0; j < runs.length; j++) runs[j](w, from, to);
+    };
+  return fan;
 }
 
 /** Runs `passes` over one read and one walk of each thread of `a`; returns their results in order. */
