@@ -107,7 +107,7 @@ bool Ring::start(const Options& opts) {
     // full /dev/shm then fails now (private memory below) instead of raising SIGBUS in a producer later, and the
     // producers (ClassFileLoadHook runs on the application's threads) take no allocating page fault per 4 KiB of
     // records (measured on fop's start-up: such faults on a 64 MiB ring cost more than the hook's own work).
-    // Mapping them into our page tables is left to the writer thread (populateShared), off the JVM's start-up;
+    // Mapping them into our page tables is left to the writer thread (writerLoop), off the JVM's start-up;
     // a producer that gets to a page first takes a minor fault. Without fallocate (ftruncate only), MAP_POPULATE
     // allocates them here instead.
     bool allocated = fallocate(fd, 0, 0, (off_t)mapSize_) == 0;

@@ -733,13 +733,21 @@ void VmLayout::prefetchMethodRuns(const std::vector<uintptr_t>& methods) const {
   }
 }
 
-bool VmLayout::klassHasMethod(uintptr_t klass, uintptr_t method, PageCheck& pages) const {
+bool VmLayout::klassMethodArray(uintptr_t klass, PageCheck& pages, const uintptr_t** data, int* count) const {
   if (!klass || ikMethods_ < 0 || arrayLength_ < 0 || arrayMethodData_ < 0 || !pages.ok(klass + ikMethods_, sizeof(uintptr_t))) return false;
   uintptr_t array = rd<uintptr_t>(klass, ikMethods_);
   if (!array || !pages.ok(array + arrayLength_, sizeof(int))) return false;
   int n = rd<int>(array, arrayLength_);
-  if (n <= 0 || n > 65535 || !pages.ok(array + arrayMethodData_, (size_t)n * sizeof(uintptr_t))) return false;
-  const uintptr_t* ms = (const uintptr_t*)(array + arrayMethodData_);
+  if (n < 0 || n > 65535 || !pages.ok(array + arrayMethodData_, (size_t)n * sizeof(uintptr_t))) return false;
+  *data = (const uintptr_t*)(array + arrayMethodData_);
+  *count = n;
+  return true;
+}
+
+bool VmLayout::klassHasMethod(uintptr_t klass, uintptr_t method, PageCheck& pages) const {
+  const uintptr_t* ms = nullptr;
+  int n = 0;
+  if (!klassMethodArray(klass, pages, &ms, &n)) return false;
   for (int i = 0; i < n; i++)
     if (ms[i] == method) return true;
   return false;
@@ -755,16 +763,13 @@ bool VmLayout::classMethods(const void* classHandle, PageCheck& pages, std::vect
   int klassOffset = *(const int*)mirrorKlassOffsetAddr_;
   if (!mirror || klassOffset <= 0 || !pages.ok(mirror + klassOffset, sizeof(uintptr_t))) return false;
   uintptr_t klass = rd<uintptr_t>(mirror, klassOffset);  // Klass* (a metadata field: never compressed)
-  if (!klass || !pages.ok(klass + ikMethods_, sizeof(uintptr_t))) return false;
-  uintptr_t array = rd<uintptr_t>(klass, ikMethods_);
-  if (!array || !pages.ok(array + arrayLength_, sizeof(int))) return false;
-  int n = rd<int>(array, arrayLength_);
-  if (n < 0 || n > 65535 || !pages.ok(array + arrayMethodData_, (size_t)n * sizeof(uintptr_t))) return false;
+  const uintptr_t* ms = nullptr;
+  int n = 0;
+  if (!klassMethodArray(klass, pages, &ms, &n)) return false;
   methods->reserve((size_t)n);
   for (int i = 0; i < n; i++) {
-    uintptr_t m = rd<uintptr_t>(array, arrayMethodData_ + (long)i * (long)sizeof(uintptr_t));
-    if (!m) return false;
-    methods->push_back(m);
+    if (!ms[i]) return false;
+    methods->push_back(ms[i]);
   }
   // the methods' constant pool names this class as its holder, or the reads went astray: every method while the
   // reads are checked page by page, then the first of each class (each check is three dependent cache misses)

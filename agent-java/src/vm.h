@@ -97,7 +97,6 @@ class PermanentPages {
   void add(uintptr_t page) {
     if (pages_.size() < kMaxPages) pages_.insert(page);
   }
-  size_t size() const { return pages_.size(); }
 
  private:
   static constexpr size_t kMaxPages = 1u << 18;  // 1 GB of metadata
@@ -172,6 +171,8 @@ class VmLayout {
   uintptr_t constMethodOf(uintptr_t method) const;
   // Whether the InstanceKlass's methods array holds `method` (a Method* of the class as it is now).
   bool klassHasMethod(uintptr_t klass, uintptr_t method, PageCheck& pages) const;
+  // The InstanceKlass's methods array (`_methods`: *count Method*s at *data), its pages checked.
+  bool klassMethodArray(uintptr_t klass, PageCheck& pages, const uintptr_t** data, int* count) const;
   // The class-data sharing archive's metadata range [*low, *high) (MetaspaceObj::_shared_metaspace_base/_top), or false.
   bool sharedMetaspace(uintptr_t* low, uintptr_t* high) const;
   // The ClassLoaderData of a Method*'s class (0 if unreadable); *own: a hidden class's own
