@@ -215,7 +215,7 @@ export interface WalkPass<R> {
 type Callback = 'enter' | 'exit' | 'gap' | 'exception';
 
 /** A visitor's bytecodes of a run: its `bytecodes`, or its `bytecode` event by event. */
-export function runOf(v: StackVisitor): ((w: StackWalker, from: number, to: number) => void) | undefined {
+function runOf(v: StackVisitor): ((w: StackWalker, from: number, to: number) => void) | undefined {
   if (v.bytecodes) return v.bytecodes.bind(v);
   const one = v.bytecode?.bind(v);
   return one && ((w, from, to) => {
