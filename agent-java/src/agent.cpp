@@ -195,8 +195,10 @@ void JNICALL onVMDeath(jvmtiEnv*, JNIEnv* jni) {
     recordMethodRuns(a, jni);
   }
   // (the final drain is not in the report: it is written as part of it)
-  if (a.opts.stats) reportCosts(a.watcherCpuNs.load(std::memory_order_relaxed), a.ring.writerCpuNs(), a.scansWithNew.load(std::memory_order_relaxed),
-                                 a.pageSyscalls.load(std::memory_order_relaxed));
+  if (a.opts.stats)
+    reportCosts({a.watcherCpuNs.load(std::memory_order_relaxed), a.walkCpuNs.load(std::memory_order_relaxed), a.scansWithNew.load(std::memory_order_relaxed),
+                 a.pageSyscalls.load(std::memory_order_relaxed)},
+                a.ring.writerCpuNs());
   recordCalibration(a, kFinalWaitMs);
   if (a.opts.nmethods == "check")
     fprintf(stderr, "[jportal] nmethods=check: %llu nmethods compared (%llu unreadable), %llu pcs, %llu frames: %llu differ; %llu methods named: %llu differ\n",

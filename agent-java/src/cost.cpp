@@ -32,7 +32,7 @@ CostScope::~CostScope() {
 uint64_t threadCpuNs() { return clockNs(CLOCK_THREAD_CPUTIME_ID); }
 uint64_t processCpuNs() { return clockNs(CLOCK_PROCESS_CPUTIME_ID); }
 
-void reportCosts(uint64_t watcherCpuNs, uint64_t writerCpuNs, uint64_t scansWithNew, uint64_t pageSyscalls) {
+void reportCosts(const WatcherFacts& watcher, uint64_t writerCpuNs) {
   std::string line;
   char buf[128];
   uint64_t total = 0;
@@ -46,13 +46,13 @@ void reportCosts(uint64_t watcherCpuNs, uint64_t writerCpuNs, uint64_t scansWith
     if (i == (int)Cost::WatcherNmethods) {
       // (how many scans a cheaper test for "nothing compiled since" could have skipped; the count includes the
       // scans at VMInit and VM death, which are not watcher scans)
-      snprintf(buf, sizeof buf, " (%llu found new nmethods; %llu metadata pages checked by system call)", (unsigned long long)scansWithNew,
-               (unsigned long long)pageSyscalls);
+      snprintf(buf, sizeof buf, " (walks %.1f ms CPU; %llu found new nmethods; %llu metadata pages checked by system call)", watcher.walkCpuNs / 1e6,
+               (unsigned long long)watcher.scansWithNew, (unsigned long long)watcher.pageSyscalls);
       line += buf;
     }
   }
   snprintf(buf, sizeof buf, "; in JVM threads %.1f ms wall; watcher %.1f ms CPU, writer %.1f ms CPU; process %.1f ms CPU", total / 1e6,
-           watcherCpuNs / 1e6, writerCpuNs / 1e6, processCpuNs() / 1e6);
+           watcher.cpuNs / 1e6, writerCpuNs / 1e6, processCpuNs() / 1e6);
   line += buf;
   log(LogLevel::Info, "stats", "%s", line.c_str());
 }

@@ -52,7 +52,13 @@ uint64_t threadCpuNs();
 // CPU time of the whole process so far, in ns (CLOCK_PROCESS_CPUTIME_ID).
 uint64_t processCpuNs();
 
-// One line: each counter with calls, plus the agent threads' CPU (watcher, writer) given by the caller.
-void reportCosts(uint64_t watcherCpuNs, uint64_t writerCpuNs, uint64_t scansWithNew, uint64_t pageSyscalls);
+// One line: each counter with calls, plus the agent threads' CPU (watcher, writer) and the watcher's facts given by the caller.
+struct WatcherFacts {
+  uint64_t cpuNs;         // the watcher thread's CPU time
+  uint64_t walkCpuNs;     // of which (and of VM death's scans) the nmethod scans' walks of the code heaps
+  uint64_t scansWithNew;  // nmethod scans that found a new nmethod
+  uint64_t pageSyscalls;  // metadata pages checked by system call
+};
+void reportCosts(const WatcherFacts& watcher, uint64_t writerCpuNs);
 
 }  // namespace jportal

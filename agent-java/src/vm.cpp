@@ -518,7 +518,11 @@ void VmLayout::nmethodBlobs(const std::vector<CodeHeapRange>& heaps, std::vector
       blocks.push_back(h.low + ((uintptr_t)(p - sm) << h.log2Segment));
     constexpr size_t kAhead = 8;
     for (size_t i = 0; i < blocks.size(); i++) {
-      if (i + kAhead < blocks.size()) __builtin_prefetch((const void*)blocks[i + kAhead]);
+      // the block's header and, a line further on, the blob's kind or name: two independent misses per block
+      if (i + kAhead < blocks.size()) {
+        __builtin_prefetch((const void*)blocks[i + kAhead]);
+        __builtin_prefetch((const void*)(blocks[i + kAhead] + heapBlockSize_ + (blobKind_ >= 0 ? blobKind_ : blobName_ >= 0 ? blobName_ : 0)));
+      }
       uintptr_t block = blocks[i];
       // a block being split or joined right now may show a start that is not one: it is no used nmethod, or
       // a later check of the blob (callers read it again) finds that it is not

@@ -165,6 +165,10 @@ class VmLayout {
   // nmethod::_state: -1 not installed yet, 0 in use, 1 not used, 2 not entrant, above: dead; -100 unknown.
   int nmethodState(uintptr_t blob) const;
   int nmethodCompileId(uintptr_t blob) const;
+  // Asks for the cache line of an nmethod's compile id (no fault: a hint), for walks that read many in a row.
+  void prefetchCompileId(uintptr_t blob) const {
+    if (nmCompileId_ >= 0) __builtin_prefetch((const void*)(blob + nmCompileId_));
+  }
   // The nmethod's PcDescs with scopes and their inlined frames (false if anything does not add up).
   bool nmethodScopes(uintptr_t blob, uintptr_t instsBegin, NmethodScopes* out) const;
   bool methodNaming(uintptr_t method, PageCheck& pages, MethodNaming* out) const;
