@@ -424,6 +424,8 @@ export interface WindowedTraceAnalysis extends WindowedAnalysis, TraceFacts {
   windowCounts: number[];
   /** bytes of the spill files */
   spillBytes: number;
+  /** bytes of the windows the spill kept in memory instead (spillMemoryBudget) */
+  heldBytes: number;
   close(): void;
 }
 
@@ -552,6 +554,7 @@ export async function loadTraceWindows(dir: string, opts: WindowedLoadOptions): 
     decoded: decoded.threads,
     windowCounts,
     spillBytes: spill.bytes,
+    heldBytes: spill.heldBytes,
     close: () => spill.close(),
   };
 }

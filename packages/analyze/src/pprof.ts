@@ -8,7 +8,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as zlib from 'zlib';
 import { lineOf } from '@jportal/classfile';
-import { Profile, Sample, StringTable, ValueType, type FunctionInput, type LocationInput, type SampleInput } from 'pprof-format';
+import { Label, Profile, Sample, StringTable, ValueType, type FunctionInput, type LocationInput } from 'pprof-format';
 import { Kind, PartResult, Profiled, ThreadEvents, ThreadInfo } from './model';
 import { IntervalClock, methodDisplay, TIER_CLASS_NAMES, tierClassOf, unknownRow } from './hot';
 import { withRoom } from './typed';
@@ -347,15 +347,15 @@ class SampleSink {
   private used = 0;
   private readonly members: Uint8Array[] = [];
 
-  add(header: Uint8Array, body: Uint8Array): void {
-    const n = header.length + body.length;
+  /** adds encoded bytes (copied: `bytes` may be reused afterwards) */
+  add(bytes: Uint8Array): void {
+    const n = bytes.length;
     if (this.used + n > this.buf.length) this.seal();
     if (n > this.buf.length) {
-      this.members.push(zlib.gzipSync(Buffer.concat([header, body])));
+      this.members.push(zlib.gzipSync(bytes));
       return;
     }
-    this.buf.set(header, this.used);
-    this.buf.set(body, this.used + header.length);
+    this.buf.set(bytes, this.used);
     this.used += n;
   }
 
@@ -371,6 +371,78 @@ class SampleSink {
     this.members.push(zlib.gzipSync(this.buf.subarray(0, this.used)));
     this.used = 0;
   }
+}
+
+/** Bytes of the protobuf varint of a non-negative integer (exact up to 2^53). */
+function varintSize(x: number): number {
+  let n = 1;
+  for (; x >= 128; n++) x = Math.floor(x / 128);
+  return n;
+}
+
+/** Writes the protobuf varint of a non-negative integer at `at`; returns the offset after it. */
+function putVarint(buf: Uint8Array, at: number, x: number): number {
+  for (; x >= 4294967296; x = Math.floor(x / 128)) buf[at++] = (x % 128) | 128;
+  for (; x > 127; x >>>= 7) buf[at++] = (x & 127) | 128;
+  buf[at++] = x;
+  return at;
+}
+
+/**
+ * Encodes Profile.sample fields (number 2) straight into one reused buffer, as pprof-format's Sample would
+ * (packed location ids when there are any, the packed values always, then each label), with no objects per sample:
+ * a thread with millions of distinct stacks makes millions of samples.
+ */
+class SampleEncoder {
+  private buf = new Uint8Array(1024);
+
+  /**
+   * one sample: the locations (ids, leaf first) from `locations[0..count)`, the values, then `labels` (encoded label
+   * fields); a value that is no non-negative safe integer (never made here) goes through pprof-format's Sample
+   */
+  encode(locations: Int32Array, count: number, values: readonly number[], labels: Uint8Array): Uint8Array {
+    for (const v of values) if (!(v >= 0 && Number.isSafeInteger(v))) return this.slow(locations, count, values, labels);
+    let locBytes = 0;
+    for (let i = 0; i < count; i++) locBytes += varintSize(locations[i]);
+    let valBytes = 0;
+    for (const v of values) valBytes += varintSize(v);
+    const body = (count ? 1 + varintSize(locBytes) + locBytes : 0) + (values.length ? 1 + varintSize(valBytes) + valBytes : 0) + labels.length;
+    const total = 1 + varintSize(body) + body;
+    if (this.buf.length < total) this.buf = new Uint8Array(Math.max(total, 2 * this.buf.length));
+    const b = this.buf;
+    let at = 0;
+    b[at++] = (2 << 3) | 2; // Profile.sample, length-delimited
+    at = putVarint(b, at, body);
+    if (count) {
+      b[at++] = (1 << 3) | 2; // Sample.location_id, packed
+      at = putVarint(b, at, locBytes);
+      for (let i = 0; i < count; i++) at = putVarint(b, at, locations[i]);
+    }
+    if (values.length) {
+      b[at++] = (2 << 3) | 2; // Sample.value, packed
+      at = putVarint(b, at, valBytes);
+      for (const v of values) at = putVarint(b, at, v);
+    }
+    b.set(labels, at);
+    return b.subarray(0, at + labels.length);
+  }
+
+  private slow(locations: Int32Array, count: number, values: readonly number[], labels: Uint8Array): Uint8Array {
+    const sample = new Sample({ locationId: Array.from(locations.subarray(0, count)), value: [...values] }).encode();
+    const scratch = new Uint8Array(16);
+    return Buffer.concat([Uint8Array.of((2 << 3) | 2), scratch.slice(0, putVarint(scratch, 0, sample.length + labels.length)), sample, labels]);
+  }
+}
+
+/** Sample.label fields (number 3), encoded by pprof-format's Label (once per thread and tier class). */
+function encodeLabels(labels: { key: number; str?: number; num?: number }[]): Uint8Array {
+  const parts: Uint8Array[] = [];
+  const scratch = new Uint8Array(16);
+  for (const l of labels) {
+    const body = new Label(l).encode();
+    parts.push(Uint8Array.of((3 << 3) | 2), scratch.slice(0, putVarint(scratch, 0, body.length)), body);
+  }
+  return Buffer.concat(parts);
 }
 
 /** Builds the pprof Profile of all threads. */
@@ -389,12 +461,9 @@ export function pprofPass(a: Profiled): WalkPass<BuiltPprof> {
   // each sample is encoded as it is made (a Profile's sample field, number 2, repeated) and kept deflated: the
   // samples of a thread with millions of distinct stacks would not fit as objects, nor as arrays of their own
   const samples = new SampleSink();
+  const encoder = new SampleEncoder();
+  let stack = new Int32Array(256);
   let sampleCount = 0;
-  const addSample = (x: SampleInput) => {
-    const body = new Sample(x).encode();
-    samples.add(fieldHeader(2, body.length), body);
-    sampleCount++;
-  };
   const summary: PprofSummary = { samples: 0, locations: 0, functions: 0, bytecodes: 0, calls: 0, timeNs: 0, lostNs: 0, noFrameNs: 0, locationsWithoutLine: 0 };
   const tierKeys = TIER_CLASS_NAMES.map((x) => s(x));
   const [threadKey, tidKey, tierKey] = [s('thread'), s('tid'), s('tier')];
@@ -413,15 +482,24 @@ export function pprofPass(a: Profiled): WalkPass<BuiltPprof> {
     if (r.first < tmin) tmin = r.first;
     if (r.last > tmax) tmax = r.last;
     const labels = [{ key: threadKey, str: s(t.name) }, { key: tidKey, num: t.tid }];
+    // the thread's labels with each tier class's, encoded once
+    const labelBytes = tierKeys.map((str) => encodeLabels([...labels, { key: tierKey, str }]));
     const { sums } = r;
+    const value = [0, 0, 0];
     for (let k = 0; k < sums.length; k++) {
-      const locationId: number[] = [];
-      for (let n = sums.node[k]; n !== ROOT; n = trie.parent[n]) locationId.push(trie.loc[n] + 1);
-      const value = [sums.bytecodes[k], sums.calls[k], ns(sums.ticks[k])];
+      let depth = 0;
+      for (let n = sums.node[k]; n !== ROOT; n = trie.parent[n]) {
+        stack = withRoom(stack, depth + 1);
+        stack[depth++] = trie.loc[n] + 1;
+      }
+      value[0] = sums.bytecodes[k];
+      value[1] = sums.calls[k];
+      value[2] = ns(sums.ticks[k]);
       summary.bytecodes += value[0];
       summary.calls += value[1];
       summary.timeNs += value[2];
-      addSample({ locationId, value, label: [...labels, { key: tierKey, str: tierKeys[sums.tier[k]] }] });
+      samples.add(encoder.encode(stack, depth, value, labelBytes[sums.tier[k]]));
+      sampleCount++;
     }
   };
   return { thread, finish: () => finishProfile() };

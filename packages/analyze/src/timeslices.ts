@@ -77,9 +77,22 @@ export function eventTimes(t: ThreadEvents, c: Clock): Float64Array {
   return out;
 }
 
+/** A window's times on a TSC clock, kept with the window for the other walks of the same read (WindowTimes). */
+interface SharedTimes {
+  t0Tsc: number;
+  tscPerNs: number;
+  /** the time carried in from the windows before (WindowTimes.prev) */
+  before: number;
+  times: Float64Array;
+  after: number;
+}
+const sharedTimes = new WeakMap<EventWindow, SharedTimes>();
+
 /**
  * The clock's time of each event, window by window: `window(w)` gives the times of w's events (a buffer valid
- * until the next call), monotone across windows; `end()` the time after the last event seen.
+ * until the next call), monotone across windows; `end()` the time after the last event seen. Walks that share a
+ * read (runPasses: frame durations of the timeline and of the report, then their slices) compute a window's times
+ * once: the first computes them, the others with the same clock and the same time carried in take its array.
  */
 export class WindowTimes {
   private buf = new Float64Array(0);
@@ -89,13 +102,21 @@ export class WindowTimes {
 
   window(w: EventWindow): Float64Array {
     const n = w.length;
-    if (this.buf.length < n) this.buf = new Float64Array(n);
-    const out = this.buf.subarray(0, n);
     if (this.c.kind === 'event-index') {
+      if (this.buf.length < n) this.buf = new Float64Array(n);
+      const out = this.buf.subarray(0, n);
       for (let i = 0; i < n; i++) out[i] = w.base + i;
       this.next = w.base + n;
       return out;
     }
+    const shared = sharedTimes.get(w);
+    if (shared && shared.t0Tsc === this.c.t0Tsc && shared.tscPerNs === this.c.tscPerNs && shared.before === this.prev) {
+      this.prev = this.next = shared.after;
+      return shared.times;
+    }
+    // (a new array per window: the others of this read may hold the last one)
+    const out = new Float64Array(n);
+    const before = this.prev;
     let prev = this.prev;
     for (let i = 0; i < n; i++) {
       const x = w.tsc[i];
@@ -107,6 +128,7 @@ export class WindowTimes {
     }
     this.prev = prev;
     this.next = prev;
+    sharedTimes.set(w, { t0Tsc: this.c.t0Tsc, tscPerNs: this.c.tscPerNs, before, times: out, after: prev });
     return out;
   }
 

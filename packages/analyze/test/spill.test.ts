@@ -41,8 +41,26 @@ describe('EventSpill', () => {
   });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
+  /** Every window of thread k as written, bit for bit, with its base. */
+  const expectWindows = (spill: EventSpill, k: number, list: ThreadEvents[]) => {
+    let i = 0;
+    let base = 0;
+    for (const w of spill.windows(k)) {
+      const want = list[i++];
+      expect(w.length).toBe(want.length);
+      expect(w.base).toBe(base);
+      for (const c of COLUMNS) {
+        const got = Buffer.from(w[c].buffer, w[c].byteOffset, w[c].byteLength);
+        const exp = Buffer.from(want[c].buffer, want[c].byteOffset, want[c].byteLength);
+        expect(got.equals(exp)).toBe(true);
+      }
+      base += w.length;
+    }
+    expect(i).toBe(list.length);
+  };
+
   test('windows read back bit for bit, per thread, in order; compressed well below the raw columns', () => {
-    const spill = new EventSpill(path.join(dir, 'spill'));
+    const spill = new EventSpill(path.join(dir, 'spill'), 0);
     const a = spill.open({ name: 'a', tid: 1, javaTid: 1 });
     const b = spill.open({ name: 'b', tid: 2, javaTid: 2 });
     const written: ThreadEvents[][] = [[], []];
@@ -52,25 +70,33 @@ describe('EventSpill', () => {
       spill.append(i % 2 ? b : a, w);
       written[i % 2].push(w);
     });
-    for (const [k, list] of [a, b].map((k, j) => [k, written[j]] as const)) {
-      let i = 0;
-      let base = 0;
-      for (const w of spill.windows(k)) {
-        const want = list[i++];
-        expect(w.length).toBe(want.length);
-        expect(w.base).toBe(base);
-        for (const c of COLUMNS) {
-          const got = Buffer.from(w[c].buffer, w[c].byteOffset, w[c].byteLength);
-          const exp = Buffer.from(want[c].buffer, want[c].byteOffset, want[c].byteLength);
-          expect(got.equals(exp)).toBe(true);
-        }
-        base += w.length;
-      }
-      expect(i).toBe(list.length);
-    }
+    for (const [k, list] of [a, b].map((k, j) => [k, written[j]] as const)) expectWindows(spill, k, list);
     const raw = sizes.reduce((s, n) => s + n, 0) * SPILL_EVENT_BYTES;
     expect(spill.bytes).toBeLessThan(raw / 2);
+    expect(spill.heldBytes).toBe(0);
     spill.close();
     expect(fs.existsSync(path.join(dir, 'spill'))).toBe(false);
+  });
+
+  test('windows within the memory budget are kept as written (copies), those after it go to disk; both read back alike', () => {
+    const sizes = [40_000, 25_000, 60_000, 10_000];
+    // room for the first two windows only
+    const spill = new EventSpill(path.join(dir, 'spill'), (sizes[0] + sizes[1]) * SPILL_EVENT_BYTES);
+    const k = spill.open({ name: 'main', tid: 7, javaTid: 1 });
+    const written = sizes.map((n, i) => window(10 + i, n, 1e12 + i * 1e9));
+    for (const w of written) {
+      spill.append(k, w);
+      // (the caller reuses its columns for the next window: the spill must hold its own copy)
+      w.method.fill(-5);
+    }
+    const again = sizes.map((n, i) => window(10 + i, n, 1e12 + i * 1e9));
+    expectWindows(spill, k, again);
+    expectWindows(spill, k, again);
+    expect(spill.heldBytes).toBe((sizes[0] + sizes[1]) * SPILL_EVENT_BYTES);
+    expect(spill.bytes).toBeGreaterThan(0);
+    expect(spill.bytes).toBeLessThan((sizes[2] + sizes[3]) * SPILL_EVENT_BYTES);
+    expect(spill.infos[0].length).toBe(sizes.reduce((s, n) => s + n, 0));
+    spill.close();
+    expect(spill.heldBytes).toBe(0);
   });
 });

@@ -125,7 +125,7 @@ function writeAnalysis(o: AnalyzeCommandOptions, a: WindowedTraceAnalysis, out: 
   const rc = { ...a.reconstruction.reduce((x, r) => ({ contradictions: x.contradictions + (r?.contradictions ?? 0), repaired: x.repaired + (r ? r.repair.unique + r.repair.ambiguous : 0), inserted: x.inserted + (r?.repair.inserted ?? 0) }), { contradictions: 0, repaired: 0, inserted: 0 }), orphans };
   if (rc.contradictions) log.info(`analyze: ${rc.contradictions} decoded steps contradict the methods' CFGs; ${rc.repaired} repaired by inserting ${rc.inserted} bytecodes (@jportal/reconstruct)`);
   const windows = a.windowCounts.reduce((x, y) => x + y, 0);
-  if (windows > a.threads.length) log.info(`analyze: ${windows} windows of at most ${analyzeWindowEvents().toLocaleString('en-US')} events (${(a.spillBytes / 2 ** 30).toFixed(1)} GiB spilled to disk); reconstruction and recovery saw one window at a time`);
+  if (windows > a.threads.length) log.info(`analyze: ${windows} windows of at most ${analyzeWindowEvents().toLocaleString('en-US')} events (${(a.heldBytes / 2 ** 30).toFixed(1)} GiB kept in memory, ${(a.spillBytes / 2 ** 30).toFixed(1)} GiB spilled to disk); reconstruction and recovery saw one window at a time`);
   log.info(`analyze: decoded ${a.threads.length} threads in ${(decodeMs / 1000).toFixed(1)} s${a.recovery.some((r) => r?.gaps) ? `; recovery filled ${a.recovery.reduce((s, r) => s + (r?.recovered ?? 0), 0)} of ${a.recovery.reduce((s, r) => s + (r?.gaps ?? 0), 0)} gaps` : ''}`);
 
   // (steps: two reads of the events, each wanted part's files but contexts', written during the second read, and report.html)
@@ -138,7 +138,7 @@ function writeAnalysis(o: AnalyzeCommandOptions, a: WindowedTraceAnalysis, out: 
   });
   const { parts, report, timingsMs: timings } = written;
   progress.done();
-  const summary = { ...summarize(a, written.extra[0] as ThreadCounts, parts, out, report), reconstruction: rc, windows: { count: windows, maxEvents: analyzeWindowEvents(), spillBytes: a.spillBytes } };
+  const summary = { ...summarize(a, written.extra[0] as ThreadCounts, parts, out, report), reconstruction: rc, windows: { count: windows, maxEvents: analyzeWindowEvents(), spillBytes: a.spillBytes, heldBytes: a.heldBytes } };
   fs.writeFileSync(path.join(out, 'summary.json'), JSON.stringify({ ...summary, timingsMs: { decode: decodeMs, ...timings } }, null, 2) + '\n');
   if (o.json) process.stdout.write(JSON.stringify({ ...summary, timingsMs: { decode: decodeMs, ...timings, total: Date.now() - t0 } }, null, 2) + '\n');
   else printSummary(summary, Date.now() - t0);
