@@ -65,7 +65,7 @@ maybe('jportal analyze', () => {
     }
   });
 
-  test('a thread taken in windows of 5,000 events gives the same report as taken whole, and leaves no scratch files', () => {
+  test('a thread taken in windows of 5,000 events (the first few kept in memory, the rest spilled to disk) gives the same report as taken whole, and leaves no scratch files', () => {
     const fx = analyzeFixture('switches');
     const whole = tmpDir('analyze-whole');
     const windowed = tmpDir('analyze-windows');
@@ -73,7 +73,8 @@ maybe('jportal analyze', () => {
       // (reconstruction and recovery see one window at a time, so they are left out of the comparison)
       const args = (out: string) => ['analyze', fx.trace, '--out', out, '--no-recover', '--no-reconstruct', '--json'];
       const a = runCli(args(whole), 900_000);
-      const b = runCli(args(windowed), 900_000, { JPORTAL_ANALYZE_WINDOW: '5000' });
+      // room in memory for about three windows (29 bytes an event): both ways of the spill in one run
+      const b = runCli(args(windowed), 900_000, { JPORTAL_ANALYZE_WINDOW: '5000', JPORTAL_SPILL_MEMORY_BYTES: String(3 * 5000 * 29) });
       expect([a.status, b.status]).toEqual([0, 0]);
       const sa = JSON.parse(a.stdout);
       expect(sa.bytecodes).toBeGreaterThan(100_000);
@@ -86,6 +87,9 @@ maybe('jportal analyze', () => {
       const sb = JSON.parse(b.stdout);
       expect(sb.windows.maxEvents).toBe(5000);
       expect(sb.windows.count).toBeGreaterThan(sb.bytecodes / 5000);
+      expect(sb.windows.heldBytes).toBeGreaterThan(0);
+      expect(sb.windows.heldBytes).toBeLessThanOrEqual(3 * 5000 * 29);
+      expect(sb.windows.spillBytes).toBeGreaterThan(0);
       for (const s of [sa, sb]) {
         delete s.timingsMs;
         delete s.report;
