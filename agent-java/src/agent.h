@@ -97,7 +97,7 @@ struct Agent {
   // with system calls that check each address): from then on jmethodIDs are followed without those checks
   std::atomic<bool> methodIdsChecked{false};
   std::atomic<uint64_t> scansWithNew{0};  // nmethod scans that found an nmethod not recorded yet (stats=1)
-  std::atomic<uint64_t> walkCpuNs{0};     // CPU time of those scans' walks of the code heaps (stats=1)
+  std::atomic<uint64_t> walkCpuNs{0};     // CPU time of the nmethod scans' walks of the code heaps (stats=1)
   std::atomic<uint64_t> watcherCpuNs{0};  // the watcher thread's CPU so far (stats=1)
   uint64_t lastScanTsc = 0;  // when the last patch scan began (under codeMu)
   bool scanNmethods = false;  // nmethods=scan in effect (VMStructs allow it): no CompiledMethodLoad events

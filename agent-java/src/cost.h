@@ -52,13 +52,14 @@ uint64_t threadCpuNs();
 // CPU time of the whole process so far, in ns (CLOCK_PROCESS_CPUTIME_ID).
 uint64_t processCpuNs();
 
-// One line: each counter with calls, plus the agent threads' CPU (watcher, writer) and the watcher's facts given by the caller.
+// What the watcher reports of itself (stats=1).
 struct WatcherFacts {
   uint64_t cpuNs;         // the watcher thread's CPU time
-  uint64_t walkCpuNs;     // of which (and of VM death's scans) the nmethod scans' walks of the code heaps
+  uint64_t walkCpuNs;     // the nmethod scans' walks of the code heaps (the watcher's, and those at VMInit and VM death)
   uint64_t scansWithNew;  // nmethod scans that found a new nmethod
   uint64_t pageSyscalls;  // metadata pages checked by system call
 };
+// One line: each counter with calls, plus the agent threads' CPU (watcher, writer) and the watcher's facts.
 void reportCosts(const WatcherFacts& watcher, uint64_t writerCpuNs);
 
 }  // namespace jportal

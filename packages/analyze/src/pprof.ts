@@ -429,18 +429,16 @@ class SampleEncoder {
 
   private slow(locations: Int32Array, count: number, values: readonly number[], labels: Uint8Array): Uint8Array {
     const sample = new Sample({ locationId: Array.from(locations.subarray(0, count)), value: [...values] }).encode();
-    const scratch = new Uint8Array(16);
-    return Buffer.concat([Uint8Array.of((2 << 3) | 2), scratch.slice(0, putVarint(scratch, 0, sample.length + labels.length)), sample, labels]);
+    return Buffer.concat([fieldHeader(2, sample.length + labels.length), sample, labels]);
   }
 }
 
 /** Sample.label fields (number 3), encoded by pprof-format's Label (once per thread and tier class). */
 function encodeLabels(labels: { key: number; str?: number; num?: number }[]): Uint8Array {
   const parts: Uint8Array[] = [];
-  const scratch = new Uint8Array(16);
   for (const l of labels) {
     const body = new Label(l).encode();
-    parts.push(Uint8Array.of((3 << 3) | 2), scratch.slice(0, putVarint(scratch, 0, body.length)), body);
+    parts.push(fieldHeader(3, body.length), body);
   }
   return Buffer.concat(parts);
 }
@@ -560,15 +558,10 @@ export function pprofPass(a: Profiled): WalkPass<BuiltPprof> {
 
 /** The key of a length-delimited protobuf field and the length that follows it. */
 function fieldHeader(field: number, length: number): Uint8Array {
-  const out: number[] = [(field << 3) | 2];
-  for (let n = length; ; n = Math.floor(n / 128)) {
-    if (n < 128) {
-      out.push(n);
-      break;
-    }
-    out.push((n % 128) | 128);
-  }
-  return Uint8Array.from(out);
+  const out = new Uint8Array(1 + varintSize(length));
+  out[0] = (field << 3) | 2;
+  putVarint(out, 1, length);
+  return out;
 }
 
 /** profile.pb.gz in `outDir`. */

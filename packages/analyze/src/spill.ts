@@ -109,10 +109,11 @@ export class EventSpill {
     if (n === 0) return;
     const block: Block = { offset: s.bytes, events: n, sizes: [] };
     if (this.held + n * SPILL_EVENT_BYTES <= this.memoryBytes) {
-      const held = columns(0);
-      for (const c of COLUMNS) (held as unknown as Record<Column, ArrayBufferView>)[c] = t[c].slice(0, n);
-      held.length = n;
-      block.held = held;
+      const { kind, origin, tier, opcode, method, bci, tsc, endTsc } = t;
+      block.held = {
+        ...s.info, length: n, kind: kind.slice(0, n), origin: origin.slice(0, n), tier: tier.slice(0, n), opcode: opcode.slice(0, n),
+        method: method.slice(0, n), bci: bci.slice(0, n), tsc: tsc.slice(0, n), endTsc: endTsc.slice(0, n),
+      };
       this.held += n * SPILL_EVENT_BYTES;
       s.blocks.push(block);
       s.info.length += n;
@@ -169,7 +170,8 @@ export class EventSpill {
   *windows(k: number): Generator<EventWindow> {
     const s = this.threads[k];
     if (this.closed) throw new Error(`spill ${this.dir}: read after close`);
-    const max = s.blocks.reduce((m, b) => Math.max(m, b.events), 0);
+    // (buffers for the windows on disk only: those in memory are handed out as they are)
+    const max = s.blocks.reduce((m, b) => (b.held ? m : Math.max(m, b.events)), 0);
     const bufs: ThreadEvents[] = [];
     let packed = Buffer.alloc(0);
     let base = 0;
