@@ -196,7 +196,7 @@ void JNICALL onVMDeath(jvmtiEnv*, JNIEnv* jni) {
   }
   // (the final drain is not in the report: it is written as part of it)
   if (a.opts.stats)
-    reportCosts({a.watcherCpuNs.load(std::memory_order_relaxed), a.walkCpuNs.load(std::memory_order_relaxed), a.scansWithNew.load(std::memory_order_relaxed),
+    reportCosts({a.scanNmethods, a.watcherCpuNs.load(std::memory_order_relaxed), a.walkCpuNs.load(std::memory_order_relaxed), a.scansWithNew.load(std::memory_order_relaxed),
                  a.pageSyscalls.load(std::memory_order_relaxed)},
                 a.ring.writerCpuNs());
   recordCalibration(a, kFinalWaitMs);

@@ -54,6 +54,7 @@ uint64_t processCpuNs();
 
 // What the watcher reports of itself (stats=1).
 struct WatcherFacts {
+  bool scanning;          // nmethods=scan in effect: the facts below are reported even if no watcher scan ran
   uint64_t cpuNs;         // the watcher thread's CPU time
   uint64_t walkCpuNs;     // the nmethod scans' walks of the code heaps (the watcher's, and those at VMInit and VM death)
   uint64_t scansWithNew;  // nmethod scans that found a new nmethod
