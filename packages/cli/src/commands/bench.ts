@@ -89,6 +89,12 @@ export interface BenchAppsOptions {
    * loss-free trace in the work directory (recorded when there is none); every other row of the kept result stays
    */
   stagesOnly?: boolean;
+  /**
+   * dedicated overhead rounds only: native and agent alternating (no other variant, no start-up timing), kept as the
+   * result's `overhead` beside the full timing rounds; every other row of the kept result stays. More rounds of the
+   * two runs that matter narrow the overhead's interval for the same machine time
+   */
+  overheadOnly?: boolean;
   json?: boolean;
   /** the command line, for the report */
   commandLine: string;
@@ -145,6 +151,12 @@ export interface AppResult {
   runSamples?: Partial<Record<Variant, number[]>>;
   /** the agent's own account of its cost (`stats=1`), medians over the timed agent rounds */
   agentCost?: AgentCost;
+  /**
+   * `--overhead-only`: dedicated alternating rounds of native and agent only; when present the report's overhead and its
+   * interval come from these. `agentTree`: git's tree id of agent-java/ (the agent's source measured; "-dirty" when
+   * it had uncommitted changes)
+   */
+  overhead?: { date: string; machine: string; runs: number; agentTree?: string; samples: { native: number[]; agent: number[] }; agentCost?: AgentCost };
   startup?: { native: number; agent: number; agentNoClasses: number };
   metadataBytes?: number;
   emulated?: {
@@ -274,6 +286,26 @@ function timeAlternating(
       v.after?.(r, p.stderr);
     }
   return { medians: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)])), samples: times };
+}
+
+/** the medians of the agent's own cost accounts over its rounds; undefined when it printed none */
+function medianCost(costs: readonly AgentCost[]): AgentCost | undefined {
+  if (!costs.length) return undefined;
+  return {
+    jvmThreadsMs: median(costs.map((k) => k.jvmThreadsMs)),
+    watcherCpuMs: median(costs.map((k) => k.watcherCpuMs)),
+    writerCpuMs: median(costs.map((k) => k.writerCpuMs)),
+    processCpuMs: median(costs.map((k) => k.processCpuMs)),
+  };
+}
+
+/** git's tree id of agent-java/ (the agent's source), "-dirty" when it has uncommitted changes; undefined outside git */
+function agentTree(): string | undefined {
+  const git = (...args: string[]) => spawnSync('git', args, { cwd: repoRoot(), encoding: 'utf8' });
+  const tree = git('rev-parse', 'HEAD:agent-java');
+  if (tree.status !== 0) return undefined;
+  const dirty = git('status', '--porcelain', '--', 'agent-java').stdout.trim() !== '';
+  return tree.stdout.trim() + (dirty ? '-dirty' : '');
 }
 
 function emptyDir(d: string): void {
@@ -558,6 +590,27 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
     // rows measured on its trace)
     return before ? keptWith(before, res, { growth: res.growth ?? before.growth, emulated: before.emulated ?? res.emulated }, 'loss-free trace analyzed whole') : res;
   }
+  const agentArg = (extra: string) => `-agentpath:${agent}=out=${agentDir}${extra}`;
+  const costs: AgentCost[] = [];
+  const checkAgent = (round: number, stderr: string) => {
+    const cost = parseAgentCost(stderr);
+    if (cost) costs.push(cost);
+    if (round !== 0) return;
+    const v = validateTrace(agentDir);
+    if (!v.complete || v.issues.some((i) => i.severity === 'error')) throw new Error(`the agent's metadata did not validate: ${v.problems[0] ?? 'incomplete'}`);
+    res.metadataBytes = fs.statSync(path.join(agentDir, 'meta.jpt')).size;
+  };
+  const nativeRun = { name: 'native' as const, argv, before: () => emptyDir(c.scratch) };
+  // (stats=1 only prints what the agent counts anyway)
+  const agentRun = { name: 'agent' as const, argv: [agentArg(',stats=1'), ...argv], before: () => (emptyDir(c.scratch), emptyDir(agentDir)), after: checkAgent };
+  if (o.overheadOnly) {
+    await stage('overhead rounds (native, agent; alternating)', () => {
+      const t = timeAlternating([nativeRun, agentRun], java, runs, dir);
+      res.overhead = { date: res.date, machine: res.machine ?? cpuModel(), runs, agentTree: agentTree(), samples: { native: t.samples.native!, agent: t.samples.agent! }, agentCost: medianCost(costs) };
+      fs.rmSync(agentDir, { recursive: true, force: true });
+    });
+    return before ? keptWith(before, res, { overhead: res.overhead ?? before.overhead }, 'overhead rounds') : res;
+  }
   if (o.noTiming) {
     if (!before?.run) throw new CliError(`bench apps: --no-timing: no kept timing result for ${app.name} ${size} (run once without it)`, ExitCode.BadInput);
     res.runs = before.runs;
@@ -569,20 +622,9 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
     res.timingDate = before.timingDate ?? before.date;
   } else if (!o.throughputOnly) // (--throughput-only: the kept result keeps its timing rows)
     await stage('timing (native, agent, JFR; alternating)', () => {
-    const agentArg = (extra: string) => `-agentpath:${agent}=out=${agentDir}${extra}`;
-    const costs: AgentCost[] = [];
-    const checkAgent = (round: number, stderr: string) => {
-      const cost = parseAgentCost(stderr);
-      if (cost) costs.push(cost);
-      if (round !== 0) return;
-      const v = validateTrace(agentDir);
-      if (!v.complete || v.issues.some((i) => i.severity === 'error')) throw new Error(`the agent's metadata did not validate: ${v.problems[0] ?? 'incomplete'}`);
-      res.metadataBytes = fs.statSync(path.join(agentDir, 'meta.jpt')).size;
-    };
     const v: { name: Variant; argv: string[]; before?: () => void; after?: (r: number, stderr: string) => void }[] = [
-      { name: 'native', argv, before: () => emptyDir(c.scratch) },
-      // (stats=1 only prints what the agent counts anyway)
-      { name: 'agent', argv: [agentArg(',stats=1'), ...argv], before: () => (emptyDir(c.scratch), emptyDir(agentDir)), after: checkAgent },
+      nativeRun,
+      agentRun,
       { name: 'agentNoClasses', argv: [agentArg(',classes=0'), ...argv], before: () => (emptyDir(c.scratch), emptyDir(agentDir)) },
       // no agent, only the VM flag the agent sets (debug info at every compiled instruction, which the decoder needs):
       // the part of the overhead that is the VM's own work for the agent
@@ -593,13 +635,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
     const timed = timeAlternating(v, java, runs, dir);
     res.run = timed.medians as Partial<Record<Variant, number>>;
     res.runSamples = timed.samples as Partial<Record<Variant, number[]>>;
-    if (costs.length)
-      res.agentCost = {
-        jvmThreadsMs: median(costs.map((k) => k.jvmThreadsMs)),
-        watcherCpuMs: median(costs.map((k) => k.watcherCpuMs)),
-        writerCpuMs: median(costs.map((k) => k.writerCpuMs)),
-        processCpuMs: median(costs.map((k) => k.processCpuMs)),
-      };
+    res.agentCost = medianCost(costs);
     const su = appCommand(app, c, size, app.startupArgs(c));
     const s = timeAlternating(
       [
@@ -844,24 +880,33 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
     const ov0: number[] = [];
     const ovFlag: number[] = [];
     const span = (i: ReturnType<typeof overheadInterval>) => (i ? `${pctS(i.low - 1)} .. ${pctS(i.high - 1)}` : '—');
-    const roundsOf = (r: AppResult) => (r.runSamples?.native && r.runSamples.agent ? { base: r.runSamples.native, test: r.runSamples.agent } : undefined);
+    // (dedicated overhead rounds, when kept, are what the overhead and its interval are taken from)
+    const roundsOf = (r: AppResult) =>
+      r.overhead ? { base: r.overhead.samples.native, test: r.overhead.samples.agent } : r.runSamples?.native && r.runSamples.agent ? { base: r.runSamples.native, test: r.runSamples.agent } : undefined;
     for (const r of rs) {
-      const a = ratio(r.run?.agent, r.run?.native);
+      const own = r.overhead ? { native: median(r.overhead.samples.native), agent: median(r.overhead.samples.agent) } : undefined;
+      const a = own ? ratio(own.agent, own.native) : ratio(r.run?.agent, r.run?.native);
       const a0 = ratio(r.run?.agentNoClasses, r.run?.native);
       if (a) ov.push(a);
       if (a0) ov0.push(a0);
       const aFlag = ratio(r.run?.debugNonSafepoints, r.run?.native);
       if (aFlag) ovFlag.push(aFlag);
       const rounds = roundsOf(r);
-      L.push(`| ${r.app} | ${f1(r.run?.native, 2, ' s')} | ${f1(r.run?.agent, 2, ' s')} | ${pctS(a && a - 1)} | ${span(rounds && overheadInterval([rounds]))} | ${f1(r.run?.agentNoClasses, 2, ' s')} | ${pctS(a0 && a0 - 1)} | ${f1(r.run?.debugNonSafepoints, 2, ' s')} | ${pctS(aFlag && aFlag - 1)} | ${f1(r.startup?.native, 2, ' s')} | ${f1(r.startup?.agent, 2, ' s')} | ${f1(ratio(r.startup?.agent, r.startup?.native), 2, 'x')} | ${f1(r.startup?.agentNoClasses, 2, ' s')} | ${f1(ratio(r.startup?.agentNoClasses, r.startup?.native), 2, 'x')} | ${mb(r.metadataBytes)} |`);
+      L.push(`| ${r.app} | ${f1(own?.native ?? r.run?.native, 2, ' s')} | ${f1(own?.agent ?? r.run?.agent, 2, ' s')} | ${pctS(a && a - 1)} | ${span(rounds && overheadInterval([rounds]))} | ${f1(r.run?.agentNoClasses, 2, ' s')} | ${pctS(a0 && a0 - 1)} | ${f1(r.run?.debugNonSafepoints, 2, ' s')} | ${pctS(aFlag && aFlag - 1)} | ${f1(r.startup?.native, 2, ' s')} | ${f1(r.startup?.agent, 2, ' s')} | ${f1(ratio(r.startup?.agent, r.startup?.native), 2, 'x')} | ${f1(r.startup?.agentNoClasses, 2, ' s')} | ${f1(ratio(r.startup?.agentNoClasses, r.startup?.native), 2, 'x')} | ${mb(r.metadataBytes)} |`);
     }
     const all = rs.map(roundsOf);
     const suite = all.every((x) => x) ? overheadInterval(all as { base: number[]; test: number[] }[]) : undefined;
     L.push(`| **geometric mean** | | | **${pctS(geomean(ov) - 1)}** | ${span(suite)} | | **${pctS(geomean(ov0) - 1)}** | | ${ovFlag.length === rs.length ? `**${pctS(geomean(ovFlag) - 1)}**` : '—'} | | | | | | |`, '');
+    const dedicated = rs.filter((r) => r.overhead);
+    if (dedicated.length)
+      L.push(
+        `native, agent, overhead and its interval${dedicated.length < rs.length ? ` (${dedicated.map((r) => r.app).join(', ')})` : ''}: dedicated alternating rounds of native and agent only (\`--overhead-only\`; ${[...new Set(dedicated.map((r) => r.overhead!.runs))].join('/')} rounds each; ${[...new Set(dedicated.map((r) => r.overhead!.date.slice(0, 16).replace('T', ' ')))].join(', ')} UTC; agent source tree ${[...new Set(dedicated.map((r) => r.overhead!.agentTree?.slice(0, 12) ?? 'unknown'))].join(', ')}); the other columns: the full timing rounds.`,
+        '',
+      );
     L.push('The interval: a percentile bootstrap (4,000 resamples of each application\'s native and agent rounds, fixed seed) of');
     L.push('the ratio of medians, and of their geometric mean over the suite; it says how far this machine\'s noise alone moves the');
     L.push('number. "—": rounds from before every round was kept.', '');
-    if (rs.some((r) => r.agentCost)) {
+    if (rs.some((r) => r.overhead?.agentCost ?? r.agentCost)) {
       L.push('What the agent itself spent (`stats=1`, medians over the agent rounds): wall time inside its JVMTI callbacks and its');
       L.push('start-up and VM-death phases, on the JVM\'s threads; CPU time of its own two threads (the watcher, which finds new');
       L.push('compiled methods and patches, and the writer); their sum as a share of the process\'s CPU time. The rest of the');
@@ -871,16 +916,19 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
       L.push('|---|---|---|---|---|---|---|');
       const share = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? '—' : `${(100 * x).toFixed(1)}%`);
       for (const r of rs) {
-        const k = r.agentCost;
+        // (the dedicated overhead rounds' account when there are such rounds)
+        const k = r.overhead?.agentCost ?? r.agentCost;
         if (!k) continue;
         const own = k.jvmThreadsMs + k.watcherCpuMs + k.writerCpuMs;
-        L.push(`| ${r.app} | ${f1(k.jvmThreadsMs, 1, ' ms')} | ${f1(k.watcherCpuMs, 1, ' ms')} | ${f1(k.writerCpuMs, 1, ' ms')} | ${f1(k.processCpuMs / 1000, 2, ' s')} | ${share(own / k.processCpuMs)} | ${share(r.run?.native ? own / 1000 / r.run.native : undefined)} |`);
+        const native = r.overhead?.agentCost ? median(r.overhead.samples.native) : r.run?.native;
+        L.push(`| ${r.app} | ${f1(k.jvmThreadsMs, 1, ' ms')} | ${f1(k.watcherCpuMs, 1, ' ms')} | ${f1(k.writerCpuMs, 1, ' ms')} | ${f1(k.processCpuMs / 1000, 2, ' s')} | ${share(own / k.processCpuMs)} | ${share(native ? own / 1000 / native : undefined)} |`);
       }
       L.push('');
     }
     L.push('### JDK Flight Recorder\'s sampling profiler beside the agent (run-time overhead; top-10 hot methods found)', '');
     L.push('Reference: the 10 methods with the most exclusive bytecodes in the loss-free emulated trace (exact counts). JFR: top');
     L.push('frames of `jdk.ExecutionSample` (Java code only), `settings=profile` (10 ms) and `method-profiling=max` (1 ms).', '');
+    L.push('agent: the full timing rounds, beside JFR\'s in the same rounds.', '');
     L.push('| app | agent | JFR 10 ms | JFR 1 ms | JFR 10 ms: samples, top-10 found | JFR 1 ms: samples, top-10 found | jportal at 25% loss (PMD): top-10 found |');
     L.push('|---|---|---|---|---|---|---|');
     for (const r of rs) {
