@@ -236,6 +236,7 @@ export async function main(argv: string[]): Promise<number> {
           .option('growth-only', { type: 'boolean', describe: 'only the growth measurement: the loss-free trace in the work directory (recorded when there is none) analyzed whole with one worker under /usr/bin/time; the kept result keeps every other row' })
           .option('stages-only', { type: 'boolean', describe: "only the decoder's stages timed (flow, attribute, reconstruct, recover; one process), on the loss-free trace in the work directory (recorded when there is none); the kept result keeps every other row" })
           .option('overhead-only', { type: 'boolean', describe: "only dedicated overhead rounds: native and agent alternating (--runs of each), kept beside the full timing rounds; the report's overhead and its interval come from them; the kept result keeps every other row" })
+          .option('add-rounds', { type: 'boolean', describe: "with --overhead-only: add this run's rounds to the kept dedicated rounds (same agent source, same CPU) instead of replacing them" })
           .option('trace', { type: 'boolean', default: true, describe: 'the emulated trace and all that needs it (--no-trace: run times of native, agent and JFR only; a kept result keeps its trace rows)' })
           .option('json', { type: 'boolean', describe: 'print the results as JSON on stdout' }),
       async (a) => {
@@ -256,6 +257,7 @@ export async function main(argv: string[]): Promise<number> {
           growthOnly: a['growth-only'],
           stagesOnly: a['stages-only'],
           overheadOnly: a['overhead-only'],
+          addRounds: a['add-rounds'],
           reportOnly: a['report-only'],
           json: a.json,
           commandLine: `jportal ${argv.join(' ')}`,

@@ -95,6 +95,11 @@ export interface BenchAppsOptions {
    * two runs that matter narrow the overhead's interval for the same machine time
    */
   overheadOnly?: boolean;
+  /**
+   * with overheadOnly: this run's rounds are added to the kept dedicated rounds (same agent source tree, same CPU)
+   * instead of replacing them
+   */
+  addRounds?: boolean;
   json?: boolean;
   /** the command line, for the report */
   commandLine: string;
@@ -156,7 +161,16 @@ export interface AppResult {
    * interval come from these. `agentTree`: git's tree id of agent-java/ (the agent's source measured; "-dirty" when
    * it had uncommitted changes)
    */
-  overhead?: { date: string; machine: string; runs: number; agentTree?: string; samples: { native: number[]; agent: number[] }; agentCost?: AgentCost };
+  overhead?: {
+    date: string;
+    machine: string;
+    runs: number;
+    agentTree?: string;
+    samples: { native: number[]; agent: number[] };
+    agentCost?: AgentCost;
+    /** `--add-rounds`: each batch of rounds pooled here (the first one's date is `date`) */
+    batches?: { date: string; runs: number }[];
+  };
   startup?: { native: number; agent: number; agentNoClasses: number };
   metadataBytes?: number;
   emulated?: {
@@ -604,9 +618,32 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
   // (stats=1 only prints what the agent counts anyway)
   const agentRun = { name: 'agent' as const, argv: [agentArg(',stats=1'), ...argv], before: () => (emptyDir(c.scratch), emptyDir(agentDir)), after: checkAgent };
   if (o.overheadOnly) {
+    const tree = agentTree();
+    const kept = before?.overhead;
+    if (o.addRounds) {
+      const why = !kept
+        ? 'there are no kept dedicated rounds'
+        : !tree || tree.endsWith('-dirty') || kept.agentTree !== tree
+          ? `the agent's source differs from the kept rounds' (${tree ?? 'not in git'} against ${kept.agentTree ?? 'unknown'})`
+          : kept.machine !== cpuModel()
+            ? `the kept rounds ran on another CPU (${kept.machine})`
+            : '';
+      if (why) throw new CliError(`bench apps: --add-rounds: ${app.name} ${size}: ${why}`, ExitCode.BadInput);
+    }
     await stage('overhead rounds (native, agent; alternating)', () => {
       const t = timeAlternating([nativeRun, agentRun], java, runs, dir);
-      res.overhead = { date: res.date, machine: res.machine ?? cpuModel(), runs, agentTree: agentTree(), samples: { native: t.samples.native!, agent: t.samples.agent! }, agentCost: medianCost(costs) };
+      const fresh = { date: res.date, machine: res.machine ?? cpuModel(), runs, agentTree: tree, samples: { native: t.samples.native!, agent: t.samples.agent! }, agentCost: medianCost(costs) };
+      res.overhead =
+        o.addRounds && kept
+          ? {
+              ...kept,
+              runs: kept.runs + runs,
+              samples: { native: [...kept.samples.native, ...fresh.samples.native], agent: [...kept.samples.agent, ...fresh.samples.agent] },
+              // (the agent's cost account: medians over every batch's rounds are not kept, the latest batch's stands)
+              agentCost: fresh.agentCost ?? kept.agentCost,
+              batches: [...(kept.batches ?? [{ date: kept.date, runs: kept.runs }]), { date: fresh.date, runs }],
+            }
+          : fresh;
       fs.rmSync(agentDir, { recursive: true, force: true });
     });
     return before ? keptWith(before, res, { overhead: res.overhead ?? before.overhead }, 'overhead rounds') : res;
@@ -898,9 +935,18 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
     const suite = all.every((x) => x) ? overheadInterval(all as { base: number[]; test: number[] }[]) : undefined;
     L.push(`| **geometric mean** | | | **${pctS(geomean(ov) - 1)}** | ${span(suite)} | | **${pctS(geomean(ov0) - 1)}** | | ${ovFlag.length === rs.length ? `**${pctS(geomean(ovFlag) - 1)}**` : '—'} | | | | | | |`, '');
     const dedicated = rs.filter((r) => r.overhead);
+    const batchesOf = (xs: AppResult[]) => {
+      const n = Math.max(...xs.map((r) => r.overhead!.batches?.length ?? 1));
+      return n > 1 ? ` in up to ${n} batches (\`--add-rounds\`)` : '';
+    };
+    const dateSpan = (ds: string[]) => {
+      const m = ds.map((d) => d.slice(0, 16).replace('T', ' ')).sort();
+      const [first, last] = [m[0]!, m[m.length - 1]!];
+      return first === last ? first : `${first} .. ${first.slice(0, 10) === last.slice(0, 10) ? last.slice(11) : last}`;
+    };
     if (dedicated.length)
       L.push(
-        `native, agent, overhead and its interval${dedicated.length < rs.length ? ` (${dedicated.map((r) => r.app).join(', ')})` : ''}: dedicated alternating rounds of native and agent only (\`--overhead-only\`; ${[...new Set(dedicated.map((r) => r.overhead!.runs))].join('/')} rounds each; ${[...new Set(dedicated.map((r) => r.overhead!.date.slice(0, 16).replace('T', ' ')))].join(', ')} UTC; agent source tree ${[...new Set(dedicated.map((r) => r.overhead!.agentTree?.slice(0, 12) ?? 'unknown'))].join(', ')}); the other columns: the full timing rounds.`,
+        `native, agent, overhead and its interval${dedicated.length < rs.length ? ` (${dedicated.map((r) => r.app).join(', ')})` : ''}: dedicated alternating rounds of native and agent only (\`--overhead-only\`; ${[...new Set(dedicated.map((r) => r.overhead!.runs))].join('/')} rounds each${batchesOf(dedicated)}; ${dateSpan(dedicated.flatMap((r) => (r.overhead!.batches ?? [r.overhead!]).map((b) => b.date)))} UTC; agent source tree ${[...new Set(dedicated.map((r) => r.overhead!.agentTree?.slice(0, 12) ?? 'unknown'))].join(', ')}); the other columns: the full timing rounds.`,
         '',
       );
     L.push('The interval: a percentile bootstrap (4,000 resamples of each application\'s native and agent rounds, fixed seed) of');
@@ -1028,6 +1074,7 @@ export async function runBenchApps(o: BenchAppsOptions): Promise<number> {
   const log = stderrLogger(!!o.json);
   const unknown = (o.only ?? []).filter((n) => !APPS.some((a) => a.name === n));
   if (unknown.length) throw new CliError(`bench apps: --only: unknown application ${unknown.join(', ')} (known: ${APPS.map((a) => a.name).join(', ')})`, ExitCode.BadInput);
+  if (o.addRounds && !o.overheadOnly) throw new CliError('bench apps: --add-rounds goes with --overhead-only', ExitCode.BadInput);
   if (o.runs !== undefined && (!Number.isInteger(o.runs) || o.runs < 1)) throw new CliError('bench apps: --runs must be a positive integer', ExitCode.BadInput);
   const apps = APPS.filter((a) => !o.only?.length || o.only.includes(a.name));
   const java = findExecutable('java');
