@@ -873,7 +873,7 @@ const geomean = (xs: number[]) => (xs.length ? Math.exp(xs.reduce((s, x) => s + 
 
 /**
  * Which CPU each part of the results was measured on: the run's stages (`machine`), the coverage check, the growth
- * row, as "app size part" lists by CPU model. Results from before these fields were kept name none: `unknown CPU`.
+ * row, the dedicated overhead rounds, as "app size part" lists by CPU model. Results from before these fields were kept name none: `unknown CPU`.
  */
 export function measuredOn(results: AppResult[]): Map<string, string[]> {
   const by = new Map<string, string[]>();
@@ -887,6 +887,7 @@ export function measuredOn(results: AppResult[]): Map<string, string[]> {
     if (r.coverage) add(r.coverageMachine ?? r.machine, `${r.app} ${r.size} coverage`);
     if (r.growth) add(r.growth.machine ?? r.machine, `${r.app} ${r.size} growth`);
     if (r.stages?.machine) add(r.stages.machine, `${r.app} ${r.size} decoder stages`);
+    if (r.overhead) add(r.overhead.machine, `${r.app} ${r.size} overhead rounds`);
   }
   return by;
 }
