@@ -39,22 +39,55 @@ function resampledMedian(xs: readonly number[], rnd: () => number, scratch: numb
 
 const percentile = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.round(p * (sorted.length - 1))))]!;
 
+/** One application's alternating rounds of the two variants, measured together. */
+export interface Rounds {
+  base: readonly number[];
+  test: readonly number[];
+}
+
+/**
+ * One application's rounds: one batch, or several batches run apart (`bench apps --add-rounds`). Batches are kept
+ * apart because the machine's level drifts between them (h2's native median moved 9.6% from one batch to the next
+ * here): a median over rounds pooled from two levels mixes them, and the ratio of such medians is biased.
+ */
+export type AppRounds = Rounds | { batches: readonly Rounds[] };
+
+const batchesOf = (a: AppRounds): readonly Rounds[] => ('batches' in a ? a.batches : [a]);
+
+/**
+ * An application's log ratio: each batch's log(median(test) / median(base)), weighted by its rounds (stratified by
+ * batch); `pick` gives a batch's medians (the rounds themselves, or a resample of them).
+ */
+function appLogRatio(batches: readonly Rounds[], pick: (r: Rounds) => [number, number]): number {
+  let sum = 0;
+  let weight = 0;
+  for (const b of batches) {
+    const [base, test] = pick(b);
+    const w = b.base.length + b.test.length;
+    sum += w * Math.log(test / base);
+    weight += w;
+  }
+  return sum / weight;
+}
+
 /**
  * The geometric mean over applications of median(test) / median(base), with a `level` (default 95%) percentile
- * bootstrap interval: each resample draws every application's base and test rounds with replacement. One application
- * gives that application's interval. Undefined when any application has fewer than 2 rounds of either.
+ * bootstrap interval: each resample draws every batch's base and test rounds with replacement, within the batch.
+ * An application of several batches contributes the rounds-weighted mean of its batches' log ratios. One application
+ * gives that application's interval. Undefined when any batch has fewer than 2 rounds of either.
  */
-export function overheadInterval(apps: readonly { base: readonly number[]; test: readonly number[] }[], resamples = 4000, level = 0.95, seed = 1): Interval | undefined {
-  if (apps.length === 0 || apps.some((a) => a.base.length < 2 || a.test.length < 2)) return undefined;
-  const logRatio = (base: number, test: number) => Math.log(test / base);
-  const point = Math.exp(apps.reduce((s, a) => s + logRatio(median(a.base), median(a.test)), 0) / apps.length);
+export function overheadInterval(apps: readonly AppRounds[], resamples = 4000, level = 0.95, seed = 1): Interval | undefined {
+  const all = apps.map(batchesOf);
+  if (all.length === 0 || all.some((bs) => bs.length === 0 || bs.some((b) => b.base.length < 2 || b.test.length < 2))) return undefined;
+  const point = Math.exp(all.reduce((s, bs) => s + appLogRatio(bs, (b) => [median(b.base), median(b.test)]), 0) / all.length);
   const rnd = generator(seed);
   const scratch: number[] = [];
   const draws = new Array<number>(resamples);
+  const resampled = (b: Rounds): [number, number] => [resampledMedian(b.base, rnd, scratch), resampledMedian(b.test, rnd, scratch)];
   for (let r = 0; r < resamples; r++) {
     let s = 0;
-    for (const a of apps) s += logRatio(resampledMedian(a.base, rnd, scratch), resampledMedian(a.test, rnd, scratch));
-    draws[r] = Math.exp(s / apps.length);
+    for (const bs of all) s += appLogRatio(bs, resampled);
+    draws[r] = Math.exp(s / all.length);
   }
   draws.sort((x, y) => x - y);
   return { ratio: point, low: percentile(draws, (1 - level) / 2), high: percentile(draws, 1 - (1 - level) / 2) };

@@ -41,7 +41,12 @@ test('rounds pooled from batches name them, with the span of their dates', () =>
     batches: [{ date: '2026-11-30T16:34:00.000Z', runs: 42 }, { date: '2026-11-30T17:11:00.000Z', runs: 42 }],
   };
   const md = performanceMarkdown([result('h2', { run: { native: 1, agent: 1.1 }, overhead })], facts);
-  expect(md).toContain('84 rounds each in up to 2 batches (`--add-rounds`); 2026-11-30 16:34 .. 17:11 UTC');
+  expect(md).toContain('84 rounds each in up to 2 batches (`--add-rounds`; ');
+  expect(md).toContain('; 2026-11-30 16:34 .. 17:11 UTC; agent source tree abcdef012345)');
+  // two batches of +1% and +5%: the overhead is their mean, not the pooled medians' ratio
+  const b = { ...overhead, runs: 20, samples: { native: [...rounds(3, 10), ...rounds(4, 10)], agent: [...rounds(3.03, 10), ...rounds(4.2, 10)] }, batches: [{ date: overhead.date, runs: 10 }, { date: '2026-11-30T17:11:00.000Z', runs: 10 }] };
+  const c = cells(performanceMarkdown([result('h2', { overhead: b })], facts), 'h2');
+  expect(c[4]).toBe(`+${(100 * (Math.sqrt(1.01 * 1.05) - 1)).toFixed(1)}%`);
   // measured on another CPU than the report's: named
   const other = performanceMarkdown([result('h2', { run: { native: 1, agent: 1.1 }, overhead: { ...overhead, machine: 'other' } })], facts);
   expect(other).toContain('other: h2 full overhead rounds');

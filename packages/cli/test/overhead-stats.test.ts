@@ -49,6 +49,27 @@ test('the interval is reproducible, spans 1 for equal variants, and needs two ro
   expect(overheadInterval([])).toBeUndefined();
 });
 
+test('batches run apart are compared within themselves: the machine\'s drift between them does not count', () => {
+  // the same +2% in both batches, the machine 20% slower in the second: each batch's ratio is what counts
+  const b1 = { base: rounds(21, 5, 0.02, 11), test: rounds(21, 5.1, 0.02, 12) };
+  const b2 = { base: rounds(21, 6, 0.02, 13), test: rounds(21, 6.12, 0.02, 14) };
+  const both = overheadInterval([{ batches: [b1, b2] }])!;
+  const r1 = median(b1.test) / median(b1.base);
+  const r2 = median(b2.test) / median(b2.base);
+  // equal rounds: the geometric mean of the two batches' ratios
+  expect(both.ratio).toBeCloseTo(Math.sqrt(r1 * r2), 12);
+  expect(both.low).toBeLessThan(1.02);
+  expect(both.high).toBeGreaterThan(1.02);
+  // a batch with more rounds weighs more
+  const b3 = { base: rounds(63, 5, 0.02, 15), test: rounds(63, 5.25, 0.02, 16) };
+  const r3 = median(b3.test) / median(b3.base);
+  expect(overheadInterval([{ batches: [b1, b3] }])!.ratio).toBeCloseTo(Math.exp((42 * Math.log(r1) + 126 * Math.log(r3)) / 168), 12);
+  // one batch is the same as the rounds given plainly, interval and all
+  expect(overheadInterval([{ batches: [b1] }])).toEqual(overheadInterval([b1]));
+  // a batch of fewer than two rounds leaves no interval
+  expect(overheadInterval([{ batches: [b1, { base: [1], test: [1, 2] }] }])).toBeUndefined();
+});
+
 const java = spawnSync('sh', ['-c', 'command -v java'], { encoding: 'utf8' }).stdout.trim();
 let agent = '';
 try {

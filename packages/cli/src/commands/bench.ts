@@ -37,7 +37,7 @@ import { findExecutable, locateAgent, locateEmulatorPlugin } from '../agent-path
 import { stderrLogger } from '../log';
 import { LOSS_PRESETS } from './accuracy';
 import { DETERMINISTIC_JVM_FLAGS } from './record';
-import { AgentCost, overheadInterval, parseAgentCost } from '../overhead-stats';
+import { AgentCost, AppRounds, overheadInterval, parseAgentCost } from '../overhead-stats';
 
 export interface BenchAppsOptions {
   only?: string[];
@@ -300,6 +300,20 @@ function timeAlternating(
       v.after?.(r, p.stderr);
     }
   return { medians: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v)])), samples: times };
+}
+
+/** dedicated overhead rounds as the interval takes them: one batch, or each `--add-rounds` batch apart */
+function dedicatedRounds(o: NonNullable<AppResult['overhead']>): AppRounds {
+  const batches = o.batches ?? [{ date: o.date, runs: o.runs }];
+  if (batches.length === 1) return { base: o.samples.native, test: o.samples.agent };
+  let at = 0;
+  return {
+    batches: batches.map((b) => {
+      const r = { base: o.samples.native.slice(at, at + b.runs), test: o.samples.agent.slice(at, at + b.runs) };
+      at += b.runs;
+      return r;
+    }),
+  };
 }
 
 /** the medians of the agent's own cost accounts over its rounds; undefined when it printed none */
@@ -907,7 +921,7 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
   L.push('The machine is shared and has no Intel PT: PT is emulated (qemu-x86_64 + the jportal plugin), so PT rates are per');
   L.push('second of *emulated* run time; ratios measured side by side in one run are what to compare, not absolute times.', '');
   // (a size measured for growth only has its rows in the growth table)
-  for (const size of sizes.filter((z) => results.some((r) => r.size === z && (r.run || r.analyze || r.coverage || r.throughput)))) {
+  for (const size of sizes.filter((z) => results.some((r) => r.size === z && (r.run || r.overhead || r.analyze || r.coverage || r.throughput)))) {
     const rs = results.filter((r) => r.size === size).sort((a, b) => a.app.localeCompare(b.app));
     L.push(`## ${size} workloads`, '');
     L.push(`Runs: median of alternating rounds (${[...new Set(rs.map((r) => r.runs))].join('/')} per variant); dates ${[...new Set(rs.map((r) => (r.timingDate ?? r.date).slice(0, 16).replace('T', ' ')))].join(', ')} UTC.`, '');
@@ -919,26 +933,28 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
     const ovFlag: number[] = [];
     const span = (i: ReturnType<typeof overheadInterval>) => (i ? `${pctS(i.low - 1)} .. ${pctS(i.high - 1)}` : '—');
     // (dedicated overhead rounds, when kept, are what the overhead and its interval are taken from)
-    const roundsOf = (r: AppResult) =>
-      r.overhead ? { base: r.overhead.samples.native, test: r.overhead.samples.agent } : r.runSamples?.native && r.runSamples.agent ? { base: r.runSamples.native, test: r.runSamples.agent } : undefined;
+    const roundsOf = (r: AppResult): AppRounds | undefined =>
+      r.overhead ? dedicatedRounds(r.overhead) : r.runSamples?.native && r.runSamples.agent ? { base: r.runSamples.native, test: r.runSamples.agent } : undefined;
     for (const r of rs) {
       const own = r.overhead ? { native: median(r.overhead.samples.native), agent: median(r.overhead.samples.agent) } : undefined;
-      const a = own ? ratio(own.agent, own.native) : ratio(r.run?.agent, r.run?.native);
+      const rounds = roundsOf(r);
+      const interval = rounds && overheadInterval([rounds]);
+      // (dedicated rounds in batches: each batch's ratio of medians, weighted by its rounds; see AppRounds)
+      const a = own ? (interval?.ratio ?? ratio(own.agent, own.native)) : ratio(r.run?.agent, r.run?.native);
       const a0 = ratio(r.run?.agentNoClasses, r.run?.native);
       if (a) ov.push(a);
       if (a0) ov0.push(a0);
       const aFlag = ratio(r.run?.debugNonSafepoints, r.run?.native);
       if (aFlag) ovFlag.push(aFlag);
-      const rounds = roundsOf(r);
-      L.push(`| ${r.app} | ${f1(own?.native ?? r.run?.native, 2, ' s')} | ${f1(own?.agent ?? r.run?.agent, 2, ' s')} | ${pctS(a && a - 1)} | ${span(rounds && overheadInterval([rounds]))} | ${f1(r.run?.agentNoClasses, 2, ' s')} | ${pctS(a0 && a0 - 1)} | ${f1(r.run?.debugNonSafepoints, 2, ' s')} | ${pctS(aFlag && aFlag - 1)} | ${f1(r.startup?.native, 2, ' s')} | ${f1(r.startup?.agent, 2, ' s')} | ${f1(ratio(r.startup?.agent, r.startup?.native), 2, 'x')} | ${f1(r.startup?.agentNoClasses, 2, ' s')} | ${f1(ratio(r.startup?.agentNoClasses, r.startup?.native), 2, 'x')} | ${mb(r.metadataBytes)} |`);
+      L.push(`| ${r.app} | ${f1(own?.native ?? r.run?.native, 2, ' s')} | ${f1(own?.agent ?? r.run?.agent, 2, ' s')} | ${pctS(a && a - 1)} | ${span(interval)} | ${f1(r.run?.agentNoClasses, 2, ' s')} | ${pctS(a0 && a0 - 1)} | ${f1(r.run?.debugNonSafepoints, 2, ' s')} | ${pctS(aFlag && aFlag - 1)} | ${f1(r.startup?.native, 2, ' s')} | ${f1(r.startup?.agent, 2, ' s')} | ${f1(ratio(r.startup?.agent, r.startup?.native), 2, 'x')} | ${f1(r.startup?.agentNoClasses, 2, ' s')} | ${f1(ratio(r.startup?.agentNoClasses, r.startup?.native), 2, 'x')} | ${mb(r.metadataBytes)} |`);
     }
     const all = rs.map(roundsOf);
-    const suite = all.every((x) => x) ? overheadInterval(all as { base: number[]; test: number[] }[]) : undefined;
+    const suite = all.every((x) => x) ? overheadInterval(all as AppRounds[]) : undefined;
     L.push(`| **geometric mean** | | | **${pctS(geomean(ov) - 1)}** | ${span(suite)} | | **${pctS(geomean(ov0) - 1)}** | | ${ovFlag.length === rs.length ? `**${pctS(geomean(ovFlag) - 1)}**` : '—'} | | | | | | |`, '');
     const dedicated = rs.filter((r) => r.overhead);
     const batchesOf = (xs: AppResult[]) => {
       const n = Math.max(...xs.map((r) => r.overhead!.batches?.length ?? 1));
-      return n > 1 ? ` in up to ${n} batches (\`--add-rounds\`)` : '';
+      return n > 1 ? ` in up to ${n} batches (\`--add-rounds\`; native and agent: medians over all rounds; overhead: each batch's ratio of medians, weighted by its rounds, so that the machine's drift between batches does not mix into the medians)` : '';
     };
     const dateSpan = (ds: string[]) => {
       const m = ds.map((d) => d.slice(0, 16).replace('T', ' ')).sort();
