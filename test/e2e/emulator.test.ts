@@ -186,9 +186,12 @@ maybe('PT emulator: the loss model', () => {
   test('the same seed loses (nearly) the same share again', () => {
     const a = lossRun('seed-a', '65536:150000000', 11);
     const b = lossRun('seed-b', '65536:150000000', 11);
-    // runs of a real JVM vary slightly (~0.1% of the main thread's instructions: safepoints), and where an
-    // overflow starts moves with them; six concurrent runs spread over 0.62 points
-    expect(Math.abs(a.reported - b.reported)).toBeLessThan(0.01);
+    console.log(`seed 11, twice: ${(100 * a.reported).toFixed(2)}% and ${(100 * b.reported).toFixed(2)}% of the traced instructions lost`);
+    // each thread's jitter follows the seed and the thread's creation order; runs of a real JVM still vary slightly
+    // (~0.1% of the main thread's instructions: safepoints), and where an overflow starts moves with them: three
+    // pairs 0.00-0.05 points apart (when the jitter followed the thread id, which differs from run to run: 0.21-0.35
+    // points on a quiet machine, 1.13 under a CI run's load)
+    expect(Math.abs(a.reported - b.reported)).toBeLessThan(0.0025);
   });
 });
 

@@ -11,7 +11,8 @@
  *                      emulated run time (the thread's instructions, traced or not, at a nominal 1e9 per
  *                      second), jittered; it fills
  *                      with control-flow packets only (timing packets follow the host's speed, see loss_step)
- *   seed=N             seed of the drain jitter (default 1): the same run loses the same data
+ *   seed=N             seed of the drain jitter (default 1), per thread by its vCPU index (creation order): the
+ *                      same run loses the same data
  *   retcomp=1          return compression: a return to the address its call pushed is a TNT bit, not a TIP
  *   cpus=N             per-CPU mode: N emulated CPUs, one stream each (pt/cpu<k>.pt); each thread's stretch of
  *                      traced execution (TIP.PGE .. TIP.PGD) runs on one CPU, and sideband `switch` records
@@ -236,7 +237,10 @@ static thr *thr_new(unsigned vcpu) {
   t->fd = G.ncpus ? -1 : open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (G.mtc || G.cyc) pt_enc_set_timing(&t->enc, rdtsc, CTC_RATIO, MTC_FREQ, G.cyc, NOM_FREQ);
   t->log_fd = -1;
-  t->rng = G.seed * 0x9E3779B97F4A7C15ull ^ (uint64_t)t->tid;
+  /* the jitter's sequence follows the thread's vCPU index (the order threads were created in), not its tid: tids
+   * differ from run to run, so seeding by tid gave every run of the same seed different jitter */
+  t->rng = G.seed * 0x9E3779B97F4A7C15ull ^ ((uint64_t)vcpu + 1) * 0xBF58476D1CE4E5B9ull;
+  if (!t->rng) t->rng = 1; /* (xorshift stays at zero) */
   t->last_cpu = -1;
   if (G.exact[0]) {
     snprintf(p, sizeof p, "%s/%d.log", G.exact, t->tid);
