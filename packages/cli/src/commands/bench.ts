@@ -168,8 +168,10 @@ export interface AppResult {
     agentTree?: string;
     samples: { native: number[]; agent: number[] };
     agentCost?: AgentCost;
+    /** the command that measured them (the first batch's) */
+    command?: string;
     /** `--add-rounds`: each batch of rounds pooled here (the first one's date is `date`) */
-    batches?: { date: string; runs: number }[];
+    batches?: { date: string; runs: number; command?: string }[];
   };
   startup?: { native: number; agent: number; agentNoClasses: number };
   metadataBytes?: number;
@@ -646,7 +648,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
     }
     await stage('overhead rounds (native, agent; alternating)', () => {
       const t = timeAlternating([nativeRun, agentRun], java, runs, dir);
-      const fresh = { date: res.date, machine: res.machine ?? cpuModel(), runs, agentTree: tree, samples: { native: t.samples.native!, agent: t.samples.agent! }, agentCost: medianCost(costs) };
+      const fresh = { date: res.date, machine: res.machine ?? cpuModel(), runs, agentTree: tree, command: o.commandLine, samples: { native: t.samples.native!, agent: t.samples.agent! }, agentCost: medianCost(costs) };
       res.overhead =
         o.addRounds && kept
           ? {
@@ -655,7 +657,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
               samples: { native: [...kept.samples.native, ...fresh.samples.native], agent: [...kept.samples.agent, ...fresh.samples.agent] },
               // (the agent's cost account: medians over every batch's rounds are not kept, the latest batch's stands)
               agentCost: fresh.agentCost ?? kept.agentCost,
-              batches: [...(kept.batches ?? [{ date: kept.date, runs: kept.runs }]), { date: fresh.date, runs }],
+              batches: [...(kept.batches ?? [{ date: kept.date, runs: kept.runs, command: kept.command }]), { date: fresh.date, runs, command: o.commandLine }],
             }
           : fresh;
       fs.rmSync(agentDir, { recursive: true, force: true });
@@ -914,7 +916,8 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
   L.push('the applications are Debian\'s packages of the programs behind DaCapo\'s batik, fop, h2, jython, luindex and sunflow');
   L.push('(`bench/apps/setup.sh` installs them and prepares the inputs; definitions in packages/cli/src/bench-apps.ts).', '');
   L.push('Commands:', '');
-  for (const c of [...new Set(results.map((r) => r.command))]) L.push(`    ${c}`);
+  const overheadCommands = (r: AppResult) => (r.overhead ? (r.overhead.batches ?? [r.overhead]).map((b) => b.command) : []);
+  for (const c of [...new Set(results.flatMap((r) => [r.command, ...overheadCommands(r)]))]) if (c) L.push(`    ${c}`);
   L.push('', `Machine: ${facts.cpu}, ${facts.cores} cores, ${facts.ram} RAM, ${facts.kernel}; ${facts.jdk}; node ${facts.node}; ${facts.qemu}.`);
   const elsewhere = [...measuredOn(results)].filter(([cpu]) => cpu !== facts.cpu);
   if (elsewhere.length) L.push(`Measured on other CPUs (same kernel, JDK, node and qemu): ${elsewhere.map(([cpu, parts]) => `${cpu}: ${parts.join(', ')}`).join('; ')}.`);
