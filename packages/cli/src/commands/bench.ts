@@ -329,6 +329,14 @@ function medianCost(costs: readonly AgentCost[]): AgentCost | undefined {
   };
 }
 
+/** why this run's rounds may not join the kept dedicated rounds (`--add-rounds`); '' when they may */
+function addRoundsRefusal(kept: AppResult['overhead'], tree: string | undefined): string {
+  if (!kept) return 'there are no kept dedicated rounds (run --overhead-only without --add-rounds first)';
+  if (!tree || tree.endsWith('-dirty') || kept.agentTree !== tree) return `the agent's source differs from the kept rounds' (${tree ?? 'not in git'} against ${kept.agentTree ?? 'unknown'})`;
+  if (kept.machine !== cpuModel()) return `the kept rounds ran on another CPU (${kept.machine})`;
+  return '';
+}
+
 /** git's tree id of agent-java/ (the agent's source), "-dirty" when it has uncommitted changes; undefined outside git */
 function agentTree(): string | undefined {
   const git = (...args: string[]) => spawnSync('git', args, { cwd: repoRoot(), encoding: 'utf8' });
@@ -636,16 +644,9 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
   if (o.overheadOnly) {
     const tree = agentTree();
     const kept = before?.overhead;
-    if (o.addRounds) {
-      const why = !kept
-        ? 'there are no kept dedicated rounds'
-        : !tree || tree.endsWith('-dirty') || kept.agentTree !== tree
-          ? `the agent's source differs from the kept rounds' (${tree ?? 'not in git'} against ${kept.agentTree ?? 'unknown'})`
-          : kept.machine !== cpuModel()
-            ? `the kept rounds ran on another CPU (${kept.machine})`
-            : '';
-      if (why) throw new CliError(`bench apps: --add-rounds: ${app.name} ${size}: ${why}`, ExitCode.BadInput);
-    }
+    // (checked for every application before any ran, in runBenchApps; again here in case the tree changed since)
+    const why = o.addRounds ? addRoundsRefusal(kept, tree) : '';
+    if (why) throw new CliError(`bench apps: --add-rounds: ${app.name} ${size}: ${why}`, ExitCode.BadInput);
     await stage('overhead rounds (native, agent; alternating)', () => {
       const t = timeAlternating([nativeRun, agentRun], java, runs, dir);
       const fresh = { date: res.date, machine: res.machine ?? cpuModel(), runs, agentTree: tree, command: o.commandLine, samples: { native: t.samples.native!, agent: t.samples.agent! }, agentCost: medianCost(costs) };
@@ -1116,6 +1117,13 @@ export async function runBenchApps(o: BenchAppsOptions): Promise<number> {
   const resultsDir = path.resolve(o.results ?? (o.out ? path.join(work, 'results') : path.join(repoRoot(), 'bench', 'apps', 'results')));
   fs.mkdirSync(resultsDir, { recursive: true });
   const facts = machineFacts(java);
+  if (o.addRounds)
+    for (const size of o.sizes)
+      for (const app of apps) {
+        const kept = path.join(resultsDir, `${app.name}-${size}.json`);
+        const why = addRoundsRefusal(fs.existsSync(kept) ? (JSON.parse(fs.readFileSync(kept, 'utf8')) as AppResult).overhead : undefined, agentTree());
+        if (why) throw new CliError(`bench apps: --add-rounds: ${app.name} ${size}: ${why}`, ExitCode.BadInput);
+      }
   const fresh: AppResult[] = [];
   for (const size of o.reportOnly ? [] : o.sizes)
     for (const app of apps) {
