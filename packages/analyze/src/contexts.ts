@@ -9,6 +9,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import * as zlib from 'zlib';
 import { EventWindow, methodKeyOf, PartResult, Profiled, ThreadEvents } from './model';
 import { asWindows, runPass, StackWalker, ThreadWalk, walkWindows, WalkPass } from './walk';
 
@@ -444,6 +445,67 @@ function contextIdWalk(a: Profiled, numbering: ContextNumbering, sink: (ids: Int
 }
 
 const MAGIC = 'JPCTXIDS';
+/** the .ctx version this writes: runs of equal ids, deflated in chunks (version 1: one Int32 per event) */
+const CTX_VERSION = 2;
+/** runs per deflated chunk */
+const CHUNK_RUNS = 1 << 16;
+
+/**
+ * Writes one thread's per-event context ids as runs (count, id), deflated in chunks of CHUNK_RUNS runs: ids change
+ * only at calls and returns, so a run is ~10 events and deflate takes the rest (luindex short's main thread: 438 MB
+ * as one Int32 per event, 5 MB as runs).
+ */
+class ContextRunWriter {
+  private readonly runs = new Int32Array(2 * CHUNK_RUNS);
+  private n = 0;
+  private id = 0;
+  private count = 0;
+  private readonly head: Buffer = Buffer.alloc(8);
+
+  constructor(private readonly fd: number) {}
+
+  /** the next ids of the thread, in event order */
+  add(ids: Int32Array): void {
+    let id = this.id;
+    let count = this.count;
+    for (let i = 0; i < ids.length; i++) {
+      const v = ids[i];
+      if (v === id && count > 0 && count < 0x7fffffff) {
+        count++;
+        continue;
+      }
+      if (count > 0) this.push(count, id);
+      id = v;
+      count = 1;
+    }
+    this.id = id;
+    this.count = count;
+  }
+
+  /** writes what is left */
+  close(): void {
+    if (this.count > 0) this.push(this.count, this.id);
+    this.count = 0;
+    this.flush();
+  }
+
+  private push(count: number, id: number): void {
+    this.runs[2 * this.n] = count;
+    this.runs[2 * this.n + 1] = id;
+    if (++this.n === CHUNK_RUNS) this.flush();
+  }
+
+  private flush(): void {
+    if (this.n === 0) return;
+    // (little-endian, as the file format says: every machine Node runs jportal on)
+    const body = zlib.deflateRawSync(Buffer.from(this.runs.buffer, 0, 8 * this.n), { level: 1 });
+    this.head.writeUInt32LE(body.length, 0);
+    this.head.writeUInt32LE(this.n, 4);
+    fs.writeSync(this.fd, this.head);
+    fs.writeSync(this.fd, body);
+    this.n = 0;
+  }
+}
 
 /** Writes contexts.json (the numbering) and contexts/<tid>.ctx (per-event ids) into `outDir`. */
 export function writeContexts(a: Profiled, outDir: string, opts: { numbering?: ContextNumbering } = {}): PartResult {
@@ -461,21 +523,21 @@ export function contextsPass(a: Profiled, outDir: string, numbering: ContextNumb
     let name = `contexts/${t.tid}.ctx`;
     if (used.has(name)) name = `contexts/${t.tid}-${k}.ctx`;
     used.add(name);
-    const header = Buffer.from(JSON.stringify({ format: 'jportal-context-ids', version: 1, tid: t.tid, name: t.name, count: t.length }));
+    const header = Buffer.from(JSON.stringify({ format: 'jportal-context-ids', version: CTX_VERSION, encoding: 'runs-deflate', tid: t.tid, name: t.name, count: t.length }));
     const pre = 16 + header.length;
     const pad = (4 - (pre % 4)) % 4;
     const head = Buffer.alloc(pre + pad);
     head.write(MAGIC, 0, 'latin1');
-    head.writeUInt32LE(1, 8);
+    head.writeUInt32LE(CTX_VERSION, 8);
     head.writeUInt32LE(header.length, 12);
     header.copy(head, 16);
     const fd = fs.openSync(path.join(outDir, name), 'w');
     let withContext = 0;
     const distinct = new Set<number>();
     fs.writeSync(fd, head);
+    const runs = new ContextRunWriter(fd);
     const walk = contextIdWalk(a, numbering, (ids) => {
-      // (little-endian, as the file format says: every machine Node runs jportal on)
-      fs.writeSync(fd, ids);
+      runs.add(ids);
       for (let i = 0; i < ids.length; i++)
         if (ids[i] >= 0) {
           withContext++;
@@ -487,6 +549,7 @@ export function contextsPass(a: Profiled, outDir: string, numbering: ContextNumb
       window: walk.window,
       done: () => {
         walk.done();
+        runs.close();
         fs.closeSync(fd);
         files.push(name);
         threads.push({ tid: t.tid, name: t.name, file: name, events: t.length, withContext, distinct: distinct.size });
@@ -520,15 +583,74 @@ function writeNumbering(outDir: string, numbering: ContextNumbering, files: stri
   };
 }
 
-/** Reads a contexts/<tid>.ctx file: its header and the ids. */
-export function readContextIds(file: string): { header: { tid: number; name: string; count: number }; ids: Int32Array } {
+export interface ContextIdHeader {
+  tid: number;
+  name: string;
+  /** events of the thread */
+  count: number;
+}
+
+/**
+ * Reads a contexts/<tid>.ctx file as runs: `counts[r]` consecutive events carry `ids[r]`, in event order (a
+ * version-1 file, one id per event, is read as runs of one). Throws with the file and offset on a damaged file.
+ */
+export function readContextRuns(file: string): { header: ContextIdHeader; counts: Int32Array; ids: Int32Array } {
   const buf = fs.readFileSync(file);
-  if (buf.toString('latin1', 0, 8) !== MAGIC) throw new Error(`${file}: not a context-id file`);
+  const bad = (offset: number, what: string) => new Error(`${file}: offset ${offset}: ${what}`);
+  if (buf.length < 16 || buf.toString('latin1', 0, 8) !== MAGIC) throw bad(0, 'not a context-id file (no JPCTXIDS magic)');
+  const version = buf.readUInt32LE(8);
+  if (version !== 1 && version !== 2) throw bad(8, `context-id file version ${version}, this reads 1 and 2`);
   const h = buf.readUInt32LE(12);
-  const header = JSON.parse(buf.toString('utf8', 16, 16 + h));
+  if (16 + h > buf.length) throw bad(12, `header of ${h} bytes past the end (${buf.length})`);
+  const header = JSON.parse(buf.toString('utf8', 16, 16 + h)) as ContextIdHeader;
   const pre = 16 + h;
-  const start = pre + ((4 - (pre % 4)) % 4);
+  let at = pre + ((4 - (pre % 4)) % 4);
+  if (version === 1) {
+    if (at + 4 * header.count > buf.length) throw bad(at, `${header.count} ids need ${4 * header.count} bytes, ${buf.length - at} left`);
+    const ids = new Int32Array(header.count);
+    for (let i = 0; i < ids.length; i++) ids[i] = buf.readInt32LE(at + 4 * i);
+    return { header, counts: new Int32Array(header.count).fill(1), ids };
+  }
+  const chunks: Buffer[] = [];
+  let runs = 0;
+  let events = 0;
+  while (events < header.count) {
+    if (at + 8 > buf.length) throw bad(at, `truncated: ${events} of ${header.count} events read`);
+    const bytes = buf.readUInt32LE(at);
+    const n = buf.readUInt32LE(at + 4);
+    if (at + 8 + bytes > buf.length) throw bad(at, `chunk of ${bytes} bytes past the end (${buf.length})`);
+    let body: Buffer;
+    try {
+      body = zlib.inflateRawSync(buf.subarray(at + 8, at + 8 + bytes));
+    } catch (e) {
+      throw bad(at + 8, `chunk does not inflate: ${(e as Error).message}`);
+    }
+    if (body.length !== 8 * n) throw bad(at + 8, `chunk of ${n} runs inflates to ${body.length} bytes, not ${8 * n}`);
+    for (let r = 0; r < n; r++) events += body.readInt32LE(8 * r);
+    chunks.push(body);
+    runs += n;
+    at += 8 + bytes;
+  }
+  if (events !== header.count) throw bad(at, `runs hold ${events} events, the header says ${header.count}`);
+  const counts = new Int32Array(runs);
+  const ids = new Int32Array(runs);
+  let r = 0;
+  for (const body of chunks)
+    for (let k = 0; k < body.length; k += 8, r++) {
+      counts[r] = body.readInt32LE(k);
+      ids[r] = body.readInt32LE(k + 4);
+    }
+  return { header, counts, ids };
+}
+
+/** Reads a contexts/<tid>.ctx file: its header and one id per event (readContextRuns, expanded). */
+export function readContextIds(file: string): { header: ContextIdHeader; ids: Int32Array } {
+  const { header, counts, ids: runIds } = readContextRuns(file);
   const ids = new Int32Array(header.count);
-  for (let i = 0; i < ids.length; i++) ids[i] = buf.readInt32LE(start + 4 * i);
+  let at = 0;
+  for (let r = 0; r < counts.length; r++) {
+    ids.fill(runIds[r], at, at + counts[r]);
+    at += counts[r];
+  }
   return { header, ids };
 }

@@ -14,8 +14,8 @@ export type { Coverage, CoverageOptions, ClassCoverage, MethodCoverage, BranchCo
 // calling-context tree, context ids, Ball-Larus paths (issue 7)
 export { Cct, buildCct, writeCct, formatCct, addThreadToCct, matchMethods, contextKeyOf } from './cct';
 export type { CctOptions, CctResult, WriteCctOptions } from './cct';
-export { ContextNumbering, buildContextNumbering, numberGraph, contextIds, contextIdWindows, writeContexts, readContextIds, ROOT as CONTEXT_ROOT, EdgeKind as ContextEdgeKind, EDGE_KIND_NAMES as CONTEXT_EDGE_KIND_NAMES } from './contexts';
-export type { ContextEdge, ContextFrame } from './contexts';
+export { ContextNumbering, buildContextNumbering, numberGraph, contextIds, contextIdWindows, writeContexts, readContextIds, readContextRuns, ROOT as CONTEXT_ROOT, EdgeKind as ContextEdgeKind, EDGE_KIND_NAMES as CONTEXT_EDGE_KIND_NAMES } from './contexts';
+export type { ContextEdge, ContextFrame, ContextIdHeader } from './contexts';
 export { PathNumbering, profilePaths, writePaths, pathTotal, blockRange } from './ball-larus';
 export type { BlPath, MethodPaths } from './ball-larus';
 // timelines, collapsed stacks, report.html (issue 7)

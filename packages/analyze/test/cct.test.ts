@@ -8,7 +8,7 @@ import * as os from 'os';
 import * as path from 'path';
 import {
   Analysis, AnalysisMethod, buildCct, buildContextNumbering, contextIds, contextKeyOf, CONTEXT_ROOT, ContextEdgeKind,
-  Kind, numberGraph, Origin, readContextIds, StackWalker, ThreadEvents, walkStacks, writeCct, writeContexts,
+  Kind, numberGraph, Origin, readContextIds, readContextRuns, StackWalker, ThreadEvents, walkStacks, writeCct, writeContexts,
 } from '../src';
 
 type Op = ['e', number] | ['x', number] | ['b', number, number] | ['r', number, number] | ['g'];
@@ -306,6 +306,56 @@ describe('context numbering (PCCE)', () => {
       const { header, ids } = readContextIds(path.join(dir, 'contexts/42.ctx'));
       expect(header).toMatchObject({ tid: 42, count: 5 });
       expect(Array.from(ids)).toEqual(Array.from(contextIds(an, an.threads[0])));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('.ctx holds runs of equal ids, deflated in chunks: many runs read back as the ids, damage names the offset', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jportal-ctx-'));
+    try {
+      // main calls a, b, a in turn 70000 times: 140000 context changes (two per call), past one chunk of runs
+      const ops: Op[] = [['e', MAIN]];
+      for (let k = 0; k < 70000; k++) ops.push(['b', MAIN, 1], ['b', MAIN, 2], ['e', k % 3 === 1 ? B : A], ['b', k % 3 === 1 ? B : A, 0], ['x', k % 3 === 1 ? B : A]);
+      ops.push(['x', MAIN]);
+      const an = analysis([thread(ops, 7)]);
+      writeContexts(an, dir);
+      const file = path.join(dir, 'contexts/7.ctx');
+      const expected = contextIds(an, an.threads[0]);
+      const { header, ids } = readContextIds(file);
+      expect(header).toMatchObject({ tid: 7, count: ops.length, version: 2 });
+      expect(ids).toEqual(expected);
+      const runs = readContextRuns(file);
+      let changes = 1;
+      for (let i = 1; i < expected.length; i++) if (expected[i] !== expected[i - 1]) changes++;
+      expect(runs.ids.length).toBe(changes);
+      expect(changes).toBeGreaterThan(2 * (1 << 16));
+      // far smaller than one id per event
+      expect(fs.statSync(file).size).toBeLessThan(ops.length / 4);
+      const whole = fs.readFileSync(file);
+      fs.writeFileSync(file, whole.subarray(0, whole.length - 3));
+      expect(() => readContextIds(file)).toThrow(/7\.ctx: offset \d+: chunk of \d+ bytes past the end/);
+      fs.writeFileSync(file, whole.subarray(0, 200));
+      expect(() => readContextIds(file)).toThrow(/7\.ctx: offset \d+: /);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a version-1 .ctx (one Int32 per event) still reads', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jportal-ctx-'));
+    try {
+      const header = Buffer.from(JSON.stringify({ format: 'jportal-context-ids', version: 1, tid: 5, name: 'x', count: 3 }));
+      const pre = 16 + header.length;
+      const head = Buffer.alloc(pre + ((4 - (pre % 4)) % 4));
+      head.write('JPCTXIDS', 0, 'latin1');
+      head.writeUInt32LE(1, 8);
+      head.writeUInt32LE(header.length, 12);
+      header.copy(head, 16);
+      const file = path.join(dir, '5.ctx');
+      fs.writeFileSync(file, Buffer.concat([head, Buffer.from(new Int32Array([4, 4, -1]).buffer)]));
+      expect(Array.from(readContextIds(file).ids)).toEqual([4, 4, -1]);
+      expect(Array.from(readContextRuns(file).counts)).toEqual([1, 1, 1]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
