@@ -352,8 +352,12 @@ function converter(model: JvmModel, classes: ClassIndex, methods: AnalysisMethod
 function streamConverter(model: JvmModel, classes: ClassIndex, methods: AnalysisMethod[], opts: TraceLoadOptions): (events: EventStream, who: { name: string; tid: number; javaTid: number }, started: boolean) => ThreadEvents {
   const index = new Map<number, number>();
   const byKey = new Map<string, number>();
+  // (runs of events in one method are the rule: the last answer saves most lookups)
+  let lastM = -1;
+  let lastI = -1;
   const idOf = (m: number): number => {
     if (m < 0) return -1;
+    if (m === lastM) return lastI;
     let i = index.get(m);
     if (i === undefined) {
       const info = model.methods.get(m);
@@ -369,6 +373,8 @@ function streamConverter(model: JvmModel, classes: ClassIndex, methods: Analysis
       }
       index.set(m, i);
     }
+    lastM = m;
+    lastI = i;
     return i;
   };
   return (events, t, started) => {

@@ -65,6 +65,9 @@ export function reportSummaryPass(a: Profiled) {
   }
   const window = (t: EventWindow, k: number) => {
     const s = threads[k];
+    // (locals: a double stored into a closure's variable is a new heap number each time, one per event)
+    let lo = first;
+    let hi = last;
     for (let i = 0; i < t.length; i++) {
       const k = t.kind[i];
       if (k === Kind.Bytecode) {
@@ -77,9 +80,11 @@ export function reportSummaryPass(a: Profiled) {
         if (s.lostNs !== null && lost > 0) s.lostNs += lost / a.tscPerNs;
       }
       const x = t.tsc[i];
-      if (x < first) first = x;
-      if (x > last) last = x;
+      if (x < lo) lo = x;
+      if (x > hi) hi = x;
     }
+    first = lo;
+    last = hi;
   };
   const sum = (f: (s: ThreadSummary) => number) => threads.reduce((n, s) => n + f(s), 0);
   const finish = () => ({

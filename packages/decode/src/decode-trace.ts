@@ -129,10 +129,14 @@ export function decodeTrace(dir: string, opts: DecodeOptions = {}): DecodedTrace
       const held = Math.max(1, opts.heldEvents ?? HELD_EVENTS);
       let takeAt = held;
       let peak = 0;
+      // the stream taken last: the pipeline read it before feed returned (EventSink's contract), so it is reused
+      let spare: EventStream | undefined;
       const afterChunk = (): void => {
         if (!sink || java.events.length < takeAt) return;
         peak = Math.max(peak, java.events.length);
-        pipe.feed(java.takeSettledEvents());
+        const taken = java.takeSettledEvents(spare);
+        pipe.feed(taken);
+        spare = taken;
         takeAt = Math.max(held, 2 * java.events.length);
       };
       const chunkBytes = opts.chunkBytes ?? CHUNK_BYTES;

@@ -227,16 +227,22 @@ export class JavaEventBuilder implements FlowSink {
 
   /**
    * The events made so far, except those a later block may still change (a conditional branch whose outcome is
-   * not known yet): they stay, and the next take gives them.
+   * not known yet): they stay, and the next take gives them. `spare`: a stream taken before that the caller no
+   * longer reads (nor holds views of), reused for the events from here on.
    */
-  takeSettledEvents(): EventStream {
+  takeSettledEvents(spare?: EventStream): EventStream {
     const e = this.events;
     let keep = this.branchEvent >= 0 ? this.branchEvent : e.length;
     if (this.slowEvent >= 0 && this.slowEvent < keep) keep = this.slowEvent;
     if (this.entryEvent >= 0 && this.entryEvent < keep) keep = this.entryEvent;
     if (this.switchEvent >= 0 && this.switchEvent < keep) keep = this.switchEvent;
     if (this.hoistEv >= 0 && this.hoistEv < keep) keep = this.hoistEv;
-    this.events = new EventStream(Math.max(4096, e.length - keep));
+    // (a spare the caller has done with, of the size the last take grew to, saves growing a new one again:
+    // doubling from 4096 to millions of events copied each column ~20 times over per take)
+    if (spare && spare !== e && spare.kind.length >= e.length - keep) {
+      spare.length = 0;
+      this.events = spare;
+    } else this.events = new EventStream(Math.max(4096, e.length - keep));
     if (keep < e.length) {
       this.events.appendStream(e.view(keep, e.length));
       if (this.branchEvent >= 0) this.branchEvent -= keep;

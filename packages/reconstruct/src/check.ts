@@ -311,12 +311,18 @@ export function checkAndRepair(
 
   const cfgs = new Map<number, MethodCfg | null>();
   const searches = new Map<number, PathSearch>();
+  // (consecutive bytecodes are mostly of one method: the last answer saves most lookups)
+  let lastCfgMethod = -1;
+  let lastCfg: MethodCfg | null = null;
   const cfg = (m: number): MethodCfg | null => {
+    if (m === lastCfgMethod) return lastCfg;
     let c = cfgs.get(m);
     if (c === undefined) {
       c = cfgOf(m) ?? null;
       cfgs.set(m, c);
     }
+    lastCfgMethod = m;
+    lastCfg = c;
     return c;
   };
   // (method, a, b) -> result; bcis are < 65536
