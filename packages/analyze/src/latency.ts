@@ -270,7 +270,9 @@ class ResolutionCounter {
       else if (d < 0) this.nonMonotonic++;
       else {
         if (d < this.minDelta) this.minDelta = d;
-        this.deltas.set(d, (this.deltas.get(d) ?? 0) + 1);
+        // (a small whole delta as an int: a double key is a new heap number on each lookup, one per event)
+        const key = d <= 0x3fffffff && d === Math.floor(d) ? d | 0 : d;
+        this.deltas.set(key, (this.deltas.get(key) ?? 0) + 1);
       }
     }
     this.prev = prev;

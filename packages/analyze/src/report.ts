@@ -58,6 +58,7 @@ export function reportSummaryPass(a: Profiled) {
   const threads: ThreadSummary[] = [];
   let first = Infinity;
   let last = -Infinity;
+  const bounds = new Float64Array(2);
   let events = 0;
   for (const t of a.threads) {
     events += t.length;
@@ -65,9 +66,11 @@ export function reportSummaryPass(a: Profiled) {
   }
   const window = (t: EventWindow, k: number) => {
     const s = threads[k];
-    // (locals: a double stored into a closure's variable is a new heap number each time, one per event)
-    let lo = first;
-    let hi = last;
+    // (the bounds live in a typed array: this loop runs once per window, so V8 compiles it on stack replacement,
+    // and there a double local assigned under a condition is boxed anew each time it changes: one per event)
+    const lohi = bounds;
+    lohi[0] = first;
+    lohi[1] = last;
     for (let i = 0; i < t.length; i++) {
       const k = t.kind[i];
       if (k === Kind.Bytecode) {
@@ -80,11 +83,11 @@ export function reportSummaryPass(a: Profiled) {
         if (s.lostNs !== null && lost > 0) s.lostNs += lost / a.tscPerNs;
       }
       const x = t.tsc[i];
-      if (x < lo) lo = x;
-      if (x > hi) hi = x;
+      if (x < lohi[0]) lohi[0] = x;
+      if (x > lohi[1]) lohi[1] = x;
     }
-    first = lo;
-    last = hi;
+    first = lohi[0];
+    last = lohi[1];
   };
   const sum = (f: (s: ThreadSummary) => number) => threads.reduce((n, s) => n + f(s), 0);
   const finish = () => ({

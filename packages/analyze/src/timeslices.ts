@@ -98,6 +98,7 @@ export class WindowTimes {
   private buf = new Float64Array(0);
   private prev = 0;
   private next = 0;
+  private readonly running = new Float64Array(1);
   constructor(private readonly c: Clock) {}
 
   window(w: EventWindow): Float64Array {
@@ -117,18 +118,24 @@ export class WindowTimes {
     // (a new array per window: the others of this read may hold the last one)
     const out = new Float64Array(n);
     const before = this.prev;
-    let prev = this.prev;
+    // (the running time lives in a typed array, not a local: this loop runs once per window, so V8 compiles it on
+    // stack replacement, and there a double local assigned under a condition is boxed anew each time it changes)
+    const prev = this.running;
+    prev[0] = this.prev;
+    const tsc = w.tsc;
+    const t0 = this.c.t0Tsc;
+    const perNs = this.c.tscPerNs;
     for (let i = 0; i < n; i++) {
-      const x = w.tsc[i];
+      const x = tsc[i];
       if (Number.isFinite(x)) {
-        const ns = Math.round((x - this.c.t0Tsc) / this.c.tscPerNs);
-        if (ns > prev) prev = ns;
+        const ns = Math.round((x - t0) / perNs);
+        if (ns > prev[0]) prev[0] = ns;
       }
-      out[i] = prev;
+      out[i] = prev[0];
     }
-    this.prev = prev;
-    this.next = prev;
-    sharedTimes.set(w, { t0Tsc: this.c.t0Tsc, tscPerNs: this.c.tscPerNs, before, times: out, after: prev });
+    this.prev = prev[0];
+    this.next = prev[0];
+    sharedTimes.set(w, { t0Tsc: this.c.t0Tsc, tscPerNs: this.c.tscPerNs, before, times: out, after: prev[0] });
     return out;
   }
 

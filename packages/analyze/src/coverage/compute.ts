@@ -197,6 +197,10 @@ export function coveragePass(a: Profiled, opts: CoverageOptions = {}): WalkPass<
     const pend = new PendingBranches();
     // (indexes within the thread: window base + index)
     let lastGap = -1;
+    // the last method's coverage: runs of one method are the rule, and calling index.get per event from the
+    // walk's loop (compiled on stack replacement) made V8 allocate on each call (3.8 GB over luindex short)
+    let lastMethod = -2;
+    let lastCoverage: MethodCoverage | null = null;
     const clear = (d: number) => {
       if (d >= 0 && d < pend.branch.length) pend.branch[d] = -1;
     };
@@ -213,7 +217,14 @@ export function coveragePass(a: Profiled, opts: CoverageOptions = {}): WalkPass<
           pend.ensure(d);
           const m = t.method[i];
           const bci = t.bci[i];
-          const mc = m >= 0 && bci >= 0 ? index.get(m) : null;
+          let mc: MethodCoverage | null = null;
+          if (m >= 0 && bci >= 0) {
+            if (m !== lastMethod) {
+              lastMethod = m;
+              lastCoverage = index.get(m);
+            }
+            mc = lastCoverage;
+          }
           if (!mc) {
             if (m >= 0 && bci >= 0 && index.withoutBytes.has(a.methods[m].className)) stats.eventsWithoutBytes++;
             pend.branch[d] = -1;
