@@ -10,9 +10,11 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { AnalysisMethod, EventWindow, methodKeyOf, methodLabel, Origin, PartResult, Profiled, ThreadEvents } from './model';
+import { PairMap } from './pair-map';
 import { ChunkWriter } from './timeline';
 import { runPass, StackVisitor, StackWalker, walkWindows, WalkPass } from './walk';
 
+/** bounds of a tree (a tree this large would not fit this machine anyway) */
 const PAIR_LIMIT = 1 << 26;
 const NODE_LIMIT = 2 ** 27;
 
@@ -40,39 +42,38 @@ export class Cct {
   bytecodes = new Float64Array(64);
   /** of those, bytecodes recovery copied into gaps */
   recovered = new Float64Array(64);
-  private readonly children = new Map<number, number>();
-  private readonly pairs = new Map<number, number>();
+  /** (parent, pair) -> child node */
+  private readonly children = new PairMap();
+  /** (callSite, method) -> pair */
+  private readonly pairs = new PairMap();
 
   constructor(readonly methodCount: number) {}
 
   /** the child of `parent` for (callSite, method), created when absent */
   child(parent: number, callSite: number, method: number): number {
-    const pk = (callSite + 1) * (this.methodCount + 1) + method + 1;
-    let pair = this.pairs.get(pk);
-    if (pair === undefined) {
+    let pair = this.pairs.get(callSite, method);
+    if (pair < 0) {
       pair = this.pairs.size;
       if (pair >= PAIR_LIMIT) throw new Error('calling-context tree: too many (call site, method) pairs');
-      this.pairs.set(pk, pair);
+      this.pairs.set(callSite, method, pair);
     }
-    const key = parent * PAIR_LIMIT + pair;
-    let n = this.children.get(key);
-    if (n === undefined) {
+    let n = this.children.get(parent, pair);
+    if (n < 0) {
       n = this.size++;
       if (n >= NODE_LIMIT) throw new Error('calling-context tree: too many nodes');
       if (n === this.parent.length) this.grow();
       this.parent[n] = parent;
       this.method[n] = method;
       this.callSite[n] = callSite;
-      this.children.set(key, n);
+      this.children.set(parent, pair, n);
     }
     return n;
   }
 
   /** the existing child, or -1 */
   findChild(parent: number, callSite: number, method: number): number {
-    const pair = this.pairs.get((callSite + 1) * (this.methodCount + 1) + method + 1);
-    if (pair === undefined) return -1;
-    return this.children.get(parent * PAIR_LIMIT + pair) ?? -1;
+    const pair = this.pairs.get(callSite, method);
+    return pair < 0 ? -1 : this.children.get(parent, pair);
   }
 
   private grow(): void {

@@ -7,6 +7,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { EventWindow, Kind, methodLabel, PartResult, Profiled } from './model';
+import { PairMap } from './pair-map';
 import { ChunkWriter } from './timeline';
 import { runPass, StackWalker, ThreadWalk, WalkPass } from './walk';
 
@@ -28,7 +29,8 @@ const sanitize = (s: string): string => s.replace(/;/g, ':').replace(/[\r\n]/g, 
 class TreeBuilder {
   names: string[] = [];
   private readonly nameIds = new Map<string, number>();
-  private readonly children = new Map<number, number>();
+  /** (parent, name) -> child */
+  private readonly children = new PairMap();
   count = 1;
   parent = new Int32Array(1024).fill(-1);
   name = new Int32Array(1024).fill(-1);
@@ -45,14 +47,13 @@ class TreeBuilder {
   }
 
   child(parent: number, name: number): number {
-    const key = parent * 4194304 + name;
-    let c = this.children.get(key);
-    if (c === undefined) {
+    let c = this.children.get(parent, name);
+    if (c < 0) {
       if (this.count === this.parent.length) this.grow();
       c = this.count++;
       this.parent[c] = parent;
       this.name[c] = name;
-      this.children.set(key, c);
+      this.children.set(parent, name, c);
     }
     return c;
   }

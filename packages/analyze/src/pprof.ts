@@ -11,6 +11,7 @@ import { lineOf } from '@jportal/classfile';
 import { Label, Profile, Sample, StringTable, ValueType, type FunctionInput, type LocationInput } from 'pprof-format';
 import { Kind, PartResult, Profiled, ThreadEvents, ThreadInfo } from './model';
 import { IntervalClock, methodDisplay, TIER_CLASS_NAMES, tierClassOf, unknownRow } from './hot';
+import { PairMap } from './pair-map';
 import { withRoom } from './typed';
 import { runPass, StackWalker, ThreadWalk, WalkPass } from './walk';
 
@@ -18,51 +19,6 @@ import { runPass, StackWalker, ThreadWalk, WalkPass } from './walk';
 const ROOT = 0;
 
 
-/** A hash map from pairs of non-negative int32 to int32 (open addressing), for the hot lookups. */
-class PairMap {
-  private a = new Int32Array(1024).fill(-1);
-  private b = new Int32Array(1024);
-  private v = new Int32Array(1024);
-  private mask = 1023;
-  private size = 0;
-
-  private find(x: number, y: number): number {
-    let h = (Math.imul(x, 0x9e3779b1) ^ Math.imul(y + 0x7f4a7c15, 0x85ebca77)) & this.mask;
-    while (this.a[h] !== -1 && (this.a[h] !== x || this.b[h] !== y)) h = (h + 1) & this.mask;
-    return h;
-  }
-
-  /** the value of (x, y), or -1 */
-  get(x: number, y: number): number {
-    const h = this.find(x, y);
-    return this.a[h] === -1 ? -1 : this.v[h];
-  }
-
-  set(x: number, y: number, value: number): void {
-    if (2 * (this.size + 1) > this.a.length) this.rehash();
-    const h = this.find(x, y);
-    if (this.a[h] === -1) this.size++;
-    this.a[h] = x;
-    this.b[h] = y;
-    this.v[h] = value;
-  }
-
-  private rehash(): void {
-    const [a, b, v] = [this.a, this.b, this.v];
-    const n = a.length * 2;
-    this.a = new Int32Array(n).fill(-1);
-    this.b = new Int32Array(n);
-    this.v = new Int32Array(n);
-    this.mask = n - 1;
-    for (let k = 0; k < a.length; k++)
-      if (a[k] !== -1) {
-        const h = this.find(a[k], b[k]);
-        this.a[h] = a[k];
-        this.b[h] = b[k];
-        this.v[h] = v[k];
-      }
-  }
-}
 
 /** Lines per (method row, bci), from the LineNumberTables; 0 where unknown. */
 class LineTable {
