@@ -70,78 +70,69 @@ export function chooseClock(a: Profiled): Clock {
 
 /** Per-event time of a thread on the clock (monotone; integer ns or the event index). One extra slot at the end. */
 export function eventTimes(t: ThreadEvents, c: Clock): Float64Array {
-  const times = new WindowTimes(c);
+  const times = new TimeCursor(c);
+  times.window({ ...t, base: 0, last: true });
   const out = new Float64Array(t.length + 1);
-  out.set(times.window({ ...t, base: 0, last: true }));
-  out[t.length] = times.end();
+  for (let i = 0; i <= t.length; i++) out[i] = times.time(i);
   return out;
 }
 
-/** A window's times on a TSC clock, kept with the window for the other walks of the same read (WindowTimes). */
-interface SharedTimes {
-  t0Tsc: number;
-  tscPerNs: number;
-  /** the time carried in from the windows before (WindowTimes.prev) */
-  before: number;
-  times: Float64Array;
-  after: number;
-}
-const sharedTimes = new WeakMap<EventWindow, SharedTimes>();
-
 /**
- * The clock's time of each event, window by window: `window(w)` gives the times of w's events (a buffer valid
- * until the next call), monotone across windows; `end()` the time after the last event seen. Walks that share a
- * read (runPasses: frame durations of the timeline and of the report, then their slices) compute a window's times
- * once: the first computes them, the others with the same clock and the same time carried in take its array.
+ * The clock's time at the events of one thread, window by window, asked at event indexes that never go back
+ * within a window (a walk's order). An event's time is the latest TSC up to it (monotone: an event with no TSC, or
+ * one behind, keeps the time before), in whole ns from the clock's t0, never below 0; on an event-index clock,
+ * the event's index within the thread. Only the TSCs are scanned, and an index's time is made when it is asked:
+ * rounding is monotone, so the latest time is the time of the latest TSC. (Times used to be computed for every
+ * event, four passes over luindex short's 110 M events, of which the walks read a few percent: entries, exits,
+ * gaps.)
  */
-export class WindowTimes {
-  private buf = new Float64Array(0);
-  private prev = 0;
-  private next = 0;
-  private readonly running = new Float64Array(1);
+export class TimeCursor {
+  private w: EventWindow | undefined;
+  /** events [0, scanned) of the current window are in maxTsc */
+  private scanned = 0;
+  /** the latest finite TSC so far (-Infinity: none yet); a typed array, not a field, so the scan stays unboxed */
+  private readonly maxTsc = new Float64Array(1).fill(-Infinity);
   constructor(private readonly c: Clock) {}
 
-  window(w: EventWindow): Float64Array {
-    const n = w.length;
-    if (this.c.kind === 'event-index') {
-      if (this.buf.length < n) this.buf = new Float64Array(n);
-      const out = this.buf.subarray(0, n);
-      for (let i = 0; i < n; i++) out[i] = w.base + i;
-      this.next = w.base + n;
-      return out;
-    }
-    const shared = sharedTimes.get(w);
-    if (shared && shared.t0Tsc === this.c.t0Tsc && shared.tscPerNs === this.c.tscPerNs && shared.before === this.prev) {
-      this.prev = this.next = shared.after;
-      return shared.times;
-    }
-    // (a new array per window: the others of this read may hold the last one)
-    const out = new Float64Array(n);
-    const before = this.prev;
-    // (the running time lives in a typed array, not a local: this loop runs once per window, so V8 compiles it on
-    // stack replacement, and there a double local assigned under a condition is boxed anew each time it changes)
-    const prev = this.running;
-    prev[0] = this.prev;
-    const tsc = w.tsc;
-    const t0 = this.c.t0Tsc;
-    const perNs = this.c.tscPerNs;
-    for (let i = 0; i < n; i++) {
-      const x = tsc[i];
-      if (Number.isFinite(x)) {
-        const ns = Math.round((x - t0) / perNs);
-        if (ns > prev[0]) prev[0] = ns;
-      }
-      out[i] = prev[0];
-    }
-    this.prev = prev[0];
-    this.next = prev[0];
-    sharedTimes.set(w, { t0Tsc: this.c.t0Tsc, tscPerNs: this.c.tscPerNs, before, times: out, after: prev[0] });
-    return out;
+  /** the next window of the thread (the previous one is left) */
+  window(w: EventWindow): void {
+    if (this.w && this.c.kind !== 'event-index') this.scanTo(this.w, this.w.length);
+    this.w = w;
+    this.scanned = 0;
   }
 
-  /** the time after the last event seen: the slot past the thread's end */
+  /** the time of event i of the current window (i = its length: the time after its last event, as end()) */
+  time(i: number): number {
+    const w = this.w;
+    if (!w) return 0;
+    if (this.c.kind === 'event-index') return w.base + Math.min(i, w.length);
+    this.scanTo(w, Math.min(i + 1, w.length));
+    return this.now();
+  }
+
+  /** the time after the last event of the windows so far */
   end(): number {
-    return this.next;
+    const w = this.w;
+    if (!w) return 0;
+    return this.time(w.length);
+  }
+
+  private scanTo(w: EventWindow, to: number): void {
+    if (this.scanned >= to) return;
+    const tsc = w.tsc;
+    const max = this.maxTsc;
+    for (let i = this.scanned; i < to; i++) {
+      const x = tsc[i];
+      if (x > max[0] && Number.isFinite(x)) max[0] = x;
+    }
+    this.scanned = to;
+  }
+
+  private now(): number {
+    const x = this.maxTsc[0];
+    if (x === -Infinity) return 0;
+    const ns = Math.round((x - this.c.t0Tsc) / this.c.tscPerNs);
+    return ns > 0 ? ns : 0;
   }
 }
 
@@ -196,23 +187,22 @@ export function frameDurations(t: ThreadEvents | Iterable<EventWindow>, c: Clock
 
 /** frameDurations as a walk of one thread that can share its read with others (runPasses). */
 function frameDurationsWalk(c: Clock, h: DurationHistogram, onGap: () => void): ThreadWalk {
-  const times = new WindowTimes(c);
-  let time: Float64Array = new Float64Array(0);
+  const times = new TimeCursor(c);
   let openTime = new Float64Array(256);
   const visitor = {
     enter(w: StackWalker, i: number) {
       openTime = withRoom(openTime, w.depth + 1);
-      openTime[w.depth] = time[i];
+      openTime[w.depth] = times.time(i);
     },
     exit(w: StackWalker, i: number) {
-      h.add((i < time.length ? time[i] : times.end()) - openTime[w.depth]);
+      h.add(times.time(i) - openTime[w.depth]);
     },
     gap: onGap,
   };
   return {
     visitor,
     window: (w: EventWindow) => {
-      time = times.window(w);
+      times.window(w);
     },
   };
 }
@@ -293,21 +283,20 @@ interface CollectedSlices {
 function collectSlicesWalk(c: Clock, o: CollectOptions, done: (r: CollectedSlices) => void): ThreadWalk & { done(): void } {
   const s = new SliceBuilder();
   const stats: CollectStats = { frames: 0, framesKept: 0, gaps: 0, gapsKept: 0 };
-  const times = new WindowTimes(c);
-  let time: Float64Array = new Float64Array(0);
+  const times = new TimeCursor(c);
   let serial = 0;
   // pre-order serial and start time of each open frame
   let openPre = new Float64Array(256);
   let openTime = new Float64Array(256);
   // a gap that ended a window: its end waits for the next event's time
   let gap: { reason: number; depth: number; pre: number; post: number; start: number; endTsc: number } | undefined;
-  const at = (i: number) => (i < time.length ? time[i] : times.end());
+  const at = (i: number) => times.time(i);
   const visitor = {
     enter(w: StackWalker, i: number) {
       openPre = withRoom(openPre, w.depth + 1);
       openTime = withRoom(openTime, w.depth + 1);
       openPre[w.depth] = serial++;
-      openTime[w.depth] = time[i];
+      openTime[w.depth] = at(i);
     },
     exit(w: StackWalker, i: number) {
       stats.frames++;
@@ -325,16 +314,17 @@ function collectSlicesWalk(c: Clock, o: CollectOptions, done: (r: CollectedSlice
       if (stats.gapsKept < o.maxGaps) {
         stats.gapsKept++;
         const t = w.t;
-        if (i + 1 < t.length) s.add(SliceKind.Gap, t.bci[i], w.depth + 1, pre, serial, time[i], gapEnd(t.endTsc[i], time[i], time[i + 1], c));
-        else gap = { reason: t.bci[i], depth: w.depth + 1, pre, post: serial, start: time[i], endTsc: t.endTsc[i] };
+        const start = at(i);
+        if (i + 1 < t.length) s.add(SliceKind.Gap, t.bci[i], w.depth + 1, pre, serial, start, gapEnd(t.endTsc[i], start, at(i + 1), c));
+        else gap = { reason: t.bci[i], depth: w.depth + 1, pre, post: serial, start, endTsc: t.endTsc[i] };
       }
     },
   };
   return {
     visitor,
     window: (w: EventWindow) => {
-      time = times.window(w);
-      if (gap) s.add(SliceKind.Gap, gap.reason, gap.depth, gap.pre, gap.post, gap.start, gapEnd(gap.endTsc, gap.start, time[0], c));
+      times.window(w);
+      if (gap) s.add(SliceKind.Gap, gap.reason, gap.depth, gap.pre, gap.post, gap.start, gapEnd(gap.endTsc, gap.start, at(0), c));
       gap = undefined;
     },
     done: () => {
