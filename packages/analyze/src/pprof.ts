@@ -18,8 +18,6 @@ import { runPass, StackWalker, ThreadWalk, WalkPass } from './walk';
 /** The root of the stack trie (no frame). */
 const ROOT = 0;
 
-
-
 /** Lines per (method row, bci), from the LineNumberTables; 0 where unknown. */
 class LineTable {
   private readonly byRow: (Int32Array | null | undefined)[] = [];

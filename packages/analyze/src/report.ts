@@ -56,9 +56,9 @@ export function reportSummaryPass(a: Profiled) {
   const origins = [0, 0, 0];
   const timed = a.tscPerNs > 0;
   const threads: ThreadSummary[] = [];
-  let first = Infinity;
-  let last = -Infinity;
-  const bounds = new Float64Array(2);
+  // the earliest and latest TSC seen ([0], [1]): a typed array, since the loop below runs once per window, so V8
+  // compiles it on stack replacement, and there a double local assigned under a condition is boxed anew each time
+  const bounds = new Float64Array([Infinity, -Infinity]);
   let events = 0;
   for (const t of a.threads) {
     events += t.length;
@@ -66,11 +66,7 @@ export function reportSummaryPass(a: Profiled) {
   }
   const window = (t: EventWindow, k: number) => {
     const s = threads[k];
-    // (the bounds live in a typed array: this loop runs once per window, so V8 compiles it on stack replacement,
-    // and there a double local assigned under a condition is boxed anew each time it changes: one per event)
     const lohi = bounds;
-    lohi[0] = first;
-    lohi[1] = last;
     for (let i = 0; i < t.length; i++) {
       const k = t.kind[i];
       if (k === Kind.Bytecode) {
@@ -86,8 +82,6 @@ export function reportSummaryPass(a: Profiled) {
       if (x < lohi[0]) lohi[0] = x;
       if (x > lohi[1]) lohi[1] = x;
     }
-    first = lohi[0];
-    last = lohi[1];
   };
   const sum = (f: (s: ThreadSummary) => number) => threads.reduce((n, s) => n + f(s), 0);
   const finish = () => ({
@@ -98,7 +92,7 @@ export function reportSummaryPass(a: Profiled) {
     origins,
     gaps: sum((s) => s.gaps),
     lostNs: timed ? Math.round(sum((s) => s.lostNs ?? 0)) : null,
-    durationNs: timed && last > first ? Math.round((last - first) / a.tscPerNs) : null,
+    durationNs: timed && bounds[1] > bounds[0] ? Math.round((bounds[1] - bounds[0]) / a.tscPerNs) : null,
     methods: a.methods.length,
     frames: 0,
   });

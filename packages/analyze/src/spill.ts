@@ -84,8 +84,8 @@ function columns(n: number): ThreadEvents {
 /**
  * A window's columns copied into one allocation (8-byte aligned views), not eight: V8 starts a full garbage
  * collection each time memory outside its heap has grown by 64 MB since the last, and the eight copies of each
- * window of luindex short (3.2 GB kept) set off ~50 of them while it decoded (5.7 s of 107), one buffer per
- * window about one per window.
+ * window of luindex short (3.2 GB kept) set off ~50 of them while it decoded (5.7 s of 107); with one buffer per
+ * window, about one per window.
  */
 class WindowBuffer {
   private readonly buffer: ArrayBuffer;
