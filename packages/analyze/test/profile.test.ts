@@ -13,6 +13,17 @@ import {
 } from '../src';
 import { analysis, Ev, method, plain, randomThread, rng, thread } from './synthetic';
 
+/** Directories this file's tests write into, removed when they are done. */
+const tempDirs: string[] = [];
+const tempDir = (prefix: string): string => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const d of tempDirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
 /** The naive replay of a well-formed thread: counts per method from an explicit stack, every event on its own. */
 function naiveHot(t: ThreadEvents, methods: number, tscPerNs: number) {
   const excl = new Array(methods).fill(0);
@@ -122,7 +133,7 @@ describe('computeHotMethods', () => {
   });
 
   it('writes an aligned table and JSON', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hot-'));
+    const dir = tempDir('hot-');
     const t = thread('main', randomThread(9, 4, 500));
     const r = writeHotMethods(analysis(Array.from({ length: 4 }, (_, k) => plain('p/C', `m${k}`)), [t]), dir, { top: 3 });
     expect(r.files).toEqual(['hot-methods.txt', 'hot-methods.json']);
@@ -171,7 +182,7 @@ describe('pprof', () => {
   });
 
   it('writes profile.pb.gz that reads back, bytecodes summing to the bytecode events', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pprof-'));
+    const dir = tempDir('pprof-');
     const t = thread('w', randomThread(3, 2, 2000).map((e) => ({ ...e, bci: e.kind === Kind.Bytecode ? (e.bci ?? 0) % 4 : e.bci })));
     const a = analysis(methods, [t], 2);
     writePprof(a, dir);
@@ -318,7 +329,7 @@ describe('latency', () => {
   });
 
   it('states the resolution in latency.txt, and has nothing for ground truth', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lat-'));
+    const dir = tempDir('lat-');
     const t = thread('main', randomThread(5, 3, 1000));
     writeLatency(analysis([0, 1, 2].map((k) => plain('p/C', `m${k}`)), [t], 2.5), dir);
     const text = fs.readFileSync(path.join(dir, 'latency.txt'), 'utf8');

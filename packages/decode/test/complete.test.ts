@@ -65,9 +65,10 @@ if (javac.status !== 0) console.warn('SKIP completion tests: no javac');
 maybe('completion of compiled frames', () => {
   let universe: MethodUniverse;
   let code: (name: string) => { id: number; code: Uint8Array };
+  let dir: string;
 
   beforeAll(() => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jportal-complete-'));
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jportal-complete-'));
     fs.writeFileSync(path.join(dir, 'Loop.java'), SOURCE);
     const r = spawnSync('javac', ['-d', dir, path.join(dir, 'Loop.java')], { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(r.stderr);
@@ -79,6 +80,9 @@ maybe('completion of compiled frames', () => {
       const m = universe.methods.find((x) => model.methods.get(x.id)?.name === name)!;
       return { id: m.id, code: m.code! };
     };
+  });
+  afterAll(() => {
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   /** Completes a compiled frame of `name` whose events are at `bcis` (then its exit when `exit`); returns the bcis

@@ -11,10 +11,17 @@ if (!haveOracle) console.warn(`SKIP libipt cross-check: ${PTDUMP} not built (nee
 
 describe('packet layer', () => {
   (haveOracle ? test : test.skip)('every packet type libipt can encode decodes as libipt decodes it', () => {
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'jppt-')), 'fixture.pt');
-    expect(spawnSync(PTDUMP, ['--fixture', file]).status).toBe(0);
-    const oracle = spawnSync(PTDUMP, [file], { encoding: 'utf8' }).stdout.trim().split('\n');
-    const ours = dumpPackets(fs.readFileSync(file));
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jppt-'));
+    const file = path.join(dir, 'fixture.pt');
+    let oracle: string[];
+    let ours: string[];
+    try {
+      expect(spawnSync(PTDUMP, ['--fixture', file]).status).toBe(0);
+      oracle = spawnSync(PTDUMP, [file], { encoding: 'utf8' }).stdout.trim().split('\n');
+      ours = dumpPackets(fs.readFileSync(file));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
     expect(ours).toEqual(oracle);
     // the fixture really covers the packet zoo
     const kinds = new Set(ours.map((l) => l.split(' ')[1]));
