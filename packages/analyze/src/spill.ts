@@ -5,9 +5,9 @@
  *
  * One file per thread, a sequence of blocks, each the columns of one window in this order (native byte order,
  * little-endian on every machine jportal runs on): kind u8, origin u8, tier u8, opcode i16, method i32, bci i32,
- * tsc f64, endTsc f64; each column compressed on its own (raw deflate, level 1), tsc first turned into the XOR of
- * each value's bits with the one before (exact both ways; close times leave mostly zero bytes). Uncompressed, a
- * full-size trace's main thread (luindex full: past 1.7 G events) was more than this machine's 48 GB of free disk.
+ * tsc f64, endTsc f64; each column packed on its own (spill-codec.ts: as runs of one value when it has few, else
+ * plain; then raw deflate, level 1). Uncompressed, a full-size trace's main thread (luindex full: past 1.7 G
+ * events) was more than this machine's 48 GB of free disk.
  * The block index (offset, events, each column's compressed length) lives in memory only: these files are
  * scratch, removed when the analysis is closed, and not a format anything else reads.
  *
@@ -19,8 +19,8 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import * as zlib from 'zlib';
 import { EventWindow, ThreadEvents, ThreadInfo } from './model';
+import { packColumn, SpillCodecError, unpackColumn } from './spill-codec';
 
 /** bytes one event takes in a spill file before compression */
 export const SPILL_EVENT_BYTES = 1 + 1 + 1 + 2 + 4 + 4 + 8 + 8;
@@ -44,26 +44,6 @@ export function spillMemoryBudget(): number {
   return Number.isFinite(n) && n >= 0 ? n : Math.floor(os.totalmem() * 0.15);
 }
 
-/**
- * Each 8-byte value XORed with the one before it (as two 32-bit halves), in place, or (`undo`) back: exact for any
- * bits, and times close to each other leave mostly zero bytes, which deflate packs well.
- */
-function xorWithPrevious(bytes: Uint8Array, undo: boolean): void {
-  const u = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength >> 2);
-  const n = u.length >> 1;
-  if (undo) {
-    for (let i = 1; i < n; i++) {
-      u[2 * i] ^= u[2 * i - 2];
-      u[2 * i + 1] ^= u[2 * i - 1];
-    }
-  } else {
-    for (let i = n - 1; i > 0; i--) {
-      u[2 * i] ^= u[2 * i - 2];
-      u[2 * i + 1] ^= u[2 * i - 1];
-    }
-  }
-}
-
 interface SpilledThread {
   info: ThreadInfo;
   file: string;
@@ -72,7 +52,6 @@ interface SpilledThread {
   bytes: number;
 }
 
-const bytesOf = (a: ArrayBufferView): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 
 function columns(n: number): ThreadEvents {
   return {
@@ -146,12 +125,7 @@ export class EventSpill {
     }
     try {
       for (const c of COLUMNS) {
-        let data = bytesOf(t[c].subarray(0, n));
-        if (c === 'tsc') {
-          data = data.slice();
-          xorWithPrevious(data, false);
-        }
-        const packed = zlib.deflateRawSync(data, { level: 1 });
+        const packed = packColumn(t[c].subarray(0, n), c === 'tsc');
         let done = 0;
         while (done < packed.length) done += fs.writeSync(s.fd, packed, done, packed.length - done, s.bytes + done);
         s.bytes += packed.length;
@@ -215,7 +189,6 @@ export class EventSpill {
       for (let ci = 0; ci < COLUMNS.length; ci++) {
         const c = COLUMNS[ci];
         const view = buf[c].subarray(0, n);
-        const data = bytesOf(view);
         const size = block.sizes[ci];
         if (packed.length < size) packed = Buffer.alloc(size);
         let done = 0;
@@ -224,10 +197,12 @@ export class EventSpill {
           if (r <= 0) throw new Error(`spill ${s.file}: short read at offset ${at + done}`);
           done += r;
         }
-        const raw = zlib.inflateRawSync(packed.subarray(0, size), { chunkSize: Math.max(64, data.length + 1) });
-        if (raw.length !== data.length) throw new Error(`spill ${s.file}: a block at offset ${at} holds ${raw.length} bytes of ${c}, not ${data.length}`);
-        data.set(raw);
-        if (c === 'tsc') xorWithPrevious(data, true);
+        try {
+          unpackColumn(packed.subarray(0, size), view, c === 'tsc');
+        } catch (e) {
+          if (!(e instanceof SpillCodecError) && (e as NodeJS.ErrnoException).code === undefined) throw e;
+          throw new Error(`spill ${s.file}: the block at offset ${at} does not hold ${n} values of ${c}: ${(e as Error).message}`);
+        }
         at += size;
         (w as unknown as Record<Column, ArrayBufferView>)[c] = view;
       }
