@@ -11,7 +11,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import * as zlib from 'zlib';
 import { EventWindow, methodKeyOf, PartResult, Profiled, ThreadEvents } from './model';
-import { asWindows, runPass, StackWalker, ThreadWalk, walkWindows, WalkPass } from './walk';
+import { PairMap } from './pair-map';
+import { asWindows, fanOut, runPass, StackWalker, ThreadWalk, walkWindows, WalkPass } from './walk';
 
 /** the root (thread start, or restart after a push edge) as a caller */
 export const ROOT = -1;
@@ -183,12 +184,6 @@ class CallSites {
 export function buildContextNumbering(analyses: Profiled | Profiled[]): ContextNumbering {
   const list = Array.isArray(analyses) ? analyses : [analyses];
   return numberEdges(list.flatMap((a) => runPass(a, observedEdges(a))));
-}
-
-/** buildContextNumbering of one analysis as a pass that can share its walk with others (runPasses). */
-export function contextNumberingPass(a: Profiled): WalkPass<ContextNumbering> {
-  const p = observedEdges(a);
-  return { thread: (k) => p.thread(k), finish: () => numberEdges(p.finish()) };
 }
 
 function numberEdges(raw: ObservedEdge[]): ContextNumbering {
@@ -449,6 +444,8 @@ const MAGIC = 'JPCTXIDS';
 const CTX_VERSION = 2;
 /** runs per deflated chunk */
 const CHUNK_RUNS = 1 << 16;
+/** events per run at most */
+const RUN_LIMIT = 0x7fffffff;
 
 /**
  * Writes one thread's per-event context ids as runs (count, id), deflated in chunks of CHUNK_RUNS runs: ids change
@@ -464,13 +461,31 @@ class ContextRunWriter {
 
   constructor(private readonly fd: number) {}
 
+  /** `count` more events of id `id` (a run; runs of one id in a row merge) */
+  addRun(count: number, id: number): void {
+    if (count <= 0) return;
+    let c = this.count;
+    if (c > 0 && id !== this.id) {
+      this.push(c, this.id);
+      c = 0;
+    }
+    this.id = id;
+    // (runs are at most 0x7fffffff events: a longer one is split as the per-event add splits it)
+    c += count;
+    while (c > RUN_LIMIT) {
+      this.push(RUN_LIMIT, id);
+      c -= RUN_LIMIT;
+    }
+    this.count = c;
+  }
+
   /** the next ids of the thread, in event order */
   add(ids: Int32Array): void {
     let id = this.id;
     let count = this.count;
     for (let i = 0; i < ids.length; i++) {
       const v = ids[i];
-      if (v === id && count > 0 && count < 0x7fffffff) {
+      if (v === id && count > 0 && count < RUN_LIMIT) {
         count++;
         continue;
       }
@@ -507,56 +522,287 @@ class ContextRunWriter {
   }
 }
 
-/** Writes contexts.json (the numbering) and contexts/<tid>.ctx (per-event ids) into `outDir`. */
-export function writeContexts(a: Profiled, outDir: string, opts: { numbering?: ContextNumbering } = {}): PartResult {
-  return runPass(a, contextsPass(a, outDir, opts.numbering ?? buildContextNumbering(a)));
+/** The runs of a file ContextRunWriter wrote from `offset` on, chunk by chunk: (counts, values) pairs interleaved. */
+function* readRunChunks(fd: number, file: string, offset: number): Generator<Int32Array> {
+  const head = Buffer.alloc(8);
+  let at = offset;
+  for (;;) {
+    const got = fs.readSync(fd, head, 0, 8, at);
+    if (got === 0) return;
+    if (got !== 8) throw new Error(`${file}: offset ${at}: a chunk header cut short`);
+    const bytes = head.readUInt32LE(0);
+    const n = head.readUInt32LE(4);
+    const body = Buffer.alloc(bytes);
+    if (fs.readSync(fd, body, 0, bytes, at + 8) !== bytes) throw new Error(`${file}: offset ${at + 8}: a chunk of ${bytes} bytes cut short`);
+    const raw = zlib.inflateRawSync(body);
+    if (raw.length !== 8 * n) throw new Error(`${file}: offset ${at + 8}: a chunk of ${n} runs inflates to ${raw.length} bytes`);
+    // (an aligned copy for the Int32Array view)
+    const runs = new Int32Array(2 * n);
+    new Uint8Array(runs.buffer).set(raw);
+    yield runs;
+    at += 8 + bytes;
+  }
 }
 
-/** writeContexts as a pass that can share its walk with others (runPasses): the numbering comes first. */
-export function contextsPass(a: Profiled, outDir: string, numbering: ContextNumbering): WalkPass<PartResult> {
+/**
+ * The calling contexts the walks went through, as a tree: a node is (parent node, call site, method), -1 the
+ * root. Each node stands for one stack of (method, call site) frames, so once the numbering is known each node has
+ * one context id (contextIdsOfTree): a thread's events can be recorded as runs of nodes while the numbering is still
+ * being observed, in the same read.
+ */
+class ContextTree {
+  size = 0;
+  parent = new Int32Array(1024);
+  site = new Int32Array(1024);
+  method = new Int32Array(1024);
+  /** (call site, method) -> pair; (parent, pair) -> node */
+  private readonly pairs = new PairMap();
+  private readonly children = new PairMap();
+
+  child(parent: number, site: number, method: number): number {
+    let pair = this.pairs.get(site, method);
+    if (pair < 0) this.pairs.set(site, method, (pair = this.pairs.size));
+    let n = this.children.get(parent, pair);
+    if (n >= 0) return n;
+    n = this.size++;
+    if (n === this.parent.length) {
+      const grow = (a: Int32Array) => {
+        const b = new Int32Array(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.parent = grow(this.parent);
+      this.site = grow(this.site);
+      this.method = grow(this.method);
+    }
+    this.parent[n] = parent;
+    this.site[n] = site;
+    this.method[n] = method;
+    this.children.set(parent, pair, n);
+    return n;
+  }
+}
+
+/**
+ * The global context id of every node of `tree` (-1: none), by the rules contextIdWalk applies frame by frame: a
+ * parent is always numbered before its children.
+ */
+function contextIdsOfTree(a: Profiled, tree: ContextTree, numbering: ContextNumbering): Int32Array {
+  const nodes = numbering.nodesOf(a);
+  const unknown = numbering.node('?');
+  const n = tree.size;
+  const ids = new Int32Array(n);
+  const nodeOf = new Int32Array(n);
+  const local = new Float64Array(n);
+  for (let x = 0; x < n; x++) {
+    const m = tree.method[x];
+    const v = m >= 0 ? nodes[m] : unknown;
+    nodeOf[x] = v;
+    local[x] = -1;
+    const p = tree.parent[x];
+    if (v >= 0) {
+      if (p < 0) {
+        const e = numbering.edge(ROOT, -1, v);
+        if (e >= 0) local[x] = numbering.edges[e].addend;
+      } else {
+        const c = nodeOf[p];
+        const e = c >= 0 ? numbering.edge(c, tree.site[x], v) : -1;
+        if (e >= 0) {
+          const edge = numbering.edges[e];
+          if (edge.kind === EdgeKind.Call) local[x] = local[p] >= 0 ? local[p] + edge.addend : -1;
+          else {
+            const r = numbering.edge(ROOT, -1, v);
+            local[x] = r >= 0 ? numbering.edges[r].addend : -1;
+          }
+        }
+      }
+    }
+    ids[x] = local[x] >= 0 ? numbering.base[v] + local[x] : -1;
+  }
+  return ids;
+}
+
+/**
+ * contextIdWalk's events-to-contexts rules, recording runs of context-tree nodes instead of ids (`run(count,
+ * node)`, node -1: no context), a run at a time rather than an id per event. contextIdWalk writes ids into a
+ * buffer, and an event marked twice (an implicit frame's entry and its first bytecode) keeps the second id: here
+ * the newest run stays open so that its last event can be taken back and given again.
+ */
+function contextTreeWalk(tree: ContextTree, run: (count: number, node: number) => void): ThreadWalk & { done(): void } {
+  let treeAt = new Int32Array(256);
+  const sites = new CallSites();
+  let length = 0;
+  let next = 0;
+  let depth = -1;
+  let started = false;
+  // the newest run, not yet handed on
+  let openCount = 0;
+  let openNode = -1;
+  const emit = (count: number, node: number) => {
+    if (node === openNode) openCount += count;
+    else {
+      if (openCount > 0) run(openCount, openNode);
+      openNode = node;
+      openCount = count;
+    }
+  };
+  const cur = () => (depth >= 0 ? treeAt[depth] : -1);
+  // (events past the window's end are dropped, as the per-event ids buffer drops them)
+  const fillTo = (i: number) => {
+    if (next >= i) return;
+    const end = i < length ? i : length;
+    if (end > next) emit(end - next, cur());
+    next = i;
+  };
+  const mark = (i: number) => {
+    if (i < next && i < length) {
+      // marked again (callbacks come in event order, so only the newest event can be): it takes the new id
+      const back = Math.min(next, length) - i;
+      if (back > openCount) throw new Error(`context walk: event ${i} marked after ${next - 1}`);
+      openCount -= back;
+      next = i;
+    }
+    fillTo(i);
+    if (i < length) emit(1, cur());
+    next = i + 1;
+  };
+  const visitor = {
+    enter(w: StackWalker, i: number) {
+      fillTo(i);
+      const d = w.depth;
+      sites.enter(d);
+      if (d >= treeAt.length) {
+        const t = new Int32Array(treeAt.length * 2);
+        t.set(treeAt);
+        treeAt = t;
+      }
+      depth = d;
+      treeAt[d] = d === 0 ? tree.child(-1, -1, w.stack[0]) : tree.child(treeAt[d - 1], sites.at(d - 1), w.stack[d]);
+      mark(i);
+    },
+    exit(w: StackWalker, i: number, implicit: boolean) {
+      if (implicit || i >= length) fillTo(i);
+      else mark(i);
+      depth = w.depth - 1;
+    },
+    bytecodes(w: StackWalker, _from: number, to: number) {
+      sites.set(w.depth, w.t.bci[to - 1]);
+      mark(to - 1);
+    },
+    gap(_w: StackWalker, i: number) {
+      mark(i);
+    },
+    exception(_w: StackWalker, i: number) {
+      mark(i);
+    },
+  };
+  const flushWindow = () => {
+    if (started) fillTo(length);
+  };
+  return {
+    visitor,
+    window: (w: EventWindow) => {
+      flushWindow();
+      started = true;
+      length = w.length;
+      next = 0;
+    },
+    done: () => {
+      flushWindow();
+      if (openCount > 0) run(openCount, openNode);
+      openCount = 0;
+    },
+  };
+}
+
+/** Writes contexts.json (the numbering) and contexts/<tid>.ctx (per-event ids) into `outDir`. */
+export function writeContexts(a: Profiled, outDir: string, opts: { numbering?: ContextNumbering } = {}): PartResult {
+  return runPass(a, contextsPass(a, outDir, opts.numbering));
+}
+
+/**
+ * writeContexts as a pass that can share its walk with others (runPasses), in one read: the walk observes the call
+ * graph (for the numbering) and records each thread's events as runs of context-tree nodes into a scratch file next
+ * to its .ctx; at the end the numbering gives every node its id, and each scratch file is rewritten as ids.
+ * `numbering`: given, instead of observed (the ids of another analysis's numbering).
+ */
+export function contextsPass(a: Profiled, outDir: string, numbering?: ContextNumbering): WalkPass<PartResult> {
   fs.mkdirSync(path.join(outDir, 'contexts'), { recursive: true });
-  const files = ['contexts.json'];
-  const threads: { tid: number; name: string; file: string; events: number; withContext: number; distinct: number }[] = [];
+  const observed = numbering ? undefined : observedEdges(a);
+  const tree = new ContextTree();
+  const pending: { k: number; name: string; scratch: string }[] = [];
   const used = new Set<string>();
   const thread = (k: number): ThreadWalk => {
     const t = a.threads[k];
     let name = `contexts/${t.tid}.ctx`;
     if (used.has(name)) name = `contexts/${t.tid}-${k}.ctx`;
     used.add(name);
-    const header = Buffer.from(JSON.stringify({ format: 'jportal-context-ids', version: CTX_VERSION, encoding: 'runs-deflate', tid: t.tid, name: t.name, count: t.length }));
-    const pre = 16 + header.length;
-    const pad = (4 - (pre % 4)) % 4;
-    const head = Buffer.alloc(pre + pad);
-    head.write(MAGIC, 0, 'latin1');
-    head.writeUInt32LE(CTX_VERSION, 8);
-    head.writeUInt32LE(header.length, 12);
-    header.copy(head, 16);
-    const fd = fs.openSync(path.join(outDir, name), 'w');
-    let withContext = 0;
-    const distinct = new Set<number>();
-    fs.writeSync(fd, head);
+    const scratch = path.join(outDir, `${name}.nodes`);
+    const fd = fs.openSync(scratch, 'w');
     const runs = new ContextRunWriter(fd);
-    const walk = contextIdWalk(a, numbering, (ids) => {
-      runs.add(ids);
-      for (let i = 0; i < ids.length; i++)
-        if (ids[i] >= 0) {
-          withContext++;
-          distinct.add(ids[i]);
-        }
-    });
+    const walk = contextTreeWalk(tree, (count, node) => runs.addRun(count, node));
+    const edges = observed?.thread(k);
+    const visitor = edges ? fanOut([edges.visitor, walk.visitor]) : walk.visitor;
     return {
-      visitor: walk.visitor,
+      visitor,
       window: walk.window,
       done: () => {
         walk.done();
         runs.close();
         fs.closeSync(fd);
-        files.push(name);
-        threads.push({ tid: t.tid, name: t.name, file: name, events: t.length, withContext, distinct: distinct.size });
+        pending.push({ k, name, scratch });
       },
     };
   };
-  return { thread, finish: () => writeNumbering(outDir, numbering, files, threads) };
+  const finish = (): PartResult => {
+    const num = numbering ?? numberEdges(observed!.finish());
+    const idOf = contextIdsOfTree(a, tree, num);
+    const files = ['contexts.json'];
+    const threads: { tid: number; name: string; file: string; events: number; withContext: number; distinct: number }[] = [];
+    for (const { k, name, scratch } of pending) {
+      const t = a.threads[k];
+      const fd = fs.openSync(path.join(outDir, name), 'w');
+      const in_ = fs.openSync(scratch, 'r');
+      let withContext = 0;
+      const distinct = new Set<number>();
+      try {
+        fs.writeSync(fd, ctxHead(t.tid, t.name, t.length));
+        const out = new ContextRunWriter(fd);
+        for (const runs of readRunChunks(in_, scratch, 0))
+          for (let r = 0; r < runs.length; r += 2) {
+            const node = runs[r + 1];
+            const id = node >= 0 ? idOf[node] : -1;
+            if (id >= 0) {
+              withContext += runs[r];
+              distinct.add(id);
+            }
+            out.addRun(runs[r], id);
+          }
+        out.close();
+      } finally {
+        fs.closeSync(in_);
+        fs.closeSync(fd);
+        fs.rmSync(scratch, { force: true });
+      }
+      files.push(name);
+      threads.push({ tid: t.tid, name: t.name, file: name, events: t.length, withContext, distinct: distinct.size });
+    }
+    return writeNumbering(outDir, num, files, threads);
+  };
+  return { thread, finish };
+}
+
+/** The start of a .ctx file: magic, version, the JSON header's length, the header, padding to 4 bytes. */
+function ctxHead(tid: number, name: string, count: number): Buffer {
+  const header = Buffer.from(JSON.stringify({ format: 'jportal-context-ids', version: CTX_VERSION, encoding: 'runs-deflate', tid, name, count }));
+  const pre = 16 + header.length;
+  const pad = (4 - (pre % 4)) % 4;
+  const head = Buffer.alloc(pre + pad);
+  head.write(MAGIC, 0, 'latin1');
+  head.writeUInt32LE(CTX_VERSION, 8);
+  head.writeUInt32LE(header.length, 12);
+  header.copy(head, 16);
+  return head;
 }
 
 function writeNumbering(outDir: string, numbering: ContextNumbering, files: string[], threads: { tid: number; name: string; file: string; events: number; withContext: number; distinct: number }[]): PartResult {

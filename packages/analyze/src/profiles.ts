@@ -1,12 +1,12 @@
 /**
- * Every report part from two reads of the events. Each profile is a walk pass (walk.ts); the passes that need
- * nothing but the events share the first read and one stack walk, and the three that need a first result (the
- * context numbering, and the two timelines' duration thresholds) make their second walk together. On a spilled
- * trace every read inflates every window again, so this is what a full-size trace's analysis costs after decoding.
+ * Every report part from one read of the events. Each profile is a walk pass (walk.ts), and all of them share the
+ * read and one stack walk: even the three whose result depends on the whole trace (the context ids, numbered from
+ * the call graph the trace shows, and the two timelines, cut at a duration threshold set by every frame's) keep in
+ * that walk what their end needs (contexts.ts, timeslices.ts). On a spilled trace a read inflates every window.
  */
 import { writeCct, cctPass, CctResult } from './cct';
 import { stackTreePass, StackTree, writeCollapsed } from './collapsed';
-import { contextNumberingPass, contextsPass, ContextNumbering } from './contexts';
+import { contextsPass } from './contexts';
 import { coveragePass, Coverage, writeCoverage } from './coverage';
 import { hotMethodsPass, HotMethods, writeHotMethods } from './hot';
 import { latencyPass, Latency, writeLatency } from './latency';
@@ -15,7 +15,7 @@ import { MethodPaths, pathsPass, writePaths } from './ball-larus';
 import { BuiltPprof, pprofPass, writePprof } from './pprof';
 import { hotMethodsListPass, REPORT_HOT_METHODS, reportSliceOptions, ReportSummary, reportSummaryPass, writeReport } from './report';
 import { timelineSliceOptions, writeTimeline } from './timeline';
-import { slicePasses, SliceSet } from './timeslices';
+import { slicePass, SliceSet } from './timeslices';
 import { runPasses, WalkPass } from './walk';
 
 /** The report parts, in the order they are written. */
@@ -34,7 +34,7 @@ export interface WriteProfilesOptions {
   extent?: string;
   /** more passes for the first read (the caller's own counts) */
   extra?: WalkPass<unknown>[];
-  /** called as each step begins: 'read 1', 'read 2', or a part's name (its files being written) */
+  /** called as each step begins: 'read', or a part's name (its files being written) */
   step?(name: string): void;
 }
 
@@ -43,7 +43,7 @@ export interface WrittenProfiles {
   report: PartResult;
   /** the results of opts.extra, in order */
   extra: unknown[];
-  /** wall time of each read (both walks of the events) and of writing each part's files */
+  /** wall time of the read (the walk of the events) and of writing each part's files */
   timingsMs: Record<string, number>;
 }
 
@@ -59,71 +59,61 @@ export function writeProfiles(a: Profiled, out: string, opts: WriteProfilesOptio
     return r;
   };
 
-  // read 1: everything that needs only the events
+  // the read: every part's pass
   const first: { name: string; pass: WalkPass<unknown> }[] = [];
   const add = <T>(name: string, pass: WalkPass<T>) => first.push({ name, pass: pass as WalkPass<unknown> });
   if (want('coverage')) add('coverage', coveragePass(a));
   if (want('hot')) add('hot', hotMethodsPass(a));
   if (want('pprof')) add('pprof', pprofPass(a));
   if (want('cct')) add('cct', cctPass(a, { extent: opts.extent }));
-  if (want('contexts')) add('contexts', contextNumberingPass(a));
+  if (want('contexts')) add('contexts', contextsPass(a, out));
   if (want('paths')) add('paths', pathsPass(a));
   if (want('latency')) add('latency', latencyPass(a, { top: LATENCY_TOP }));
   add('tree', stackTreePass(a));
   add('summary', reportSummaryPass(a));
   add('reportHot', hotMethodsListPass(a, REPORT_HOT_METHODS));
-  const timeline = want('timeline') ? slicePasses(a, timelineSliceOptions()) : undefined;
-  const reportSlices = slicePasses(a, reportSliceOptions());
-  if (timeline) add('timelineDurations', timeline.durations);
-  add('reportDurations', reportSlices.durations);
+  if (want('timeline')) add('timeline', slicePass(a, timelineSliceOptions()));
+  add('reportSlices', slicePass(a, reportSliceOptions()));
   const extra = opts.extra ?? [];
-  const results = timed('read 1', () => runPasses(a, [...first.map((f) => f.pass), ...extra]));
+  const results = timed('read', () => runPasses(a, [...first.map((f) => f.pass), ...extra]));
   const got = new Map(first.map((f, i) => [f.name, results[i]]));
+  const extraResults = results.slice(first.length);
+  first.length = 0;
+  results.length = 0;
   const tree = got.get('tree') as StackTree;
 
   const parts: Record<string, PartResult> = {};
   const write = (name: ProfilePart, f: () => PartResult) => {
     if (want(name)) parts[name] = timed(name, f);
   };
-  // each part read 1 completes is written now and let go before read 2 (latency's durations alone can be gigabytes)
-  write('coverage', () => writeCoverage(a, out, { sources: opts.sources, coverage: got.get('coverage') as Coverage }));
-  write('hot', () => writeHotMethods(a, out, { hot: got.get('hot') as HotMethods }));
-  write('pprof', () => writePprof(a, out, got.get('pprof') as BuiltPprof));
-  write('cct', () => writeCct(a, out, { extent: opts.extent }, got.get('cct') as CctResult));
-  write('paths', () => writePaths(a, out, { paths: got.get('paths') as Map<number, MethodPaths> }));
+  // each part is written and let go in turn (latency's durations alone can be gigabytes)
+  const take = <T>(name: string): T => {
+    const r = got.get(name) as T;
+    got.delete(name);
+    return r;
+  };
+  write('coverage', () => writeCoverage(a, out, { sources: opts.sources, coverage: take<Coverage>('coverage') }));
+  write('hot', () => writeHotMethods(a, out, { hot: take<HotMethods>('hot') }));
+  write('pprof', () => writePprof(a, out, take<BuiltPprof>('pprof')));
+  write('cct', () => writeCct(a, out, { extent: opts.extent }, take<CctResult>('cct')));
+  // (contexts.ts wrote its files as the read finished)
+  if (want('contexts')) parts.contexts = take<PartResult>('contexts');
+  write('paths', () => writePaths(a, out, { paths: take<Map<number, MethodPaths>>('paths') }));
+  write('timeline', () => writeTimeline(a, out, {}, take<SliceSet>('timeline')));
   write('collapsed', () => writeCollapsed(a, out, tree));
-  write('latency', () => writeLatency(a, out, { top: LATENCY_TOP }, got.get('latency') as Latency));
-  for (const name of ['coverage', 'hot', 'pprof', 'cct', 'paths', 'latency']) got.delete(name);
-  const extraResults = results.slice(first.length);
-  // (the passes hold what they computed too)
-  first.length = 0;
-  results.length = 0;
-
-  // read 2: what needs read 1's results
-  const second: WalkPass<unknown>[] = [];
-  const contexts = want('contexts') ? contextsPass(a, out, got.get('contexts') as ContextNumbering) : undefined;
-  if (contexts) second.push(contexts);
-  const timelineSlices = timeline?.slices();
-  if (timelineSlices) second.push(timelineSlices);
-  second.push(reportSlices.slices());
-  const r2 = timed('read 2', () => runPasses(a, second));
-  let j = 0;
-  if (contexts) parts.contexts = r2[j++] as PartResult;
-  const timelineSet = timelineSlices ? (r2[j++] as SliceSet) : undefined;
-  const reportSet = r2[j++] as SliceSet;
-  write('timeline', () => writeTimeline(a, out, {}, timelineSet));
+  write('latency', () => writeLatency(a, out, { top: LATENCY_TOP }, take<Latency>('latency')));
   const report = timed('report', () =>
     writeReport(a, out, orderParts(parts), {
       tree,
       summary: got.get('summary') as ReportSummary,
       hot: got.get('reportHot') as { name: string; self: number }[],
-      slices: reportSet,
+      slices: got.get('reportSlices') as SliceSet,
     }),
   );
   return { parts: orderParts(parts), report, extra: extraResults, timingsMs };
 }
 
-/** The parts in PROFILE_PARTS order (contexts is filled in after read 2). */
+/** The parts in PROFILE_PARTS order. */
 function orderParts(parts: Record<string, PartResult>): Record<string, PartResult> {
   const out: Record<string, PartResult> = {};
   for (const p of PROFILE_PARTS) if (parts[p]) out[p] = parts[p];

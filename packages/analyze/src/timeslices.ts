@@ -15,7 +15,7 @@
 import { GAP_REASONS } from '@jportal/decode';
 import { EventWindow, Profiled, ThreadEvents, ThreadInfo, windowsOf } from './model';
 import { withRoom } from './typed';
-import { asWindows, runPass, StackWalker, ThreadWalk, walkWindows, WalkPass } from './walk';
+import { runPass, StackWalker, ThreadWalk, WalkPass } from './walk';
 
 export type ClockKind = 'tsc-ns' | 'event-index';
 
@@ -177,36 +177,6 @@ export class DurationHistogram {
   }
 }
 
-/** Pass 1: the duration of every frame of a thread into `h` (gaps are counted separately). */
-export function frameDurations(t: ThreadEvents | Iterable<EventWindow>, c: Clock, h: DurationHistogram): { gaps: number } {
-  let gaps = 0;
-  const walk = frameDurationsWalk(c, h, () => gaps++);
-  walkWindows(asWindows(t), walk.visitor, walk.window);
-  return { gaps };
-}
-
-/** frameDurations as a walk of one thread that can share its read with others (runPasses). */
-function frameDurationsWalk(c: Clock, h: DurationHistogram, onGap: () => void): ThreadWalk {
-  const times = new TimeCursor(c);
-  let openTime = new Float64Array(256);
-  const visitor = {
-    enter(w: StackWalker, i: number) {
-      openTime = withRoom(openTime, w.depth + 1);
-      openTime[w.depth] = times.time(i);
-    },
-    exit(w: StackWalker, i: number) {
-      h.add(times.time(i) - openTime[w.depth]);
-    },
-    gap: onGap,
-  };
-  return {
-    visitor,
-    window: (w: EventWindow) => {
-      times.window(w);
-    },
-  };
-}
-
 class SliceBuilder implements Slices {
   count = 0;
   kind = new Uint8Array(1024);
@@ -229,6 +199,38 @@ class SliceBuilder implements Slices {
     this.end[k] = end;
   }
 
+  /**
+   * Keeps the gaps and, of the frames, those at least `threshold` long, the first `cap` of them in order (the
+   * rest go); returns the frames kept.
+   */
+  keepFrames(threshold: number, cap: number): number {
+    let out = 0;
+    let frames = 0;
+    for (let k = 0; k < this.count; k++) {
+      if (this.kind[k] === SliceKind.Frame) {
+        if (!(this.end[k] - this.start[k] >= threshold && frames < cap)) continue;
+        frames++;
+      }
+      if (out !== k) {
+        this.kind[out] = this.kind[k];
+        this.id[out] = this.id[k];
+        this.depth[out] = this.depth[k];
+        this.pre[out] = this.pre[k];
+        this.post[out] = this.post[k];
+        this.start[out] = this.start[k];
+        this.end[out] = this.end[k];
+      }
+      out++;
+    }
+    this.count = out;
+    return frames;
+  }
+
+  /** Drops the frames shorter than `threshold` (keepFrames without a cap); returns the frames left. */
+  dropFramesUnder(threshold: number): number {
+    return this.keepFrames(threshold, Infinity);
+  }
+
   private grow(): void {
     const n = this.kind.length * 2;
     const g = <T extends Uint8Array | Int32Array | Float64Array>(a: T, make: (n: number) => T): T => {
@@ -246,93 +248,11 @@ class SliceBuilder implements Slices {
   }
 }
 
-export interface CollectOptions {
-  /** frames shorter than this (clock units) are left out */
-  minDuration: number;
-  /** at most this many frames */
-  maxFrames: number;
-  /** at most this many gaps */
-  maxGaps: number;
-}
-
 export interface CollectStats {
   frames: number;
   framesKept: number;
   gaps: number;
   gapsKept: number;
-}
-
-/** Pass 2: the slices of a thread (frames of at least minDuration, gaps), sorted in pre-order. */
-export function collectSlices(t: ThreadEvents | Iterable<EventWindow>, c: Clock, o: CollectOptions): CollectedSlices {
-  let out: CollectedSlices | undefined;
-  const walk = collectSlicesWalk(c, o, (r) => {
-    out = r;
-  });
-  walkWindows(asWindows(t), walk.visitor, walk.window);
-  walk.done();
-  return out!;
-}
-
-interface CollectedSlices {
-  slices: Slices;
-  stats: CollectStats;
-  endTime: number;
-}
-
-/** collectSlices as a walk of one thread that can share its read with others (runPasses). */
-function collectSlicesWalk(c: Clock, o: CollectOptions, done: (r: CollectedSlices) => void): ThreadWalk & { done(): void } {
-  const s = new SliceBuilder();
-  const stats: CollectStats = { frames: 0, framesKept: 0, gaps: 0, gapsKept: 0 };
-  const times = new TimeCursor(c);
-  let serial = 0;
-  // pre-order serial and start time of each open frame
-  let openPre = new Float64Array(256);
-  let openTime = new Float64Array(256);
-  // a gap that ended a window: its end waits for the next event's time
-  let gap: { reason: number; depth: number; pre: number; post: number; start: number; endTsc: number } | undefined;
-  const at = (i: number) => times.time(i);
-  const visitor = {
-    enter(w: StackWalker, i: number) {
-      openPre = withRoom(openPre, w.depth + 1);
-      openTime = withRoom(openTime, w.depth + 1);
-      openPre[w.depth] = serial++;
-      openTime[w.depth] = at(i);
-    },
-    exit(w: StackWalker, i: number) {
-      stats.frames++;
-      const d = w.depth;
-      const start = openTime[d];
-      const end = at(i);
-      if (end - start >= o.minDuration && stats.framesKept < o.maxFrames) {
-        stats.framesKept++;
-        s.add(SliceKind.Frame, w.stack[d], d, openPre[d], serial, start, end);
-      }
-    },
-    gap(w: StackWalker, i: number) {
-      stats.gaps++;
-      const pre = serial++;
-      if (stats.gapsKept < o.maxGaps) {
-        stats.gapsKept++;
-        const t = w.t;
-        const start = at(i);
-        if (i + 1 < t.length) s.add(SliceKind.Gap, t.bci[i], w.depth + 1, pre, serial, start, gapEnd(t.endTsc[i], start, at(i + 1), c));
-        else gap = { reason: t.bci[i], depth: w.depth + 1, pre, post: serial, start, endTsc: t.endTsc[i] };
-      }
-    },
-  };
-  return {
-    visitor,
-    window: (w: EventWindow) => {
-      times.window(w);
-      if (gap) s.add(SliceKind.Gap, gap.reason, gap.depth, gap.pre, gap.post, gap.start, gapEnd(gap.endTsc, gap.start, at(0), c));
-      gap = undefined;
-    },
-    done: () => {
-      const endTime = times.end();
-      if (gap) s.add(SliceKind.Gap, gap.reason, gap.depth, gap.pre, gap.post, gap.start, gapEnd(gap.endTsc, gap.start, endTime, c));
-      done({ slices: sortSlices(s), stats, endTime });
-    },
-  };
 }
 
 /** Reorders slices by pre-order serial (they are collected when they close). */
@@ -383,9 +303,7 @@ export interface SliceSet {
  * (a duration threshold common to all threads), so what remains is the outline of every thread.
  */
 export function sliceAnalysis(a: Profiled, opts: SliceOptions = {}): SliceSet {
-  const p = slicePasses(a, opts);
-  runPass(a, p.durations);
-  return runPass(a, p.slices());
+  return runPass(a, slicePass(a, opts));
 }
 
 export interface SliceOptions {
@@ -394,32 +312,110 @@ export interface SliceOptions {
   maxGaps?: number;
 }
 
+/** frames closed between two updates of the running threshold */
+const THRESHOLD_EVERY = 4096;
+
 /**
- * sliceAnalysis as two passes that can share their walks with others (runPasses): the frames' durations (which
- * set the threshold), then, once that pass is done, the slices.
+ * sliceAnalysis as a pass that can share its walk with others (runPasses), in one read. The threshold depends on
+ * every frame's duration, known only at the end; but durations only add to the histogram, so the threshold of the
+ * durations so far only rises, and a frame under it is under the final one too. So the walk keeps each frame at
+ * least as long as the threshold so far (updated every THRESHOLD_EVERY frames; when more than twice the budget
+ * are kept, those under it go), and the end applies the final threshold to what was kept, in the order the
+ * frames closed: the same slices, and the same budget cuts, as a second read with the final threshold.
  */
-export function slicePasses(a: Profiled, opts: SliceOptions = {}): { durations: WalkPass<void>; slices(): WalkPass<SliceSet> } {
+export function slicePass(a: Profiled, opts: SliceOptions = {}): WalkPass<SliceSet> {
   const clock = chooseClock(a);
   const min = opts.minDuration ?? 0;
   const maxFrames = opts.maxFrames ?? 2_000_000;
   const maxGaps = opts.maxGaps ?? Math.max(1, Math.floor(maxFrames / 4));
   const h = new DurationHistogram();
-  const durations: WalkPass<void> = { thread: () => frameDurationsWalk(clock, h, () => undefined), finish: () => undefined };
-  const slices = (): WalkPass<SliceSet> => {
-    const threshold = h.atLeast(min) > maxFrames ? h.threshold(maxFrames, min) : min;
-    const threads: ThreadSlices[] = [];
-    let gapsLeft = maxGaps;
-    const set: SliceSet = { clock, threads, threshold, frames: 0, framesKept: 0, gaps: 0, gapsKept: 0 };
-    const thread = (k: number): ThreadWalk =>
-      collectSlicesWalk(clock, { minDuration: threshold, maxFrames: maxFrames - set.framesKept, maxGaps: gapsLeft }, ({ slices, stats, endTime }) => {
-        gapsLeft -= stats.gapsKept;
-        set.frames += stats.frames;
-        set.framesKept += stats.framesKept;
-        set.gaps += stats.gaps;
-        set.gapsKept += stats.gapsKept;
-        threads.push({ thread: a.threads[k], slices, stats, endTime });
-      });
-    return { thread, finish: () => set };
+  const thresholdOf = () => (h.atLeast(min) > maxFrames ? h.threshold(maxFrames, min) : min);
+  let running = min;
+  let checked = 0;
+  let held = 0;
+  let gapsLeft = maxGaps;
+  const kept: { k: number; s: SliceBuilder; stats: CollectStats; endTime: number }[] = [];
+  const open: SliceBuilder[] = [];
+  const update = () => {
+    running = thresholdOf();
+    checked = h.total;
+    if (held <= 2 * maxFrames) return;
+    held = 0;
+    for (const s of [...kept.map((x) => x.s), ...open]) held += s.dropFramesUnder(running);
   };
-  return { durations, slices };
+  const thread = (k: number): ThreadWalk => {
+    const s = new SliceBuilder();
+    open.push(s);
+    const stats: CollectStats = { frames: 0, framesKept: 0, gaps: 0, gapsKept: 0 };
+    const gapBudget = gapsLeft;
+    const times = new TimeCursor(clock);
+    let serial = 0;
+    // pre-order serial and start time of each open frame
+    let openPre = new Float64Array(256);
+    let openTime = new Float64Array(256);
+    // a gap that ended a window: its end waits for the next event's time
+    let gap: { reason: number; depth: number; pre: number; post: number; start: number; endTsc: number } | undefined;
+    const at = (i: number) => times.time(i);
+    const visitor = {
+      enter(w: StackWalker, i: number) {
+        openPre = withRoom(openPre, w.depth + 1);
+        openTime = withRoom(openTime, w.depth + 1);
+        openPre[w.depth] = serial++;
+        openTime[w.depth] = at(i);
+      },
+      exit(w: StackWalker, i: number) {
+        stats.frames++;
+        const d = w.depth;
+        const start = openTime[d];
+        const end = at(i);
+        h.add(end - start);
+        if (end - start >= running) {
+          s.add(SliceKind.Frame, w.stack[d], d, openPre[d], serial, start, end);
+          held++;
+        }
+        if (h.total - checked >= THRESHOLD_EVERY) update();
+      },
+      gap(w: StackWalker, i: number) {
+        stats.gaps++;
+        const pre = serial++;
+        if (stats.gapsKept < gapBudget) {
+          stats.gapsKept++;
+          const t = w.t;
+          const start = at(i);
+          if (i + 1 < t.length) s.add(SliceKind.Gap, t.bci[i], w.depth + 1, pre, serial, start, gapEnd(t.endTsc[i], start, at(i + 1), clock));
+          else gap = { reason: t.bci[i], depth: w.depth + 1, pre, post: serial, start, endTsc: t.endTsc[i] };
+        }
+      },
+    };
+    return {
+      visitor,
+      window: (w: EventWindow) => {
+        times.window(w);
+        if (gap) s.add(SliceKind.Gap, gap.reason, gap.depth, gap.pre, gap.post, gap.start, gapEnd(gap.endTsc, gap.start, at(0), clock));
+        gap = undefined;
+      },
+      done: () => {
+        const endTime = times.end();
+        if (gap) s.add(SliceKind.Gap, gap.reason, gap.depth, gap.pre, gap.post, gap.start, gapEnd(gap.endTsc, gap.start, endTime, clock));
+        gapsLeft -= stats.gapsKept;
+        open.splice(open.indexOf(s), 1);
+        kept.push({ k, s, stats, endTime });
+      },
+    };
+  };
+  const finish = (): SliceSet => {
+    const threshold = thresholdOf();
+    const threads: ThreadSlices[] = [];
+    const set: SliceSet = { clock, threads, threshold, frames: 0, framesKept: 0, gaps: 0, gapsKept: 0 };
+    for (const { k, s, stats, endTime } of kept) {
+      stats.framesKept = s.keepFrames(threshold, maxFrames - set.framesKept);
+      set.frames += stats.frames;
+      set.framesKept += stats.framesKept;
+      set.gaps += stats.gaps;
+      set.gapsKept += stats.gapsKept;
+      threads.push({ thread: a.threads[k], slices: sortSlices(s), stats, endTime });
+    }
+    return set;
+  };
+  return { thread, finish };
 }

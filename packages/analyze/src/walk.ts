@@ -224,7 +224,7 @@ function runOf(v: StackVisitor): ((w: StackWalker, from: number, to: number) => 
 }
 
 /** One visitor calling each of `vs` in turn (bytecodes a run at a time: see StackVisitor.bytecodes). */
-function fanOut(vs: StackVisitor[]): StackVisitor {
+export function fanOut(vs: StackVisitor[]): StackVisitor {
   if (vs.length === 1) return vs[0];
   type Any = (w: StackWalker, i: number, implicit: boolean) => void;
   const out: Record<string, Any> = {};

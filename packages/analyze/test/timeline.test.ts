@@ -8,6 +8,7 @@ import * as path from 'path';
 import { Analysis, Kind, Origin, ThreadEvents, Tier } from '../src/model';
 import { writeCollapsed } from '../src/collapsed';
 import { writeTimeline } from '../src/timeline';
+import { DurationHistogram, sliceAnalysis, SliceKind } from '../src/timeslices';
 
 /** [kind, method, tsc, endTsc (gaps), bci (gap reason)] */
 type Ev = [Kind, number, number, number?, number?];
@@ -188,5 +189,63 @@ describe('writeCollapsed', () => {
     ]);
     expect(r.summary).toMatchObject({ stacks: 6, bytecodes: 10 });
     expect(r.tree.total[0]).toBe(10);
+  });
+});
+
+describe('sliceAnalysis in one read', () => {
+  /** a thread of `frames` calls, nested up to 6 deep, durations spread over several octaves, gaps now and then */
+  function deepThread(seed: number, tid: number, frames: number): ThreadEvents {
+    let s = seed;
+    const r = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const evs: Ev[] = [];
+    let tsc = 1000;
+    let open = 0;
+    let made = 0;
+    while (made < frames || open > 0) {
+      if (made < frames && (open === 0 || (r() < 0.5 && open < 6))) {
+        evs.push([E, Math.floor(r() * 4), (tsc += 1 + Math.floor(r() ** 3 * 5000))]);
+        open++;
+        made++;
+      } else {
+        evs.push([B, -1, (tsc += Math.floor(r() ** 4 * 20000))]);
+        if (r() < 0.01) evs.push([G, -1, tsc, tsc + 300, 1]);
+        evs.push([X, -1, (tsc += 1)]);
+        open--;
+      }
+    }
+    // (exits name no method: the walker pops the top frame; give them the top's)
+    const stack: number[] = [];
+    for (const e of evs) {
+      if (e[0] === E) stack.push(e[1]);
+      else if (e[0] === X) e[1] = stack.pop()!;
+      else if (e[0] === B) e[1] = stack[stack.length - 1];
+    }
+    return thread(`t${tid}`, tid, evs);
+  }
+
+  it('keeps what a second read with the final threshold would: the frames at least that long, every gap', () => {
+    // (more frames than the running threshold's update interval, and many times the budget: the walk drops frames early)
+    const a = analysis([deepThread(1, 1, 30_000), deepThread(2, 2, 12_000)], 1);
+    const all = sliceAnalysis(a, { maxFrames: 1e9, maxGaps: 1e9 });
+    expect(all.threshold).toBe(0);
+    const h = new DurationHistogram();
+    for (const t of all.threads) for (let k = 0; k < t.slices.count; k++) if (t.slices.kind[k] === SliceKind.Frame) h.add(t.slices.end[k] - t.slices.start[k]);
+    expect(h.total).toBe(42_000);
+    for (const maxFrames of [50, 1000, 20_000]) {
+      const cut = sliceAnalysis(a, { maxFrames, maxGaps: 1e9 });
+      const want = h.threshold(maxFrames, 0);
+      expect(cut.threshold).toBe(want);
+      expect(cut.framesKept).toBeLessThanOrEqual(maxFrames);
+      expect(cut.framesKept).toBeGreaterThan(0);
+      expect(cut.frames).toBe(42_000);
+      for (let j = 0; j < 2; j++) {
+        const from = all.threads[j].slices;
+        const keep: number[] = [];
+        for (let k = 0; k < from.count; k++) if (from.kind[k] !== SliceKind.Frame || from.end[k] - from.start[k] >= want) keep.push(k);
+        const got = cut.threads[j].slices;
+        expect(got.count).toBe(keep.length);
+        for (const col of ['kind', 'id', 'depth', 'pre', 'post', 'start', 'end'] as const) expect(Array.from(got[col])).toEqual(keep.map((k) => from[col][k]));
+      }
+    }
   });
 });

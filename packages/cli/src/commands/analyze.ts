@@ -128,13 +128,13 @@ function writeAnalysis(o: AnalyzeCommandOptions, a: WindowedTraceAnalysis, out: 
   if (windows > a.threads.length) log.info(`analyze: ${windows} windows of at most ${analyzeWindowEvents().toLocaleString('en-US')} events (${(a.heldBytes / 2 ** 30).toFixed(1)} GiB kept in memory, ${(a.spillBytes / 2 ** 30).toFixed(1)} GiB spilled to disk); reconstruction and recovery saw one window at a time`);
   log.info(`analyze: decoded ${a.threads.length} threads in ${(decodeMs / 1000).toFixed(1)} s${a.recovery.some((r) => r?.gaps) ? `; recovery filled ${a.recovery.reduce((s, r) => s + (r?.recovered ?? 0), 0)} of ${a.recovery.reduce((s, r) => s + (r?.gaps ?? 0), 0)} gaps` : ''}`);
 
-  // (steps: two reads of the events, each wanted part's files but contexts', written during the second read, and report.html)
-  const steps = 3 + PROFILE_PARTS.filter((p) => want(p) && p !== 'contexts').length;
+  // (steps: the read of the events, each wanted part's files but contexts', written as the read ends, and report.html)
+  const steps = 2 + PROFILE_PARTS.filter((p) => want(p) && p !== 'contexts').length;
   progress.start('writing profiles', steps, ' steps');
   let step = 0;
   const written = writeProfiles(a, out, {
     only: o.only, sources: o.sources, extent: o.extent, extra: [threadCountsPass(a)],
-    step: (name) => progress.update(step++, `(${name.startsWith('read') ? `${name} of the events` : name})`),
+    step: (name) => progress.update(step++, `(${name === 'read' ? 'reading the events' : name})`),
   });
   const { parts, report, timingsMs: timings } = written;
   progress.done();
