@@ -5,7 +5,7 @@ export { loadTraceAnalysis, loadTraceWindows, analyzeWindowEvents, loadOracleAna
 export type { TraceLoadOptions, TraceAnalysis, WindowedLoadOptions, WindowedTraceAnalysis, OracleLoadOptions, RefineOptions, RefineReport, RefineTimes, ThreadRefiner } from './load';
 export { walkStacks, walkThread, walkWindows, StackWalker, runPasses, runPass } from './walk';
 export type { StackVisitor, WalkStats, WalkPass, ThreadWalk } from './walk';
-// every part from two reads of the events
+// every part from one read of the events
 export { writeProfiles, PROFILE_PARTS } from './profiles';
 export type { WriteProfilesOptions, WrittenProfiles, ProfilePart } from './profiles';
 // coverage (issue 7)
