@@ -630,6 +630,11 @@ function contextIdsOfTree(a: Profiled, tree: ContextTree, numbering: ContextNumb
  */
 function contextTreeWalk(tree: ContextTree, run: (count: number, node: number) => void): ThreadWalk & { done(): void } {
   let treeAt = new Int32Array(256);
+  // per depth, the last (parent, call site, method) entered there and its node (-3: none yet)
+  let lastParent = new Int32Array(256).fill(-3);
+  let lastSite = new Int32Array(256).fill(-3);
+  let lastMethod = new Int32Array(256).fill(-3);
+  let lastNode = new Int32Array(256).fill(-1);
   const sites = new CallSites();
   let length = 0;
   let next = 0;
@@ -672,12 +677,29 @@ function contextTreeWalk(tree: ContextTree, run: (count: number, node: number) =
       const d = w.depth;
       sites.enter(d);
       if (d >= treeAt.length) {
-        const t = new Int32Array(treeAt.length * 2);
-        t.set(treeAt);
-        treeAt = t;
+        const grow = (a: Int32Array, fill: number) => {
+          const b = new Int32Array(a.length * 2).fill(fill);
+          b.set(a);
+          return b;
+        };
+        treeAt = grow(treeAt, -1);
+        lastNode = grow(lastNode, -1);
+        lastParent = grow(lastParent, -3);
+        lastSite = grow(lastSite, -3);
+        lastMethod = grow(lastMethod, -3);
       }
       depth = d;
-      treeAt[d] = d === 0 ? tree.child(-1, -1, w.stack[0]) : tree.child(treeAt[d - 1], sites.at(d - 1), w.stack[d]);
+      const parent = d === 0 ? -1 : treeAt[d - 1];
+      const site = d === 0 ? -1 : sites.at(d - 1);
+      const m = w.stack[d];
+      // (a loop calls the same method from the same place again and again: the node it got the last time)
+      if (lastParent[d] === parent && lastSite[d] === site && lastMethod[d] === m) treeAt[d] = lastNode[d];
+      else {
+        treeAt[d] = lastNode[d] = tree.child(parent, site, m);
+        lastParent[d] = parent;
+        lastSite[d] = site;
+        lastMethod[d] = m;
+      }
       mark(i);
     },
     exit(w: StackWalker, i: number, implicit: boolean) {
