@@ -752,15 +752,24 @@ export function contextsPass(a: Profiled, outDir: string, numbering?: ContextNum
   fs.mkdirSync(path.join(outDir, 'contexts'), { recursive: true });
   const observed = numbering ? undefined : observedEdges(a);
   const tree = new ContextTree();
+  // every scratch file made (removed however the pass ends), the fd of the one being written, the threads done
+  const scratches: string[] = [];
+  let writing = -1;
   const pending: { k: number; name: string; scratch: string }[] = [];
   const used = new Set<string>();
+  const removeScratch = () => {
+    if (writing >= 0) fs.closeSync(writing);
+    writing = -1;
+    for (const f of scratches) fs.rmSync(f, { force: true });
+  };
   const thread = (k: number): ThreadWalk => {
     const t = a.threads[k];
     let name = `contexts/${t.tid}.ctx`;
     if (used.has(name)) name = `contexts/${t.tid}-${k}.ctx`;
     used.add(name);
     const scratch = path.join(outDir, `${name}.nodes`);
-    const fd = fs.openSync(scratch, 'w');
+    scratches.push(scratch);
+    const fd = (writing = fs.openSync(scratch, 'w'));
     const runs = new ContextRunWriter(fd);
     const walk = contextTreeWalk(tree, (count, node) => runs.addRun(count, node));
     const edges = observed?.thread(k);
@@ -771,47 +780,55 @@ export function contextsPass(a: Profiled, outDir: string, numbering?: ContextNum
       done: () => {
         walk.done();
         runs.close();
+        writing = -1;
         fs.closeSync(fd);
         pending.push({ k, name, scratch });
       },
     };
   };
   const finish = (): PartResult => {
-    const num = numbering ?? numberEdges(observed!.finish());
-    const idOf = contextIdsOfTree(a, tree, num);
-    const files = ['contexts.json'];
-    const threads: { tid: number; name: string; file: string; events: number; withContext: number; distinct: number }[] = [];
-    for (const { k, name, scratch } of pending) {
-      const t = a.threads[k];
-      const fd = fs.openSync(path.join(outDir, name), 'w');
-      const in_ = fs.openSync(scratch, 'r');
-      let withContext = 0;
-      const distinct = new Set<number>();
-      try {
-        fs.writeSync(fd, ctxHead(t.tid, t.name, t.length));
-        const out = new ContextRunWriter(fd);
-        for (const runs of readRunChunks(in_, scratch, 0))
-          for (let r = 0; r < runs.length; r += 2) {
-            const node = runs[r + 1];
-            const id = node >= 0 ? idOf[node] : -1;
-            if (id >= 0) {
-              withContext += runs[r];
-              distinct.add(id);
-            }
-            out.addRun(runs[r], id);
+    try {
+      const num = numbering ?? numberEdges(observed!.finish());
+      const idOf = contextIdsOfTree(a, tree, num);
+      const files = ['contexts.json'];
+      const threads: { tid: number; name: string; file: string; events: number; withContext: number; distinct: number }[] = [];
+      for (const { k, name, scratch } of pending) {
+        const t = a.threads[k];
+        let withContext = 0;
+        const distinct = new Set<number>();
+        const in_ = fs.openSync(scratch, 'r');
+        try {
+          const fd = fs.openSync(path.join(outDir, name), 'w');
+          try {
+            fs.writeSync(fd, ctxHead(t.tid, t.name, t.length));
+            const out = new ContextRunWriter(fd);
+            for (const runs of readRunChunks(in_, scratch, 0))
+              for (let r = 0; r < runs.length; r += 2) {
+                const node = runs[r + 1];
+                const id = node >= 0 ? idOf[node] : -1;
+                if (id >= 0) {
+                  withContext += runs[r];
+                  distinct.add(id);
+                }
+                out.addRun(runs[r], id);
+              }
+            out.close();
+          } finally {
+            fs.closeSync(fd);
           }
-        out.close();
-      } finally {
-        fs.closeSync(in_);
-        fs.closeSync(fd);
-        fs.rmSync(scratch, { force: true });
+        } finally {
+          fs.closeSync(in_);
+          fs.rmSync(scratch, { force: true });
+        }
+        files.push(name);
+        threads.push({ tid: t.tid, name: t.name, file: name, events: t.length, withContext, distinct: distinct.size });
       }
-      files.push(name);
-      threads.push({ tid: t.tid, name: t.name, file: name, events: t.length, withContext, distinct: distinct.size });
+      return writeNumbering(outDir, num, files, threads);
+    } finally {
+      removeScratch();
     }
-    return writeNumbering(outDir, num, files, threads);
   };
-  return { thread, finish };
+  return { thread, finish, abort: removeScratch };
 }
 
 /** The start of a .ctx file: magic, version, the JSON header's length, the header, padding to 4 bytes. */

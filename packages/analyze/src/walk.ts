@@ -210,6 +210,8 @@ export interface ThreadWalk {
 export interface WalkPass<R> {
   thread(k: number): ThreadWalk | undefined;
   finish(): R;
+  /** the walk failed (a damaged spill, a callback threw): let go of what the pass holds outside memory */
+  abort?(): void;
 }
 
 type Callback = 'enter' | 'exit' | 'gap' | 'exception';
@@ -248,17 +250,25 @@ export function fanOut(vs: StackVisitor[]): StackVisitor {
 
 /** Runs `passes` over one read and one walk of each thread of `a`; returns their results in order. */
 export function runPasses(a: Profiled, passes: WalkPass<unknown>[]): unknown[] {
-  for (let k = 0; k < a.threads.length; k++) {
-    const parts = passes.map((p) => p.thread(k)).filter((x): x is ThreadWalk => !!x);
-    if (!parts.length) continue;
-    const v = fanOut(parts.map((p) => p.visitor));
-    const onWindow = parts.filter((p) => p.window);
-    const stats = walkWindows(windowsOf(a, k), v, onWindow.length ? (w) => {
-      for (const p of onWindow) p.window!(w);
-    } : undefined);
-    for (const p of parts) p.done?.(stats);
+  const results: unknown[] = [];
+  try {
+    for (let k = 0; k < a.threads.length; k++) {
+      const parts = passes.map((p) => p.thread(k)).filter((x): x is ThreadWalk => !!x);
+      if (!parts.length) continue;
+      const v = fanOut(parts.map((p) => p.visitor));
+      const onWindow = parts.filter((p) => p.window);
+      const stats = walkWindows(windowsOf(a, k), v, onWindow.length ? (w) => {
+        for (const p of onWindow) p.window!(w);
+      } : undefined);
+      for (const p of parts) p.done?.(stats);
+    }
+    for (const p of passes) results.push(p.finish());
+  } catch (e) {
+    // (the passes not finished yet, the one that threw included)
+    for (const p of passes.slice(results.length)) p.abort?.();
+    throw e;
   }
-  return passes.map((p) => p.finish());
+  return results;
 }
 
 /** One pass alone (see runPasses). */

@@ -14,6 +14,8 @@ import {
   writeReport, writeTimeline,
 } from '../src';
 import { analysis, Ev, method, randomThread, rng, thread } from './synthetic';
+import { contextsPass } from '../src/contexts';
+import { runPasses, WalkPass } from '../src/walk';
 
 const MONITORENTER = 0xc2;
 const MONITOREXIT = 0xc3;
@@ -163,6 +165,33 @@ describe('contexts in one read', () => {
         }
         expect(fs.readdirSync(path.join(dir, name, 'contexts')).every((f) => f.endsWith('.ctx'))).toBe(true);
       }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a read that fails', () => {
+  it('leaves no scratch files of the contexts pass behind, whether the walk or a finish throws', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jportal-abort-'));
+    try {
+      const a = sample(12, 500);
+      const failing = (when: 'walk' | 'finish'): WalkPass<unknown> => ({
+        thread: (k) => ({ visitor: { enter: () => {
+          if (when === 'walk' && k === 1) throw new Error('walk failed');
+        } } }),
+        finish: () => {
+          if (when === 'finish') throw new Error('finish failed');
+        },
+      });
+      for (const when of ['walk', 'finish'] as const) {
+        const out = path.join(dir, when);
+        expect(() => runPasses(a, [failing(when), contextsPass(a, out)])).toThrow(`${when} failed`);
+        expect(fs.readdirSync(path.join(out, 'contexts'))).toEqual([]);
+      }
+      // (and when nothing fails, only the .ctx files are left)
+      runPasses(a, [contextsPass(a, path.join(dir, 'ok'))]);
+      expect(fs.readdirSync(path.join(dir, 'ok', 'contexts')).sort()).toEqual(a.threads.map((t) => `${t.tid}.ctx`).sort());
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
