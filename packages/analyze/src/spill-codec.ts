@@ -32,15 +32,15 @@ function words(a: SpillColumnArray): Uint8Array | Uint16Array | Uint32Array {
   return new Uint32Array(a.buffer, a.byteOffset, a.length * 2);
 }
 
-/** Runs of one value in w (stride 1 or 2 words per element). */
-function countRuns(w: Uint8Array | Uint16Array | Uint32Array, stride: number): number {
+/** Runs of one value in w (stride 1 or 2 words per element); stops counting past `limit` (returns limit + 1). */
+function countRuns(w: Uint8Array | Uint16Array | Uint32Array, stride: number, limit: number): number {
   const n = w.length;
   if (n === 0) return 0;
   let runs = 1;
   if (stride === 1) {
-    for (let i = 1; i < n; i++) if (w[i] !== w[i - 1]) runs++;
+    for (let i = 1; i < n; i++) if (w[i] !== w[i - 1] && ++runs > limit) return runs;
   } else {
-    for (let i = 2; i < n; i += 2) if (w[i] !== w[i - 2] || w[i + 1] !== w[i - 1]) runs++;
+    for (let i = 2; i < n; i += 2) if ((w[i] !== w[i - 2] || w[i + 1] !== w[i - 1]) && ++runs > limit) return runs;
   }
   return runs;
 }
@@ -66,11 +66,13 @@ export function packColumn(a: SpillColumnArray, xorTimes: boolean): Buffer {
   const w = words(a);
   const stride = a instanceof Float64Array ? 2 : 1;
   const n = a.length;
-  const runs = countRuns(w, stride);
+  // (a column of many runs, most of them, is known for one as soon as its runs pass what would pay)
+  const limit = Math.floor((RUNS_SHARE * a.byteLength - 4) / (4 + a.BYTES_PER_ELEMENT));
+  const runs = countRuns(w, stride, limit);
   const runBytes = 4 + runs * (4 + a.BYTES_PER_ELEMENT);
   let body: Uint8Array;
   let form: number;
-  if (n > 0 && runBytes <= RUNS_SHARE * a.byteLength) {
+  if (n > 0 && runs <= limit) {
     form = RUNS;
     const buf = new ArrayBuffer((runBytes + 3) & ~3);
     const head = new Uint32Array(buf, 0, 1 + runs);
