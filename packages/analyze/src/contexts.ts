@@ -339,103 +339,36 @@ export function contextIdWindows(a: Profiled, t: ThreadEvents | Iterable<EventWi
   walk.done();
 }
 
-/** contextIdWindows as a walk of one thread that can share its read with others (runPasses). */
+/**
+ * contextIdWindows as a walk of one thread that can share its read with others (runPasses): contextTreeWalk's
+ * runs of context-tree nodes, each node's id computed as it first comes (TreeIds), written out per window.
+ */
 function contextIdWalk(a: Profiled, numbering: ContextNumbering, sink: (ids: Int32Array) => void): ThreadWalk & { done(): void } {
-  const nodes = numbering.nodesOf(a);
+  const tree = new ContextTree();
+  const idOf = new TreeIds(a, tree, numbering);
   let buf = new Int32Array(0);
   let ids = buf;
-  let length = 0;
-  let local = new Float64Array(256);
-  let nodeAt = new Int32Array(256);
-  const sites = new CallSites();
-  let next = 0;
-  let depth = -1;
-  const cur = () => (depth >= 0 && local[depth] >= 0 ? numbering.base[nodeAt[depth]] + local[depth] : -1);
-  const fillTo = (i: number) => {
-    if (next >= i) return;
-    const id = cur();
-    for (let k = next; k < i; k++) ids[k] = id;
-    next = i;
-  };
-  const mark = (i: number) => {
-    fillTo(i);
-    if (i < length) ids[i] = cur();
-    next = i + 1;
-  };
+  let at = 0;
   let started = false;
-  const flushWindow = () => {
-    if (!started) return;
-    fillTo(length);
-    sink(ids);
-  };
-  const visitor = {
-    enter(w: StackWalker, i: number) {
-      fillTo(i);
-      const d = w.depth;
-      sites.enter(d);
-      if (d >= local.length) {
-        const l = new Float64Array(local.length * 2);
-        l.set(local);
-        local = l;
-        const na = new Int32Array(nodeAt.length * 2);
-        na.set(nodeAt);
-        nodeAt = na;
-      }
-      depth = d;
-      const m = w.stack[d];
-      const v = m >= 0 ? nodes[m] : numbering.node('?');
-      nodeAt[d] = v;
-      local[d] = -1;
-      if (v < 0) {
-        mark(i);
-        return;
-      }
-      if (d === 0) {
-        const e = numbering.edge(ROOT, -1, v);
-        if (e >= 0) local[d] = numbering.edges[e].addend;
-      } else {
-        const c = nodeAt[d - 1];
-        const e = c >= 0 ? numbering.edge(c, sites.at(d - 1), v) : -1;
-        if (e >= 0) {
-          const edge = numbering.edges[e];
-          if (edge.kind === EdgeKind.Call) local[d] = local[d - 1] >= 0 ? local[d - 1] + edge.addend : -1;
-          else {
-            const r = numbering.edge(ROOT, -1, v);
-            local[d] = r >= 0 ? numbering.edges[r].addend : -1;
-          }
-        }
-      }
-      mark(i);
-    },
-    exit(w: StackWalker, i: number, implicit: boolean) {
-      if (implicit || i >= length) fillTo(i);
-      else mark(i);
-      depth = w.depth - 1;
-    },
-    bytecodes(w: StackWalker, _from: number, to: number) {
-      // (the context stays the same through a run: marking its last event fills the others)
-      sites.set(w.depth, w.t.bci[to - 1]);
-      mark(to - 1);
-    },
-    gap(_w: StackWalker, i: number) {
-      mark(i);
-    },
-    exception(_w: StackWalker, i: number) {
-      mark(i);
-    },
-  };
+  const walk = contextTreeWalk(tree, (count, node) => {
+    ids.fill(node >= 0 ? idOf.of(node) : -1, at, at + count);
+    at += count;
+  });
   return {
-    visitor,
+    visitor: walk.visitor,
     window: (w: EventWindow) => {
-      flushWindow();
+      // (the tree walk hands on the rest of the previous window first)
+      walk.window(w);
+      if (started) sink(ids);
       started = true;
-      length = w.length;
-      if (buf.length < length) buf = new Int32Array(length);
-      ids = buf.subarray(0, length);
-      ids.fill(-1);
-      next = 0;
+      if (buf.length < w.length) buf = new Int32Array(w.length);
+      ids = buf.subarray(0, w.length);
+      at = 0;
     },
-    done: flushWindow,
+    done: () => {
+      walk.done();
+      if (started) sink(ids);
+    },
   };
 }
 
@@ -547,7 +480,7 @@ function* readRunChunks(fd: number, file: string, offset: number): Generator<Int
 /**
  * The calling contexts the walks went through, as a tree: a node is (parent node, call site, method), -1 the
  * root. Each node stands for one stack of (method, call site) frames, so once the numbering is known each node has
- * one context id (contextIdsOfTree): a thread's events can be recorded as runs of nodes while the numbering is still
+ * one context id (TreeIds): a thread's events can be recorded as runs of nodes while the numbering is still
  * being observed, in the same read.
  */
 class ContextTree {
@@ -584,42 +517,81 @@ class ContextTree {
 }
 
 /**
- * The global context id of every node of `tree` (-1: none), by the rules contextIdWalk applies frame by frame: a
- * parent is always numbered before its children.
+ * The global context id of each node of `tree` (-1: none), computed frame by frame down from the root, as the
+ * numbering defines it (docs/contexts.md): a node's id follows from its parent's and the edge (parent's method,
+ * call site, method). Nodes are numbered as they first come (`of`), parents always before their children.
  */
-function contextIdsOfTree(a: Profiled, tree: ContextTree, numbering: ContextNumbering): Int32Array {
-  const nodes = numbering.nodesOf(a);
-  const unknown = numbering.node('?');
-  const n = tree.size;
-  const ids = new Int32Array(n);
-  const nodeOf = new Int32Array(n);
-  const local = new Float64Array(n);
-  for (let x = 0; x < n; x++) {
-    const m = tree.method[x];
-    const v = m >= 0 ? nodes[m] : unknown;
-    nodeOf[x] = v;
-    local[x] = -1;
-    const p = tree.parent[x];
-    if (v >= 0) {
-      if (p < 0) {
-        const e = numbering.edge(ROOT, -1, v);
-        if (e >= 0) local[x] = numbering.edges[e].addend;
-      } else {
-        const c = nodeOf[p];
-        const e = c >= 0 ? numbering.edge(c, tree.site[x], v) : -1;
-        if (e >= 0) {
-          const edge = numbering.edges[e];
-          if (edge.kind === EdgeKind.Call) local[x] = local[p] >= 0 ? local[p] + edge.addend : -1;
-          else {
-            const r = numbering.edge(ROOT, -1, v);
-            local[x] = r >= 0 ? numbering.edges[r].addend : -1;
+class TreeIds {
+  private ids = new Int32Array(1024);
+  private nodeOf = new Int32Array(1024);
+  private local = new Float64Array(1024);
+  private size = 0;
+  private readonly nodes: Int32Array;
+  private readonly unknown: number;
+  constructor(
+    a: Profiled,
+    private readonly tree: ContextTree,
+    private readonly numbering: ContextNumbering,
+  ) {
+    this.nodes = numbering.nodesOf(a);
+    this.unknown = numbering.node('?');
+  }
+
+  /** the id of node x */
+  of(x: number): number {
+    if (x >= this.size) this.extend();
+    return this.ids[x];
+  }
+
+  /** ids for every node the tree has now */
+  all(): Int32Array {
+    this.extend();
+    return this.ids.subarray(0, this.size);
+  }
+
+  private extend(): void {
+    const { tree, numbering } = this;
+    const n = tree.size;
+    if (n > this.ids.length) {
+      const cap = Math.max(n, this.ids.length * 2);
+      const grow = <T extends Int32Array | Float64Array>(x: T, make: (m: number) => T): T => {
+        const y = make(cap);
+        y.set(x as never);
+        return y;
+      };
+      this.ids = grow(this.ids, (m) => new Int32Array(m));
+      this.nodeOf = grow(this.nodeOf, (m) => new Int32Array(m));
+      this.local = grow(this.local, (m) => new Float64Array(m));
+    }
+    const { ids, nodeOf, local } = this;
+    for (let x = this.size; x < n; x++) {
+      const m = tree.method[x];
+      const v = m >= 0 ? this.nodes[m] : this.unknown;
+      nodeOf[x] = v;
+      local[x] = -1;
+      const p = tree.parent[x];
+      if (v >= 0) {
+        if (p < 0) {
+          const e = numbering.edge(ROOT, -1, v);
+          if (e >= 0) local[x] = numbering.edges[e].addend;
+        } else {
+          const c = nodeOf[p];
+          const e = c >= 0 ? numbering.edge(c, tree.site[x], v) : -1;
+          if (e >= 0) {
+            const edge = numbering.edges[e];
+            if (edge.kind === EdgeKind.Call) local[x] = local[p] >= 0 ? local[p] + edge.addend : -1;
+            else {
+              // a push (back or overflow edge): the context restarts at the callee
+              const r = numbering.edge(ROOT, -1, v);
+              local[x] = r >= 0 ? numbering.edges[r].addend : -1;
+            }
           }
         }
       }
+      ids[x] = local[x] >= 0 ? numbering.base[v] + local[x] : -1;
     }
-    ids[x] = local[x] >= 0 ? numbering.base[v] + local[x] : -1;
+    this.size = n;
   }
-  return ids;
 }
 
 /**
@@ -628,7 +600,7 @@ function contextIdsOfTree(a: Profiled, tree: ContextTree, numbering: ContextNumb
  * buffer, and an event marked twice (an implicit frame's entry and its first bytecode) keeps the second id: here
  * the newest run stays open so that its last event can be taken back and given again.
  */
-function contextTreeWalk(tree: ContextTree, run: (count: number, node: number) => void): ThreadWalk & { done(): void } {
+function contextTreeWalk(tree: ContextTree, run: (count: number, node: number) => void): ThreadWalk & { window(w: EventWindow): void; done(): void } {
   let treeAt = new Int32Array(256);
   // per depth, the last (parent, call site, method) entered there and its node (-3: none yet)
   let lastParent = new Int32Array(256).fill(-3);
@@ -718,8 +690,12 @@ function contextTreeWalk(tree: ContextTree, run: (count: number, node: number) =
       mark(i);
     },
   };
+  // (a window's events are all handed on at its end: a mark goes back only within its window)
   const flushWindow = () => {
-    if (started) fillTo(length);
+    if (!started) return;
+    fillTo(length);
+    if (openCount > 0) run(openCount, openNode);
+    openCount = 0;
   };
   return {
     visitor,
@@ -729,11 +705,7 @@ function contextTreeWalk(tree: ContextTree, run: (count: number, node: number) =
       length = w.length;
       next = 0;
     },
-    done: () => {
-      flushWindow();
-      if (openCount > 0) run(openCount, openNode);
-      openCount = 0;
-    },
+    done: flushWindow,
   };
 }
 
@@ -789,7 +761,7 @@ export function contextsPass(a: Profiled, outDir: string, numbering?: ContextNum
   const finish = (): PartResult => {
     try {
       const num = numbering ?? numberEdges(observed!.finish());
-      const idOf = contextIdsOfTree(a, tree, num);
+      const idOf = new TreeIds(a, tree, num).all();
       const files = ['contexts.json'];
       const threads: { tid: number; name: string; file: string; events: number; withContext: number; distinct: number }[] = [];
       for (const { k, name, scratch } of pending) {
