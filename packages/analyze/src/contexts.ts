@@ -12,6 +12,7 @@ import * as path from 'path';
 import * as zlib from 'zlib';
 import { EventWindow, methodKeyOf, PartResult, Profiled, ThreadEvents } from './model';
 import { PairMap } from './pair-map';
+import { withRoom } from './typed';
 import { asWindows, fanOut, runPass, StackWalker, ThreadWalk, walkWindows, WalkPass } from './walk';
 
 /** the root (thread start, or restart after a push edge) as a caller */
@@ -498,16 +499,9 @@ class ContextTree {
     let n = this.children.get(parent, pair);
     if (n >= 0) return n;
     n = this.size++;
-    if (n === this.parent.length) {
-      const grow = (a: Int32Array) => {
-        const b = new Int32Array(a.length * 2);
-        b.set(a);
-        return b;
-      };
-      this.parent = grow(this.parent);
-      this.site = grow(this.site);
-      this.method = grow(this.method);
-    }
+    this.parent = withRoom(this.parent, n + 1);
+    this.site = withRoom(this.site, n + 1);
+    this.method = withRoom(this.method, n + 1);
     this.parent[n] = parent;
     this.site[n] = site;
     this.method[n] = method;
@@ -552,17 +546,9 @@ class TreeIds {
   private extend(): void {
     const { tree, numbering } = this;
     const n = tree.size;
-    if (n > this.ids.length) {
-      const cap = Math.max(n, this.ids.length * 2);
-      const grow = <T extends Int32Array | Float64Array>(x: T, make: (m: number) => T): T => {
-        const y = make(cap);
-        y.set(x as never);
-        return y;
-      };
-      this.ids = grow(this.ids, (m) => new Int32Array(m));
-      this.nodeOf = grow(this.nodeOf, (m) => new Int32Array(m));
-      this.local = grow(this.local, (m) => new Float64Array(m));
-    }
+    this.ids = withRoom(this.ids, n);
+    this.nodeOf = withRoom(this.nodeOf, n);
+    this.local = withRoom(this.local, n);
     const { ids, nodeOf, local } = this;
     for (let x = this.size; x < n; x++) {
       const m = tree.method[x];
@@ -602,11 +588,11 @@ class TreeIds {
  */
 function contextTreeWalk(tree: ContextTree, run: (count: number, node: number) => void): ThreadWalk & { window(w: EventWindow): void; done(): void } {
   let treeAt = new Int32Array(256);
-  // per depth, the last (parent, call site, method) entered there and its node (-3: none yet)
-  let lastParent = new Int32Array(256).fill(-3);
-  let lastSite = new Int32Array(256).fill(-3);
-  let lastMethod = new Int32Array(256).fill(-3);
-  let lastNode = new Int32Array(256).fill(-1);
+  // per depth, the last (parent, call site, method) entered there and its node + 1 (0: none yet)
+  let lastParent = new Int32Array(256);
+  let lastSite = new Int32Array(256);
+  let lastMethod = new Int32Array(256);
+  let lastNode1 = new Int32Array(256);
   const sites = new CallSites();
   let length = 0;
   let next = 0;
@@ -649,25 +635,21 @@ function contextTreeWalk(tree: ContextTree, run: (count: number, node: number) =
       const d = w.depth;
       sites.enter(d);
       if (d >= treeAt.length) {
-        const grow = (a: Int32Array, fill: number) => {
-          const b = new Int32Array(a.length * 2).fill(fill);
-          b.set(a);
-          return b;
-        };
-        treeAt = grow(treeAt, -1);
-        lastNode = grow(lastNode, -1);
-        lastParent = grow(lastParent, -3);
-        lastSite = grow(lastSite, -3);
-        lastMethod = grow(lastMethod, -3);
+        treeAt = withRoom(treeAt, d + 1);
+        lastNode1 = withRoom(lastNode1, d + 1);
+        lastParent = withRoom(lastParent, d + 1);
+        lastSite = withRoom(lastSite, d + 1);
+        lastMethod = withRoom(lastMethod, d + 1);
       }
       depth = d;
       const parent = d === 0 ? -1 : treeAt[d - 1];
       const site = d === 0 ? -1 : sites.at(d - 1);
       const m = w.stack[d];
       // (a loop calls the same method from the same place again and again: the node it got the last time)
-      if (lastParent[d] === parent && lastSite[d] === site && lastMethod[d] === m) treeAt[d] = lastNode[d];
+      if (lastNode1[d] > 0 && lastParent[d] === parent && lastSite[d] === site && lastMethod[d] === m) treeAt[d] = lastNode1[d] - 1;
       else {
-        treeAt[d] = lastNode[d] = tree.child(parent, site, m);
+        treeAt[d] = tree.child(parent, site, m);
+        lastNode1[d] = treeAt[d] + 1;
         lastParent[d] = parent;
         lastSite[d] = site;
         lastMethod[d] = m;
