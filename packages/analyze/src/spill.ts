@@ -52,7 +52,6 @@ interface SpilledThread {
   bytes: number;
 }
 
-
 function columns(n: number): ThreadEvents {
   return {
     name: '', tid: -1, javaTid: -1, length: n, kind: new Uint8Array(n), origin: new Uint8Array(n), tier: new Uint8Array(n), opcode: new Int16Array(n),
