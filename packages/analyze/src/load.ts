@@ -335,7 +335,7 @@ export async function loadTraceAnalysis(dir: string, opts: TraceLoadOptions = {}
       : decodeTrace(dir, { tids: opts.tids, onThread: onDecoded, release: true, sinkFor });
   const { model } = decoded;
   if (!convert) problems.push(...model.problems);
-  return { source: { kind: 'trace', dir }, methods, threads, tscPerNs: model.tscPerNs, problems, ...report, model, decoded: decoded.threads };
+  return { source: { kind: 'trace', dir }, methods, threads, tscPerNs: model.tscPerNs, startTsc: model.sideband?.clock?.tsc, problems, ...report, model, decoded: decoded.threads };
 }
 
 /** Turns a decoded thread's events into a ThreadEvents (method ids into `methods`, which it extends). */
@@ -554,6 +554,7 @@ export async function loadTraceWindows(dir: string, opts: WindowedLoadOptions): 
     threads: order.map((k) => infos[k]),
     windows: (k: number) => spill.windows(order[k]),
     tscPerNs: model.tscPerNs,
+    startTsc: model.sideband?.clock?.tsc,
     problems,
     ...report,
     model,

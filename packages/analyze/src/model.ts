@@ -97,6 +97,11 @@ interface AnalysisCommon {
   methods: AnalysisMethod[];
   /** TSC ticks per nanosecond; 0 when unknown (no time: the oracle) */
   tscPerNs: number;
+  /**
+   * TSC when the capture started (PT sideband's header): time 0 of the timelines. Undefined when unknown (then
+   * time 0 is the first event of all threads, found by reading each thread's first window).
+   */
+  startTsc?: number;
   /** problems met while loading (classes that did not parse, ...), one line each */
   problems: string[];
 }

@@ -66,7 +66,7 @@ function timelineMetadata(a: Profiled, set: SliceSet, opts: TimelineOptions) {
     generator: 'jportal analyze',
     source: a.source,
     clock: timed
-      ? `TSC in ns from the first event (TSC ${set.clock.t0Tsc}, ${set.clock.tscPerNs} ticks/ns); Chrome ts in µs`
+      ? `TSC in ns from ${a.startTsc === set.clock.t0Tsc ? 'the capture\'s start' : 'the first event'} (TSC ${set.clock.t0Tsc}, ${set.clock.tscPerNs} ticks/ns); Chrome ts in µs`
       : 'event index: the analysis has no time (ground truth); 1 µs in the Chrome trace = 1 event of the thread, threads are not aligned in time',
     frames: set.frames,
     framesWritten: set.framesKept,

@@ -2,9 +2,11 @@
  * Time slices of a thread: one per method frame (from the shared stack rules of walk.ts) and one per gap, with
  * start and end on a common clock, ready for timelines (Chrome trace, speedscope, report.html).
  *
- * Clock: TSC converted to integer nanoseconds relative to the first event of all threads, made monotone per
- * thread (an event earlier than its predecessor, or without time, takes the predecessor's time). When the
- * analysis has no time (ground truth: NaN TSC, tscPerNs 0) the clock is the event index within the thread.
+ * Clock: TSC converted to integer nanoseconds relative to the capture's start (the analysis' startTsc; when it is
+ * unknown, the first event of all threads), made monotone per thread (an event earlier than its predecessor, or
+ * without time, takes the predecessor's time). When the analysis has no time (ground truth: NaN TSC, tscPerNs 0)
+ * the clock is the event index within the thread. The capture's start is known before any event is read, so a
+ * walk can place events on the clock as they are decoded.
  *
  * A frame spans from the event that opened it to the event that closed it (the exit, the event whose implicit
  * pop closed it, or the thread's last event). A gap is a leaf in the top frame, from its start to where data
@@ -47,8 +49,12 @@ export interface Slices {
 
 export const gapName = (reason: number): string => `gap: ${GAP_REASONS[reason] ?? 'unknown'}`;
 
-/** Chooses the clock: TSC when the analysis has a rate and every non-empty thread has some time. */
+/**
+ * Chooses the clock: TSC from the capture's start when the analysis has a rate and knows that start (a thread
+ * without any time then sits at 0); otherwise TSC from the first event when every non-empty thread has some time.
+ */
 export function chooseClock(a: Profiled): Clock {
+  if (a.tscPerNs > 0 && Number.isFinite(a.startTsc)) return { kind: 'tsc-ns', t0Tsc: a.startTsc!, tscPerNs: a.tscPerNs };
   let t0 = Infinity;
   let ok = a.tscPerNs > 0;
   for (let k = 0; k < a.threads.length; k++) {

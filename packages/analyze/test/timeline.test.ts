@@ -89,6 +89,21 @@ describe('writeTimeline', () => {
     assertNested(trace.traceEvents);
   });
 
+  it('counts time from the capture\'s start when the analysis knows it, and says so', () => {
+    const r = writeTimeline({ ...analysis([t1, t2], 2), startTsc: 900 }, dir);
+    const trace = readJson('timeline.trace.json');
+    // tscPerNs 2: ns = (tsc - 900) / 2, the same slices as from the first event, 50 ns later
+    expect(slicesOf(trace, 42)).toEqual([
+      ['p.K.A', 50, 35, 'frame'],
+      ['p.K.B', 55, 10, 'frame'],
+      ['gap: overflow', 70, 5, 'gap'],
+      ['p.K.C', 81, 4, 'frame'],
+    ]);
+    expect(slicesOf(trace, 43)).toEqual([['p.K.D', 100, 10, 'frame']]);
+    expect(trace.metadata.clock).toMatch(/^TSC in ns from the capture's start \(TSC 900,/);
+    expect(r.summary).toMatchObject({ clock: 'tsc-ns' });
+  });
+
   it('writes speedscope evented profiles with balanced O/C events over shared frames', () => {
     writeTimeline(analysis([t1, t2], 2), dir);
     const s = readJson('timeline.speedscope.json');
