@@ -248,27 +248,73 @@ export function fanOut(vs: StackVisitor[]): StackVisitor {
   return fan;
 }
 
+/**
+ * Drives passes over threads that are handed to it window by window, in thread order: what runPasses does for an
+ * analysis it reads itself, for windows pushed as they arrive (a trace streamed while it is decoded, stream.ts).
+ * `beginThread(k)`, `window(w)` for each of its windows, `endThread()`; after the last thread, `finish()`. When
+ * anything throws, `abort()` lets go of what the unfinished passes hold.
+ */
+export class PassRunner {
+  private parts: ThreadWalk[] = [];
+  private visitor: StackVisitor = {};
+  private onWindow: ThreadWalk[] = [];
+  private walker: StackWalker | undefined;
+  private finished = 0;
+  constructor(private readonly passes: WalkPass<unknown>[]) {}
+
+  /** starts thread k; false when no pass wants it (its windows are then ignored, and need not be read) */
+  beginThread(k: number): boolean {
+    this.parts = this.passes.map((p) => p.thread(k)).filter((x): x is ThreadWalk => !!x);
+    // (a thread no pass wants is not walked)
+    this.walker = this.parts.length ? new StackWalker() : undefined;
+    this.visitor = fanOut(this.parts.map((p) => p.visitor));
+    this.onWindow = this.parts.filter((p) => p.window);
+    return !!this.walker;
+  }
+
+  window(w: EventWindow): void {
+    if (!this.walker) return;
+    for (const p of this.onWindow) p.window!(w);
+    this.walker.walkWindow(w, w.base, this.visitor);
+  }
+
+  endThread(): void {
+    if (!this.walker) return;
+    const stats = this.walker.close(this.visitor);
+    for (const p of this.parts) p.done?.(stats);
+    this.walker = undefined;
+    this.parts = [];
+  }
+
+  /** the passes' results, in order */
+  finish(): unknown[] {
+    const results: unknown[] = [];
+    for (const p of this.passes) {
+      results.push(p.finish());
+      this.finished++;
+    }
+    return results;
+  }
+
+  /** the passes not finished yet (the one that threw included) let go of what they hold outside memory */
+  abort(): void {
+    for (const p of this.passes.slice(this.finished)) p.abort?.();
+  }
+}
+
 /** Runs `passes` over one read and one walk of each thread of `a`; returns their results in order. */
 export function runPasses(a: Profiled, passes: WalkPass<unknown>[]): unknown[] {
-  const results: unknown[] = [];
+  const run = new PassRunner(passes);
   try {
     for (let k = 0; k < a.threads.length; k++) {
-      const parts = passes.map((p) => p.thread(k)).filter((x): x is ThreadWalk => !!x);
-      if (!parts.length) continue;
-      const v = fanOut(parts.map((p) => p.visitor));
-      const onWindow = parts.filter((p) => p.window);
-      const stats = walkWindows(windowsOf(a, k), v, onWindow.length ? (w) => {
-        for (const p of onWindow) p.window!(w);
-      } : undefined);
-      for (const p of parts) p.done?.(stats);
+      if (run.beginThread(k)) for (const w of windowsOf(a, k)) run.window(w);
+      run.endThread();
     }
-    for (const p of passes) results.push(p.finish());
+    return run.finish();
   } catch (e) {
-    // (the passes not finished yet, the one that threw included)
-    for (const p of passes.slice(results.length)) p.abort?.();
+    run.abort();
     throw e;
   }
-  return results;
 }
 
 /** One pass alone (see runPasses). */
