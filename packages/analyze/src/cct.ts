@@ -11,6 +11,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { AnalysisMethod, EventWindow, methodKeyOf, methodLabel, Origin, PartResult, Profiled, ThreadEvents } from './model';
 import { PairMap } from './pair-map';
+import { withRoom } from './typed';
 import { ChunkWriter } from './timeline';
 import { runPass, StackVisitor, StackWalker, walkWindows, WalkPass } from './walk';
 
@@ -147,37 +148,71 @@ export class Cct {
   }
 }
 
+/** One method an extent names: its simple or qualified class name (slashed), name, and descriptor if given. */
+interface ExtentSpec {
+  cls: string;
+  name: string;
+  desc?: string;
+}
+
+/** Parses an extent: 'Class.method' (simple or dotted/slashed qualified class name), optionally with a descriptor; several separated by commas. */
+function parseExtent(spec: string): ExtentSpec[] {
+  const out: ExtentSpec[] = [];
+  for (const raw of spec.split(',')) {
+    const s = raw.trim();
+    if (!s) continue;
+    const paren = s.indexOf('(');
+    const head = paren >= 0 ? s.slice(0, paren) : s;
+    const dot = head.lastIndexOf('.');
+    if (dot <= 0) throw new Error(`--extent ${s}: expected Class.method`);
+    out.push({ cls: head.slice(0, dot).replace(/\./g, '/'), name: head.slice(dot + 1), desc: paren >= 0 ? s.slice(paren) : undefined });
+  }
+  return out;
+}
+
+const inExtent = (specs: ExtentSpec[], m: AnalysisMethod): boolean =>
+  specs.some((x) => m.name === x.name && (x.desc === undefined || m.signature === x.desc) && (m.className === x.cls || m.className.endsWith(`/${x.cls}`) || m.className.endsWith(`$${x.cls}`)));
+
 /**
  * The methods an extent names: 'Class.method' (simple or dotted/slashed qualified class name), optionally with
  * a descriptor; several separated by commas.
  */
 export function matchMethods(methods: AnalysisMethod[], spec: string): Set<number> {
+  const specs = parseExtent(spec);
   const out = new Set<number>();
-  for (const raw of spec.split(',')) {
-    const s = raw.trim();
-    if (!s) continue;
-    const paren = s.indexOf('(');
-    const desc = paren >= 0 ? s.slice(paren) : undefined;
-    const head = paren >= 0 ? s.slice(0, paren) : s;
-    const dot = head.lastIndexOf('.');
-    if (dot <= 0) throw new Error(`--extent ${s}: expected Class.method`);
-    const cls = head.slice(0, dot).replace(/\./g, '/');
-    const name = head.slice(dot + 1);
-    methods.forEach((m, i) => {
-      if (m.name !== name || (desc !== undefined && m.signature !== desc)) return;
-      if (m.className === cls || m.className.endsWith(`/${cls}`) || m.className.endsWith(`$${cls}`)) out.add(i);
-    });
-  }
+  methods.forEach((m, i) => {
+    if (inExtent(specs, m)) out.add(i);
+  });
   return out;
 }
 
+/** matchMethods asked one method id at a time, of a method table that may grow (a streamed trace's). */
+class ExtentMatcher {
+  private readonly specs: ExtentSpec[];
+  /** per method id: 0 not asked yet, 1 outside, 2 in the extent */
+  private known = new Uint8Array(0);
+  constructor(
+    private readonly methods: AnalysisMethod[],
+    spec: string,
+  ) {
+    this.specs = parseExtent(spec);
+  }
+
+  has(m: number): boolean {
+    if (m < 0 || m >= this.methods.length) return false;
+    this.known = withRoom(this.known, m + 1);
+    if (!this.known[m]) this.known[m] = inExtent(this.specs, this.methods[m]) ? 2 : 1;
+    return this.known[m] === 2;
+  }
+}
+
 /** Builds one thread's tree into `tree` (see the module comment and docs/contexts.md for the rules). */
-export function addThreadToCct(tree: Cct, t: ThreadEvents | Iterable<EventWindow>, opts: { foldRecursion?: boolean; extent?: Set<number> } = {}): void {
+export function addThreadToCct(tree: Cct, t: ThreadEvents | Iterable<EventWindow>, opts: { foldRecursion?: boolean; extent?: { has(m: number): boolean } } = {}): void {
   walkWindows(t, cctVisitor(tree, opts));
 }
 
 /** The visitor of addThreadToCct: a walk of one thread with it builds the thread's tree into `tree`. */
-function cctVisitor(tree: Cct, opts: { foldRecursion?: boolean; extent?: Set<number> }): StackVisitor {
+function cctVisitor(tree: Cct, opts: { foldRecursion?: boolean; extent?: { has(m: number): boolean } }): StackVisitor {
   const fold = !!opts.foldRecursion;
   const extent = opts.extent;
   let nodeAt = new Int32Array(256);
@@ -256,7 +291,7 @@ export function buildCct(a: Profiled, opts: CctOptions = {}): CctResult {
 
 /** buildCct as a pass that can share its walk with others (runPasses). */
 export function cctPass(a: Profiled, opts: CctOptions = {}): WalkPass<CctResult> {
-  const extent = opts.extent !== undefined ? matchMethods(a.methods, opts.extent) : undefined;
+  const extent = opts.extent !== undefined ? new ExtentMatcher(a.methods, opts.extent) : undefined;
   const merged = new Cct(a.methods.length);
   const threads: CctResult['threads'] = [];
   return {
@@ -271,7 +306,7 @@ export function cctPass(a: Profiled, opts: CctOptions = {}): WalkPass<CctResult>
         },
       };
     },
-    finish: () => ({ threads, merged, extentMethods: extent ? [...extent].sort((x, y) => x - y) : undefined }),
+    finish: () => ({ threads, merged, extentMethods: opts.extent !== undefined ? [...matchMethods(a.methods, opts.extent)].sort((x, y) => x - y) : undefined }),
   };
 }
 

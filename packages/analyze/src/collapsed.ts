@@ -90,10 +90,15 @@ export function buildStackTree(a: Profiled): StackTree {
 /** buildStackTree as a pass that can share its walk with others (runPasses). */
 export function stackTreePass(a: Profiled): WalkPass<StackTree> {
   const b = new TreeBuilder();
-  const methodName = a.methods.map((m) => b.nameId(methodLabel(m)));
+  // (the names of methods the table gets later, while a trace is streamed, are added when first met)
+  const methodName: number[] = a.methods.map((m) => b.nameId(methodLabel(m)));
   const unknown = b.nameId('[unknown]');
   const noFrame = b.nameId('[no frame]');
-  const nameOf = (m: number): number => (m >= 0 && m < methodName.length ? methodName[m] : unknown);
+  const nameOf = (m: number): number => {
+    if (m < 0 || m >= a.methods.length) return unknown;
+    while (methodName.length <= m) methodName.push(b.nameId(methodLabel(a.methods[methodName.length])));
+    return methodName[m];
+  };
   const thread = (k: number): ThreadWalk => {
     const t = a.threads[k];
     const root = b.child(0, b.nameId(t.name || `tid ${t.tid}`));

@@ -132,11 +132,13 @@ type ObservedEdge = { caller: string; callSite: number; callee: string };
 
 /** Observed edges of one analysis: [caller key or '', callSite, callee key] per distinct edge. */
 function observedEdges(a: Profiled): WalkPass<ObservedEdge[]> {
-  const keyOf = a.methods.map(methodKeyOf);
-  const mk = (m: number) => (m >= 0 ? keyOf[m] : '?');
-  const seen = new Set<number>();
+  // (the method table may grow as the walk goes: a streamed trace's; keys are taken when first needed)
+  const keyOf: string[] = [];
+  const mk = (m: number) => (m >= 0 ? (keyOf[m] ??= methodKeyOf(a.methods[m])) : '?');
+  // (caller, call site) -> its index; (that index, callee) -> seen
+  const callerSites = new PairMap();
+  const seen = new PairMap();
   const out: ObservedEdge[] = [];
-  const M = a.methods.length + 2;
   const thread = (): ThreadWalk => {
     const last = new CallSites();
     return { visitor: {
@@ -146,9 +148,10 @@ function observedEdges(a: Profiled): WalkPass<ObservedEdge[]> {
         const caller = d > 0 ? w.stack[d - 1] : -2;
         const site = d > 0 ? last.at(d - 1) : -1;
         const callee = w.stack[d];
-        const k = ((caller + 2) * SITES + site + 1) * M + callee + 1;
-        if (seen.has(k)) return;
-        seen.add(k);
+        let cs = callerSites.get(caller, site);
+        if (cs < 0) callerSites.set(caller, site, (cs = callerSites.size));
+        if (seen.get(cs, callee) >= 0) return;
+        seen.set(cs, callee, 1);
         out.push({ caller: caller === -2 ? '' : mk(caller), callSite: site, callee: mk(callee) });
       },
       bytecodes(w: StackWalker, _from: number, to: number) {

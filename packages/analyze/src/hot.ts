@@ -6,6 +6,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { AnalysisMethod, Kind, Origin, PartResult, Profiled, ThreadEvents, TIER_NAMES } from './model';
+import { withRoom } from './typed';
 import { runPass, StackWalker, ThreadWalk, WalkPass, WalkStats } from './walk';
 
 /** Tier classes of the split: the five tiers of model.ts, then events recovery copied into gaps. */
@@ -18,8 +19,11 @@ export function tierClassOf(t: ThreadEvents, i: number): number {
   return t.origin[i] === Origin.Recovered ? RECOVERED_CLASS : Math.min(t.tier[i], RECOVERED_CLASS - 1);
 }
 
-/** The row of the unknown method (-1) in per-method arrays of `methods + 1` rows. */
-export const unknownRow = (a: Profiled): number => a.methods.length;
+/**
+ * The row of the unknown method (-1) where rows are method ids (keys, tables): above any method id. (Not the row
+ * after the last method: the method table grows while a trace is streamed, stream.ts.)
+ */
+export const UNKNOWN_ROW = 0xffffff;
 
 /** Method label with descriptor, e.g. java.lang.String.hashCode()I; "(unknown)" for the unknown row. */
 export function methodDisplay(a: Profiled, row: number): string {
@@ -176,37 +180,48 @@ export interface HotMethods {
   total: ThreadHot;
 }
 
-/** Per-method sums of one thread (rows: methods, then the unknown method). */
+const SUMS = ['excl', 'incl', 'calls', 'implicitCalls', 'exclTicks', 'inclTicks'] as const;
+const TIER_SUMS = ['tierBytecodes', 'tierTicks'] as const;
+
+/**
+ * Per-method sums of one thread, in slots: method m in slot m + 1, the unknown method in slot 0. `ensure(methods)`
+ * before events of methods up to `methods - 1` are added (the method table grows while a trace is streamed).
+ */
 class HotAccumulator {
-  readonly excl: Float64Array;
-  readonly incl: Float64Array;
-  readonly calls: Float64Array;
-  readonly implicitCalls: Float64Array;
-  readonly exclTicks: Float64Array;
-  readonly inclTicks: Float64Array;
-  readonly tierBytecodes: Float64Array;
-  readonly tierTicks: Float64Array;
+  excl = new Float64Array(0);
+  incl = new Float64Array(0);
+  calls = new Float64Array(0);
+  implicitCalls = new Float64Array(0);
+  exclTicks = new Float64Array(0);
+  inclTicks = new Float64Array(0);
+  tierBytecodes = new Float64Array(0);
+  tierTicks = new Float64Array(0);
+  /** slots with room */
+  slots = 0;
   bytecodes = 0;
   bytecodesNoFrame = 0;
   ticks = 0;
   lostTicks = 0;
   noFrameTicks = 0;
-  constructor(readonly rows: number) {
-    this.excl = new Float64Array(rows);
-    this.incl = new Float64Array(rows);
-    this.calls = new Float64Array(rows);
-    this.implicitCalls = new Float64Array(rows);
-    this.exclTicks = new Float64Array(rows);
-    this.inclTicks = new Float64Array(rows);
-    this.tierBytecodes = new Float64Array(rows * TIER_CLASSES);
-    this.tierTicks = new Float64Array(rows * TIER_CLASSES);
+  constructor(methods: number) {
+    this.ensure(methods);
+  }
+
+  /** room for methods 0 .. methods - 1 (and the unknown one) */
+  ensure(methods: number): void {
+    const need = methods + 1;
+    if (need <= this.slots) return;
+    for (const k of SUMS) this[k] = withRoom(this[k], need);
+    for (const k of TIER_SUMS) this[k] = withRoom(this[k], need * TIER_CLASSES);
+    this.slots = this.excl.length;
   }
 
   add(o: HotAccumulator): void {
-    for (const k of ['excl', 'incl', 'calls', 'implicitCalls', 'exclTicks', 'inclTicks', 'tierBytecodes', 'tierTicks'] as const) {
+    this.ensure(o.slots - 1);
+    for (const k of [...SUMS, ...TIER_SUMS]) {
       const dst = this[k];
       const src = o[k];
-      for (let r = 0; r < dst.length; r++) dst[r] += src[r];
+      for (let r = 0; r < src.length; r++) dst[r] += src[r];
     }
     this.bytecodes += o.bytecodes;
     this.bytecodesNoFrame += o.bytecodesNoFrame;
@@ -218,11 +233,11 @@ class HotAccumulator {
 
 /** A walk of one thread that fills `acc`; `done` gets the walk's stats and whether any event has time. */
 function accumulateThread(a: Profiled, acc: HotAccumulator, done: (r: { walk: WalkStats; hasTime: boolean }) => void): ThreadWalk {
-  const unknown = unknownRow(a);
-  const rowOf = (m: number) => (m < 0 ? unknown : m);
-  const onStack = new Int32Array(acc.rows);
-  const bytecodesAtFirst = new Float64Array(acc.rows);
-  const ticksAtFirst = new Float64Array(acc.rows);
+  // (the accumulator's slots: the unknown method in 0)
+  const rowOf = (m: number) => m + 1;
+  let onStack = new Int32Array(acc.slots);
+  let bytecodesAtFirst = new Float64Array(acc.slots);
+  let ticksAtFirst = new Float64Array(acc.slots);
   const clock = new IntervalClock();
   let t: ThreadEvents | undefined;
   let hasTime = false;
@@ -283,6 +298,11 @@ function accumulateThread(a: Profiled, acc: HotAccumulator, done: (r: { walk: Wa
   return {
     visitor,
     window: (w) => {
+      // (the window's methods are in the table)
+      acc.ensure(a.methods.length);
+      onStack = withRoom(onStack, acc.slots);
+      bytecodesAtFirst = withRoom(bytecodesAtFirst, acc.slots);
+      ticksAtFirst = withRoom(ticksAtFirst, acc.slots);
       clock.window(w, w.base);
       t = w;
       for (let i = 0; i < w.length && !hasTime; i++) hasTime = !Number.isNaN(w.tsc[i]);
@@ -298,12 +318,12 @@ function accumulateThread(a: Profiled, acc: HotAccumulator, done: (r: { walk: Wa
 function threadHot(a: Profiled, name: string, tid: number, acc: HotAccumulator, walk: WalkStats): ThreadHot {
   const ns = (ticks: number) => (a.tscPerNs > 0 ? ticks / a.tscPerNs : 0);
   const methods: MethodHot[] = [];
-  for (let r = 0; r < acc.rows; r++) {
+  for (let r = 0; r < acc.slots; r++) {
     if (!acc.excl[r] && !acc.calls[r] && !acc.exclTicks[r] && !acc.incl[r]) continue;
     const tier = (arr: Float64Array, f: (x: number) => number) => Array.from(arr.subarray(r * TIER_CLASSES, (r + 1) * TIER_CLASSES), f);
     methods.push({
-      method: r < a.methods.length ? r : -1,
-      label: methodDisplay(a, r),
+      method: r - 1,
+      label: methodDisplay(a, r > 0 ? r - 1 : UNKNOWN_ROW),
       exclBytecodes: acc.excl[r],
       inclBytecodes: acc.incl[r],
       calls: acc.calls[r],
@@ -328,15 +348,14 @@ export function computeHotMethods(a: Profiled): HotMethods {
 
 /** computeHotMethods as a pass that can share its walk with others (runPasses). */
 export function hotMethodsPass(a: Profiled): WalkPass<HotMethods> {
-  const rows = a.methods.length + 1;
-  const total = new HotAccumulator(rows);
+  const total = new HotAccumulator(a.methods.length);
   const totalWalk: WalkStats = { unmatchedExits: 0, implicitEntries: 0, implicitExits: 0, maxDepth: 0, openAtEnd: 0 };
   const threads: ThreadHot[] = [];
   let hasTime = false;
   return {
     thread(k) {
       const t = a.threads[k];
-      const acc = new HotAccumulator(rows);
+      const acc = new HotAccumulator(a.methods.length);
       return accumulateThread(a, acc, (r) => {
         const walk = r.walk;
         hasTime ||= r.hasTime;

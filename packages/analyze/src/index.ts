@@ -3,10 +3,10 @@ export { Kind, Origin, Tier, TIER_NAMES, ORIGIN_NAMES, methodLabel, methodKeyOf,
 export type { Analysis, AnalysisMethod, ThreadEvents, ThreadInfo, EventWindow, WindowedAnalysis, Profiled, PartResult } from './model';
 export { loadTraceAnalysis, loadTraceWindows, analyzeWindowEvents, loadOracleAnalysis, refineDecoded, createRefiner, addReports } from './load';
 export type { TraceLoadOptions, TraceAnalysis, WindowedLoadOptions, WindowedTraceAnalysis, OracleLoadOptions, RefineOptions, RefineReport, RefineTimes, ThreadRefiner } from './load';
-export { walkStacks, walkThread, walkWindows, StackWalker, runPasses, runPass } from './walk';
+export { walkStacks, walkThread, walkWindows, StackWalker, runPasses, runPass, PassRunner } from './walk';
 export type { StackVisitor, WalkStats, WalkPass, ThreadWalk } from './walk';
 // every part from one read of the events
-export { writeProfiles, PROFILE_PARTS } from './profiles';
+export { writeProfiles, profilePasses, PROFILE_PARTS } from './profiles';
 export type { WriteProfilesOptions, WrittenProfiles, ProfilePart } from './profiles';
 // coverage (issue 7)
 export { computeCoverage, writeCoverage, reportCounters as coverageCounters, formatLcov, formatJacocoXml, javaSpans, classSourceMap, Hit as CoverageHit } from './coverage';

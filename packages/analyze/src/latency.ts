@@ -8,7 +8,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { forEachInstruction, successors } from '@jportal/classfile';
 import { EventWindow, PartResult, Profiled, ThreadEvents, windowsOf } from './model';
-import { alignTable, clip, formatNs, methodDisplay, unknownRow } from './hot';
+import { alignTable, clip, formatNs, methodDisplay, UNKNOWN_ROW } from './hot';
 import { withRoom } from './typed';
 import { runPass, StackWalker, ThreadWalk, WalkPass } from './walk';
 
@@ -213,7 +213,7 @@ function histogramOf(kind: LatencyKind, a: Profiled, key: number, d: Durations, 
   const label = methodDisplay(a, row) + (bci >= 0 ? ` @${bci}` : '');
   const n = d.n;
   return {
-    kind, method: row < a.methods.length ? row : -1, bci, label, count: n,
+    kind, method: row !== UNKNOWN_ROW ? row : -1, bci, label, count: n,
     excludedGap: d.excludedGap, excludedIncomplete: d.excludedIncomplete, zero: d.zero,
     minNs: n ? d.min : NaN, meanNs: n ? d.sum / n : NaN,
     p50Ns: p50, p90Ns: p90, p99Ns: p99, maxNs: n ? d.max : NaN,
@@ -309,7 +309,7 @@ function staticLoopHeads(a: Profiled, row: number): Uint8Array | null {
  * of gaps before it (it holds a gap iff more gaps were seen by its end), so it may span windows.
  */
 function collectThread(a: Profiled, methods: DurationTable, monitors: DurationTable, loops: DurationTable, done: (unmatchedExits: number) => void): ThreadWalk {
-  const unknown = unknownRow(a);
+  const unknown = UNKNOWN_ROW;
   const rowOf = (m: number) => (m < 0 ? unknown : m);
   /** gaps among the events before the current one */
   let gaps = 0;

@@ -10,7 +10,7 @@ import * as zlib from 'zlib';
 import { lineOf } from '@jportal/classfile';
 import { Label, Profile, Sample, StringTable, ValueType, type FunctionInput, type LocationInput } from 'pprof-format';
 import { Kind, PartResult, Profiled, ThreadEvents, ThreadInfo } from './model';
-import { IntervalClock, methodDisplay, TIER_CLASS_NAMES, tierClassOf, unknownRow } from './hot';
+import { IntervalClock, methodDisplay, TIER_CLASS_NAMES, tierClassOf, UNKNOWN_ROW } from './hot';
 import { PairMap } from './pair-map';
 import { withRoom } from './typed';
 import { runPass, StackWalker, ThreadWalk, WalkPass } from './walk';
@@ -25,6 +25,7 @@ class LineTable {
 
   /** the line of `bci` (-1: the method's first line, for a frame that has run no bytecode yet) */
   line(row: number, bci: number): number {
+    if (row === UNKNOWN_ROW) return 0;
     let t = this.byRow[row];
     if (t === undefined) {
       const info = this.a.methods[row]?.info;
@@ -188,9 +189,9 @@ interface ThreadSums {
 }
 
 /** A walk of one thread that sums its samples (to `done`). Bytecodes that ran with no frame go to the trie's no-frame node. */
-function sumThread(a: Profiled, trie: StackTrie, lines: LineTable, done: (r: ThreadSums) => void): ThreadWalk {
+function sumThread(trie: StackTrie, lines: LineTable, done: (r: ThreadSums) => void): ThreadWalk {
   const sums = new SampleSums();
-  const frames = new FrameLines(trie, lines, unknownRow(a));
+  const frames = new FrameLines(trie, lines, UNKNOWN_ROW);
   const clock = new IntervalClock();
   let t: ThreadEvents | undefined;
   let first = NaN;
@@ -214,7 +215,7 @@ function sumThread(a: Profiled, trie: StackTrie, lines: LineTable, done: (r: Thr
     lostTicks += dt;
   };
   const event = (src: ThreadEvents, j: number) => {
-    if (topDepth < 0 && src.kind[j] === Kind.Bytecode) sums.add(trie.noFrameNode(unknownRow(a)), tierClassOf(src, j), 1, 0, 0);
+    if (topDepth < 0 && src.kind[j] === Kind.Bytecode) sums.add(trie.noFrameNode(UNKNOWN_ROW), tierClassOf(src, j), 1, 0, 0);
   };
   /** hands out the intervals before event i to the stack up to `depth` */
   const flush = (w: StackWalker, i: number, depth: number) => {
@@ -406,7 +407,7 @@ export function buildPprof(a: Profiled): BuiltPprof {
 export function pprofPass(a: Profiled): WalkPass<BuiltPprof> {
   const trie = new StackTrie();
   const lines = new LineTable(a);
-  const unknown = unknownRow(a);
+  const unknown = UNKNOWN_ROW;
   const st = new StringTable();
   const s = (x: string) => st.dedup(x);
   const ns = (ticks: number) => (a.tscPerNs > 0 ? Math.round(ticks / a.tscPerNs) : 0);
@@ -425,10 +426,12 @@ export function pprofPass(a: Profiled): WalkPass<BuiltPprof> {
   let tmax = -Infinity;
   const thread = (k: number): ThreadWalk | undefined => {
     const t = a.threads[k];
-    if (!t.length) return undefined;
-    return sumThread(a, trie, lines, (r) => addThread(t, r));
+    return sumThread(trie, lines, (r) => addThread(t, r));
   };
   const addThread = (t: ThreadInfo, r: ThreadSums) => {
+    // (a thread without events has no samples and no labels; its length is known once it is read: a streamed
+    // trace's threads grow as they are decoded)
+    if (!t.length) return;
     lostTicks += r.lostTicks;
     noFrameTicks += r.noFrameTicks;
     if (r.first < tmin) tmin = r.first;

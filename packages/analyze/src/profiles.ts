@@ -49,6 +49,24 @@ export interface WrittenProfiles {
 
 /** Writes the report parts of `a` into `out` (see the module comment). */
 export function writeProfiles(a: Profiled, out: string, opts: WriteProfilesOptions = {}): WrittenProfiles {
+  const p = profilePasses(a, out, opts);
+  opts.step?.('read');
+  const t0 = Date.now();
+  const results = runPasses(a, p.passes);
+  return p.write(results, Date.now() - t0);
+}
+
+/**
+ * writeProfiles in two steps, for a caller that drives the read itself (a trace streamed while it is decoded:
+ * stream.ts): the passes of the read, and `write(results, readMs)`, which writes the parts from their results.
+ */
+export interface ProfileRead {
+  passes: WalkPass<unknown>[];
+  write(results: unknown[], readMs: number): WrittenProfiles;
+}
+
+/** The two steps of writeProfiles (see ProfileRead). */
+export function profilePasses(a: Profiled, out: string, opts: WriteProfilesOptions = {}): ProfileRead {
   const want = (p: ProfilePart) => !opts.only?.length || opts.only.includes(p);
   const timingsMs: Record<string, number> = {};
   const timed = <T>(name: string, f: () => T): T => {
@@ -75,42 +93,47 @@ export function writeProfiles(a: Profiled, out: string, opts: WriteProfilesOptio
   if (want('timeline')) add('timeline', slicePass(a, timelineSliceOptions()));
   add('reportSlices', slicePass(a, reportSliceOptions()));
   const extra = opts.extra ?? [];
-  const results = timed('read', () => runPasses(a, [...first.map((f) => f.pass), ...extra]));
-  const got = new Map(first.map((f, i) => [f.name, results[i]]));
-  const extraResults = results.slice(first.length);
-  first.length = 0;
-  results.length = 0;
-  const tree = got.get('tree') as StackTree;
+  const passes = [...first.map((f) => f.pass), ...extra];
 
-  const parts: Record<string, PartResult> = {};
-  const write = (name: ProfilePart, f: () => PartResult) => {
-    if (want(name)) parts[name] = timed(name, f);
+  const write = (results: unknown[], readMs: number): WrittenProfiles => {
+    timingsMs.read = readMs;
+    const got = new Map(first.map((f, i) => [f.name, results[i]]));
+    const extraResults = results.slice(first.length);
+    first.length = 0;
+    results.length = 0;
+    const tree = got.get('tree') as StackTree;
+
+    const parts: Record<string, PartResult> = {};
+    const writePart = (name: ProfilePart, f: () => PartResult) => {
+      if (want(name)) parts[name] = timed(name, f);
+    };
+    // each part is written and let go in turn (latency's durations alone can be gigabytes)
+    const take = <T>(name: string): T => {
+      const r = got.get(name) as T;
+      got.delete(name);
+      return r;
+    };
+    writePart('coverage', () => writeCoverage(a, out, { sources: opts.sources, coverage: take<Coverage>('coverage') }));
+    writePart('hot', () => writeHotMethods(a, out, { hot: take<HotMethods>('hot') }));
+    writePart('pprof', () => writePprof(a, out, take<BuiltPprof>('pprof')));
+    writePart('cct', () => writeCct(a, out, { extent: opts.extent }, take<CctResult>('cct')));
+    // (contexts.ts wrote its files as the read finished)
+    if (want('contexts')) parts.contexts = take<PartResult>('contexts');
+    writePart('paths', () => writePaths(a, out, { paths: take<Map<number, MethodPaths>>('paths') }));
+    writePart('timeline', () => writeTimeline(a, out, {}, take<SliceSet>('timeline')));
+    writePart('collapsed', () => writeCollapsed(a, out, tree));
+    writePart('latency', () => writeLatency(a, out, { top: LATENCY_TOP }, take<Latency>('latency')));
+    const report = timed('report', () =>
+      writeReport(a, out, orderParts(parts), {
+        tree,
+        summary: got.get('summary') as ReportSummary,
+        hot: got.get('reportHot') as { name: string; self: number }[],
+        slices: got.get('reportSlices') as SliceSet,
+      }),
+    );
+    return { parts: orderParts(parts), report, extra: extraResults, timingsMs };
   };
-  // each part is written and let go in turn (latency's durations alone can be gigabytes)
-  const take = <T>(name: string): T => {
-    const r = got.get(name) as T;
-    got.delete(name);
-    return r;
-  };
-  write('coverage', () => writeCoverage(a, out, { sources: opts.sources, coverage: take<Coverage>('coverage') }));
-  write('hot', () => writeHotMethods(a, out, { hot: take<HotMethods>('hot') }));
-  write('pprof', () => writePprof(a, out, take<BuiltPprof>('pprof')));
-  write('cct', () => writeCct(a, out, { extent: opts.extent }, take<CctResult>('cct')));
-  // (contexts.ts wrote its files as the read finished)
-  if (want('contexts')) parts.contexts = take<PartResult>('contexts');
-  write('paths', () => writePaths(a, out, { paths: take<Map<number, MethodPaths>>('paths') }));
-  write('timeline', () => writeTimeline(a, out, {}, take<SliceSet>('timeline')));
-  write('collapsed', () => writeCollapsed(a, out, tree));
-  write('latency', () => writeLatency(a, out, { top: LATENCY_TOP }, take<Latency>('latency')));
-  const report = timed('report', () =>
-    writeReport(a, out, orderParts(parts), {
-      tree,
-      summary: got.get('summary') as ReportSummary,
-      hot: got.get('reportHot') as { name: string; self: number }[],
-      slices: got.get('reportSlices') as SliceSet,
-    }),
-  );
-  return { parts: orderParts(parts), report, extra: extraResults, timingsMs };
+  return { passes, write };
 }
 
 /** The parts in PROFILE_PARTS order. */

@@ -12,6 +12,7 @@ import { EventWindow, Kind, methodLabel, Origin, PartResult, Profiled } from './
 import { ERROR_HOOK_JS, REPORT_JS } from './report/client';
 import { REPORT_CSS } from './report/style';
 import { gapName, sliceAnalysis, SliceKind, SliceOptions, SliceSet } from './timeslices';
+import { withRoom } from './typed';
 import { runPass, ThreadWalk, WalkPass } from './walk';
 import { threadIds } from './timeline';
 import { GAP_REASONS } from '@jportal/decode';
@@ -59,11 +60,7 @@ export function reportSummaryPass(a: Profiled) {
   // the earliest and latest TSC seen ([0], [1]): a typed array, since the loop below runs once per window, so V8
   // compiles it on stack replacement, and there a double local assigned under a condition is boxed anew each time
   const bounds = new Float64Array([Infinity, -Infinity]);
-  let events = 0;
-  for (const t of a.threads) {
-    events += t.length;
-    threads.push({ name: t.name, tid: t.tid, events: t.length, bytecodes: 0, gaps: 0, lostNs: timed ? 0 : null });
-  }
+  for (const t of a.threads) threads.push({ name: t.name, tid: t.tid, events: 0, bytecodes: 0, gaps: 0, lostNs: timed ? 0 : null });
   const window = (t: EventWindow, k: number) => {
     const s = threads[k];
     const lohi = bounds;
@@ -84,10 +81,15 @@ export function reportSummaryPass(a: Profiled) {
     }
   };
   const sum = (f: (s: ThreadSummary) => number) => threads.reduce((n, s) => n + f(s), 0);
-  const finish = () => ({
+  // (the threads' lengths are known once they are read: a streamed trace's grow as they are decoded)
+  const finish = () => {
+    a.threads.forEach((t, k) => (threads[k].events = t.length));
+    return summaryOf();
+  };
+  const summaryOf = () => ({
     threads,
     threadsWithEvents: threads.filter((s) => s.events > 0).length,
-    events,
+    events: sum((s) => s.events),
     bytecodes: sum((s) => s.bytecodes),
     origins,
     gaps: sum((s) => s.gaps),
@@ -106,8 +108,10 @@ export function hotMethods(a: Profiled, n: number): { name: string; self: number
 
 /** hotMethods as a pass that can share its read with others (runPasses). */
 export function hotMethodsListPass(a: Profiled, n: number): WalkPass<{ name: string; self: number }[]> {
-  const self = new Float64Array(a.methods.length);
+  let self = new Float64Array(a.methods.length);
   const window = (t: EventWindow) => {
+    // (the window's methods are in the table, which grows while a trace is streamed)
+    self = withRoom(self, a.methods.length);
     for (let i = 0; i < t.length; i++) if (t.kind[i] === Kind.Bytecode && t.method[i] >= 0) self[t.method[i]]++;
   };
   return { thread: () => ({ visitor: {}, window }), finish: () => topByName(a, self, n) };

@@ -15,7 +15,8 @@ import {
 } from '../src';
 import { analysis, Ev, method, randomThread, rng, thread } from './synthetic';
 import { contextsPass } from '../src/contexts';
-import { runPasses, WalkPass } from '../src/walk';
+import { PassRunner, runPasses, WalkPass } from '../src/walk';
+import { profilePasses } from '../src/profiles';
 
 const MONITORENTER = 0xc2;
 const MONITOREXIT = 0xc3;
@@ -52,7 +53,7 @@ function messyThread(seed: number, methods: number, n: number): Ev[] {
 function windowed(a: Analysis, size: number): WindowedAnalysis {
   const bufs = [0, 1].map(() => thread('', new Array<Ev>(size).fill({ kind: Kind.Bytecode })));
   return {
-    source: a.source, methods: a.methods, tscPerNs: a.tscPerNs, problems: a.problems,
+    source: a.source, methods: a.methods, tscPerNs: a.tscPerNs, startTsc: a.startTsc, problems: a.problems,
     threads: a.threads.map((t) => ({ name: t.name, tid: t.tid, javaTid: t.javaTid, length: t.length })),
     *windows(k: number): Iterable<EventWindow> {
       const t = a.threads[k];
@@ -248,6 +249,57 @@ describe('every part from one shared read (writeProfiles)', () => {
       expect(sharedReads.full).toBe(threads);
       expect(sharedReads.started).toBe(3 * threads);
       expect(aloneReads.full).toBeGreaterThanOrEqual(9 * sharedReads.full);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a streamed read (stream.ts): the method table and the threads\' lengths grow as windows arrive', () => {
+  it('writes the same files as writeProfiles of the whole analysis, the passes driven by PassRunner', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'jportal-streamed-'));
+    try {
+      const a: Analysis = { ...sample(7, 2500), startTsc: 5 };
+      const list = (d: string): string[] => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? list(path.join(d, e.name)).map((f) => path.join(e.name, f)) : [e.name]));
+      const hashes = (out: string) => Object.fromEntries(list(out).sort().map((f) => [f, crypto.createHash('sha256').update(fs.readFileSync(path.join(out, f), 'latin1').replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z/g, '(when)')).digest('hex')]));
+      const out1 = path.join(dir, 'whole');
+      const whole = writeProfiles(windowed(a, 7), out1, { extent: 'C1.m1' });
+
+      // as stream.ts has it: no method and no event known when the passes are made
+      const infos = a.threads.map((t) => ({ name: t.name, tid: t.tid, javaTid: t.javaTid, length: 0 }));
+      const s: WindowedAnalysis = {
+        source: a.source, methods: [], tscPerNs: a.tscPerNs, startTsc: a.startTsc, problems: a.problems, threads: infos,
+        windows: () => {
+          throw new Error('a streamed analysis is read once, by its stream');
+        },
+      };
+      const out2 = path.join(dir, 'streamed');
+      const p = profilePasses(s, out2, { extent: 'C1.m1' });
+      const run = new PassRunner(p.passes);
+      let grew = 0;
+      for (let k = 0; k < a.threads.length; k++) {
+        expect(run.beginThread(k)).toBe(true);
+        for (const w of windowed(a, 1).windows(k)) {
+          // the methods the window names join the table first (ids in first-seen order: here the table's own)
+          let need = s.methods.length;
+          for (let i = 0; i < w.length; i++) need = Math.max(need, w.method[i] + 1);
+          if (need > s.methods.length) grew++;
+          while (s.methods.length < need) s.methods.push(a.methods[s.methods.length]);
+          infos[k].length += w.length;
+          run.window(w);
+        }
+        run.endThread();
+      }
+      const streamed = p.write(run.finish(), 0);
+      expect(grew).toBeGreaterThan(1);
+      expect(hashes(out2)).toEqual(hashes(out1));
+      expect(Object.keys(hashes(out1)).length).toBeGreaterThan(10);
+      // (the collapsed stacks' tree numbers frame names as it meets them: the same names, in another order)
+      const named = (x: Record<string, PartResult>) => {
+        const { tree, ...rest } = x.collapsed as PartResult & { tree: { names: string[]; name: Int32Array } };
+        return mapsToObjects({ ...x, collapsed: rest, names: Array.from(tree.name, (i) => (i < 0 ? '' : tree.names[i])) });
+      };
+      expect(named(streamed.parts)).toEqual(named(whole.parts));
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
