@@ -446,37 +446,60 @@ export function analyzeWindowEvents(): number {
   return Math.min(Number.isInteger(env) && env > 0 ? env : 1 << 24, fit);
 }
 
+/** A thread as the windowing names it: as the decoder will (the first Java thread the metadata puts on it). */
+export interface ThreadWho {
+  name: string;
+  tid: number;
+  javaTid: number;
+}
+
+/** What refinement did to a thread's windows, summed (addReports), and how many windows it had. */
+export interface ThreadFacts {
+  windows: number;
+  orphans?: OrphanReport;
+  reconstruction?: ReconstructReport;
+  recovery?: RecoveryStats;
+}
+
+/** Where decodeInWindows hands what it makes, thread by thread in the decoder's order. */
+export interface WindowSink {
+  /** a thread starts; returns its key */
+  open(who: ThreadWho): number;
+  /**
+   * a window of thread `k`, converted: with `reuse`, its columns are overwritten by the next window once this
+   * returns (copy what is kept); without, they are the sink's
+   */
+  window(k: number, t: ThreadEvents): void;
+  /** thread `k` is done (the decoder's name and Java tid for it) */
+  done(k: number, t: DecodedThread, facts: ThreadFacts): void;
+  /** the model is loaded: called once, before the first thread opens (or after decoding, when there is none) */
+  model?(model: JvmModel): void;
+}
+
 /**
- * loadTraceAnalysis for traces of any length: each thread is decoded as a stream and taken a window at a time
- * (`windowEvents` events) through reconstruction, recovery and conversion into a spill file, so memory holds a
- * window per thread, not the thread. Reconstruction and recovery then see one window at a time: a gap is filled
- * from the segments of its own window, and a window boundary cuts the frames open there as a trace start would.
- * A thread shorter than a window is processed exactly as loadTraceAnalysis does.
+ * The windowing of loadTraceWindows (see there) with its windows handed to `sink`: each thread decoded as a
+ * stream, a window of `windowEvents` events at a time through reconstruction, recovery and conversion. Method ids
+ * go into `methods` (extended as methods are met), load problems into `problems`. `reuse`: the windows' columns
+ * are reused (the sink copies); otherwise each window gets columns of its own, handed over.
  */
-export async function loadTraceWindows(dir: string, opts: WindowedLoadOptions): Promise<WindowedTraceAnalysis> {
-  const windowEvents = Math.max(1, opts.windowEvents ?? analyzeWindowEvents());
-  const spill = new EventSpill(opts.spillDir);
-  const problems: string[] = [];
-  const methods: AnalysisMethod[] = [];
+export async function decodeInWindows(dir: string, opts: TraceLoadOptions & { windowEvents: number; reuse: boolean }, sink: WindowSink, methods: AnalysisMethod[], problems: string[]): Promise<DecodedTrace> {
+  const windowEvents = Math.max(1, opts.windowEvents);
   let convert: ReturnType<typeof streamConverter> | undefined;
   let refiner: ThreadRefiner | undefined;
-  interface Pending {
+  interface Pending extends ThreadFacts {
     k: number;
     window: EventStream;
     reached: boolean;
-    windows: number;
-    orphans?: OrphanReport;
-    reconstruction?: ReconstructReport;
-    recovery?: RecoveryStats;
   }
   const pending = new Map<number, Pending>();
   const setup = (model: JvmModel) => {
     if (convert) return;
     problems.push(...model.problems);
+    sink.model?.(model);
     convert = streamConverter(model, new ClassIndex(model.classes, opts.classpath, problems), methods, opts);
     refiner = new ThreadRefiner(model, opts);
   };
-  const flush = (p: Pending, who: { name: string; tid: number; javaTid: number }) => {
+  const flush = (p: Pending, who: ThreadWho) => {
     if (!p.window.length) return;
     const r = refiner!.refineEvents(p.window, who);
     p.orphans = addReports(p.orphans, r.orphans);
@@ -484,19 +507,21 @@ export async function loadTraceWindows(dir: string, opts: WindowedLoadOptions): 
     p.recovery = addReports(p.recovery, r.recovery);
     const t = convert!(r.events, who, p.reached);
     if (t.length) p.reached = true;
-    spill.append(p.k, t);
+    sink.window(p.k, t);
     p.windows++;
-    // (the spill has its copy: the stream's columns take the next window)
-    p.window = r.events;
-    p.window.length = 0;
+    if (opts.reuse) {
+      // (the sink has its copy: the stream's columns take the next window)
+      p.window = r.events;
+      p.window.length = 0;
+    } else p.window = windowStream(windowEvents, windowEvents);
   };
-  const open = (who: { name: string; tid: number; javaTid: number }): Pending => {
-    const p: Pending = { k: spill.open(who), window: windowStream(windowEvents), reached: false, windows: 0 };
+  const open = (who: ThreadWho): Pending => {
+    const p: Pending = { k: sink.open(who), window: windowStream(windowEvents), reached: false, windows: 0 };
     pending.set(who.tid, p);
     return p;
   };
   /** appends decoded events to the thread's window, taking each full window through flush */
-  const feed = (p: Pending, who: { name: string; tid: number; javaTid: number }, e: EventStream) => {
+  const feed = (p: Pending, who: ThreadWho, e: EventStream) => {
     for (let from = 0; from < e.length; ) {
       const take = Math.min(e.length - from, windowEvents - p.window.length);
       p.window.appendStream(from === 0 && take === e.length ? e : e.view(from, from + take));
@@ -513,9 +538,6 @@ export async function loadTraceWindows(dir: string, opts: WindowedLoadOptions): 
     const p = open(who);
     return (e) => feed(p, who, e);
   };
-  const report: RefineReport = { orphans: [], reconstruction: [], recovery: [] };
-  const order: number[] = [];
-  const windowCounts: number[] = [];
   const onDecoded = (t: DecodedThread, done: number, total: number, model: JvmModel): void => {
     setup(model);
     const who = { name: t.name, tid: t.tid, javaTid: t.javaTid };
@@ -527,26 +549,54 @@ export async function loadTraceWindows(dir: string, opts: WindowedLoadOptions): 
     }
     pending.delete(t.tid);
     flush(p, who);
-    spill.rename(p.k, t.name, t.javaTid);
-    order.push(p.k);
-    windowCounts.push(p.windows);
-    report.orphans.push(p.orphans);
-    report.reconstruction.push(p.reconstruction);
-    report.recovery.push(p.recovery);
+    sink.done(p.k, t, { windows: p.windows, orphans: p.orphans, reconstruction: p.reconstruction, recovery: p.recovery });
     opts.onThread?.(t.name, done, total);
+  };
+  const decoded =
+    (opts.workers ?? 1) > 1
+      ? await decodeTraceParallel(dir, { tids: opts.tids, workers: opts.workers, onThread: onDecoded, release: true, sinkFor })
+      : decodeTrace(dir, { tids: opts.tids, onThread: onDecoded, release: true, sinkFor });
+  if (!convert) {
+    problems.push(...decoded.model.problems);
+    sink.model?.(decoded.model);
+  }
+  return decoded;
+}
+
+/**
+ * loadTraceAnalysis for traces of any length: each thread is decoded as a stream and taken a window at a time
+ * (`windowEvents` events) through reconstruction, recovery and conversion into a spill file, so memory holds a
+ * window per thread, not the thread. Reconstruction and recovery then see one window at a time: a gap is filled
+ * from the segments of its own window, and a window boundary cuts the frames open there as a trace start would.
+ * A thread shorter than a window is processed exactly as loadTraceAnalysis does.
+ */
+export async function loadTraceWindows(dir: string, opts: WindowedLoadOptions): Promise<WindowedTraceAnalysis> {
+  const spill = new EventSpill(opts.spillDir);
+  const problems: string[] = [];
+  const methods: AnalysisMethod[] = [];
+  const report: RefineReport = { orphans: [], reconstruction: [], recovery: [] };
+  const order: number[] = [];
+  const windowCounts: number[] = [];
+  const sink: WindowSink = {
+    open: (who) => spill.open(who),
+    window: (k, t) => spill.append(k, t),
+    done: (k, t, facts) => {
+      spill.rename(k, t.name, t.javaTid);
+      order.push(k);
+      windowCounts.push(facts.windows);
+      report.orphans.push(facts.orphans);
+      report.reconstruction.push(facts.reconstruction);
+      report.recovery.push(facts.recovery);
+    },
   };
   let decoded: DecodedTrace;
   try {
-    decoded =
-      (opts.workers ?? 1) > 1
-        ? await decodeTraceParallel(dir, { tids: opts.tids, workers: opts.workers, onThread: onDecoded, release: true, sinkFor })
-        : decodeTrace(dir, { tids: opts.tids, onThread: onDecoded, release: true, sinkFor });
+    decoded = await decodeInWindows(dir, { ...opts, windowEvents: opts.windowEvents ?? analyzeWindowEvents(), reuse: true }, sink, methods, problems);
   } catch (e) {
     spill.close();
     throw e;
   }
   const { model } = decoded;
-  if (!convert) problems.push(...model.problems);
   const infos = spill.infos;
   return {
     source: { kind: 'trace', dir },
@@ -566,9 +616,9 @@ export async function loadTraceWindows(dir: string, opts: WindowedLoadOptions): 
   };
 }
 
-/** A stream for one window: room for it from the start, within the kept stream's budget. */
-function windowStream(events: number): EventStream {
-  const e = new EventStream(Math.min(events, 1 << 20));
+/** A stream for one window: room for `room` events (or 2^20) from the start, within the kept stream's budget. */
+function windowStream(events: number, room = Math.min(events, 1 << 20)): EventStream {
+  const e = new EventStream(room);
   e.budgetBytes = heldStreamByteBudget();
   return e;
 }
