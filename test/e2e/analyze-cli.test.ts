@@ -65,40 +65,86 @@ maybe('jportal analyze', () => {
     }
   });
 
-  test('a thread taken in windows of 5,000 events (the first few kept in memory, the rest spilled to disk) gives the same report as taken whole, and leaves no scratch files', () => {
+  test('a thread taken in windows of 5,000 events (spilled: the first few kept in memory, the rest on disk; streamed: walked as decoded) gives the same report as taken whole, and leaves no scratch files', () => {
     const fx = analyzeFixture('switches');
     const whole = tmpDir('analyze-whole');
     const windowed = tmpDir('analyze-windows');
+    const streamed = tmpDir('analyze-streamed');
     try {
       // (reconstruction and recovery see one window at a time, so they are left out of the comparison)
       const args = (out: string) => ['analyze', fx.trace, '--out', out, '--no-recover', '--no-reconstruct', '--json'];
-      const a = runCli(args(whole), 900_000);
+      const a = runCli(args(whole), 900_000, { JPORTAL_ANALYZE_STREAM: '0' });
       // room in memory for about three windows (29 bytes an event): both ways of the spill in one run
-      const b = runCli(args(windowed), 900_000, { JPORTAL_ANALYZE_WINDOW: '5000', JPORTAL_SPILL_MEMORY_BYTES: String(3 * 5000 * 29) });
-      expect([a.status, b.status]).toEqual([0, 0]);
+      const b = runCli(args(windowed), 900_000, { JPORTAL_ANALYZE_STREAM: '0', JPORTAL_ANALYZE_WINDOW: '5000', JPORTAL_SPILL_MEMORY_BYTES: String(3 * 5000 * 29) });
+      const c = runCli(args(streamed), 900_000, { JPORTAL_ANALYZE_WINDOW: '5000' });
+      expect([a.status, b.status, c.status]).toEqual([0, 0, 0]);
       const sa = JSON.parse(a.stdout);
       expect(sa.bytecodes).toBeGreaterThan(100_000);
       const list = (d: string): string[] => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? list(path.join(d, e.name)).map((f) => path.join(e.name, f)) : [e.name])).sort();
       // the spill directory (.events-*) is gone; every other file is the same, but for when and where it was written
-      expect(list(windowed)).toEqual(list(whole));
-      expect(list(windowed).filter((f) => f.startsWith('.events'))).toEqual([]);
-      const same = (f: string) => fs.readFileSync(f, 'utf8').replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z/g, '(when)').split(whole).join('(out)').split(windowed).join('(out)');
-      for (const f of list(whole).filter((x) => x !== 'summary.json')) expect({ f, same: same(path.join(windowed, f)) === same(path.join(whole, f)) }).toEqual({ f, same: true });
+      for (const other of [windowed, streamed]) {
+        expect(list(other)).toEqual(list(whole));
+        expect(list(other).filter((f) => f.startsWith('.events'))).toEqual([]);
+        const same = (f: string) => fs.readFileSync(f, 'utf8').replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z/g, '(when)').split(whole).join('(out)').split(other).join('(out)');
+        for (const f of list(whole).filter((x) => x !== 'summary.json')) expect({ f, same: same(path.join(other, f)) === same(path.join(whole, f)) }).toEqual({ f, same: true });
+      }
       const sb = JSON.parse(b.stdout);
       expect(sb.windows.maxEvents).toBe(5000);
       expect(sb.windows.count).toBeGreaterThan(sb.bytecodes / 5000);
       expect(sb.windows.heldBytes).toBeGreaterThan(0);
       expect(sb.windows.heldBytes).toBeLessThanOrEqual(3 * 5000 * 29);
       expect(sb.windows.spillBytes).toBeGreaterThan(0);
+      const sc = JSON.parse(c.stdout);
+      expect(sc.windows).toMatchObject({ maxEvents: 5000, count: sb.windows.count, spillBytes: 0, heldBytes: 0, streamed: true });
+      expect(sa.windows.streamed).toBe(false);
+      for (const s of [sa, sb, sc]) {
+        delete s.timingsMs;
+        delete s.report;
+        delete s.windows;
+      }
+      expect(sb).toEqual(sa);
+      expect(sc).toEqual(sa);
+    } finally {
+      cleanup(whole);
+      cleanup(windowed);
+      cleanup(streamed);
+    }
+  });
+
+  test('streamed (the default) and spilled give the same report with reconstruction and recovery; a trace the worker cannot decode is exit 2, the file named', () => {
+    const fx = analyzeFixture('switches');
+    const spilled = tmpDir('analyze-spilled');
+    const streamed = tmpDir('analyze-stream');
+    const broken = tmpDir('analyze-broken');
+    try {
+      const a = runCli(['analyze', fx.trace, '--out', spilled, '--json'], 900_000, { JPORTAL_ANALYZE_STREAM: '0' });
+      const b = runCli(['analyze', fx.trace, '--out', streamed, '--json'], 900_000);
+      expect([a.status, b.status]).toEqual([0, 0]);
+      const [sa, sb] = [JSON.parse(a.stdout), JSON.parse(b.stdout)];
+      expect([sa.windows.streamed, sb.windows.streamed]).toEqual([false, true]);
+      const list = (d: string): string[] => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? list(path.join(d, e.name)).map((f) => path.join(e.name, f)) : [e.name])).sort();
+      expect(list(streamed)).toEqual(list(spilled));
+      const same = (f: string) => fs.readFileSync(f, 'utf8').replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z/g, '(when)').split(spilled).join('(out)').split(streamed).join('(out)');
+      for (const f of list(spilled).filter((x) => x !== 'summary.json')) expect({ f, same: same(path.join(streamed, f)) === same(path.join(spilled, f)) }).toEqual({ f, same: true });
       for (const s of [sa, sb]) {
         delete s.timingsMs;
         delete s.report;
         delete s.windows;
       }
       expect(sb).toEqual(sa);
+
+      // the decoding thread fails (a PT file the sideband names is gone): the error comes through, no hang
+      fs.cpSync(fx.trace, broken, { recursive: true });
+      const pt = fs.readdirSync(path.join(broken, 'pt')).filter((f) => f.endsWith('.pt')).sort((x, y) => fs.statSync(path.join(broken, 'pt', y)).size - fs.statSync(path.join(broken, 'pt', x)).size)[0];
+      fs.rmSync(path.join(broken, 'pt', pt));
+      const c = runCli(['analyze', broken, '--out', path.join(broken, 'report')], 300_000);
+      expect(c.status).toBe(2);
+      expect(c.stderr).toContain(`${pt}: missing`);
+      expect(c.stderr).not.toMatch(/\n\s+at /);
     } finally {
-      cleanup(whole);
-      cleanup(windowed);
+      cleanup(spilled);
+      cleanup(streamed);
+      cleanup(broken);
     }
   });
 

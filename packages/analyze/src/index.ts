@@ -7,6 +7,8 @@ export { walkStacks, walkThread, walkWindows, StackWalker, runPasses, runPass, P
 export type { StackVisitor, WalkStats, WalkPass, ThreadWalk } from './walk';
 // every part from one read of the events
 export { writeProfiles, profilePasses, PROFILE_PARTS } from './profiles';
+export { TraceStream } from './stream';
+export type { StreamedTraceAnalysis, StreamLoadOptions } from './stream';
 export type { WriteProfilesOptions, WrittenProfiles, ProfilePart } from './profiles';
 // coverage (issue 7)
 export { computeCoverage, writeCoverage, reportCounters as coverageCounters, formatLcov, formatJacocoXml, javaSpans, classSourceMap, Hit as CoverageHit } from './coverage';

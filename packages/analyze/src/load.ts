@@ -55,7 +55,7 @@ interface TraceFacts {
 export interface TraceAnalysis extends Analysis, TraceFacts {}
 
 /** Class files by internal name, first from the classpath given, then the trace's recorded bytes. */
-class ClassIndex {
+export class ClassIndex {
   private readonly parsed = new Map<string, ClassFile | null>();
   private readonly fromPath = new Map<string, ClassFile>();
   constructor(
@@ -92,7 +92,14 @@ class ClassIndex {
 
 function methodOf(classes: ClassIndex, className: string, name: string, signature: string, loader?: number): AnalysisMethod {
   const classFile = classes.get(className, loader);
-  return { className, name, signature, classFile, info: classFile?.method(name, signature) };
+  const m: AnalysisMethod = { className, name, signature, classFile, info: classFile?.method(name, signature) };
+  if (loader !== undefined) m.loader = loader;
+  return m;
+}
+
+/** An AnalysisMethod made again from what the trace says of it (the class bytes: `classes`), e.g. in another thread. */
+export function remakeMethod(classes: ClassIndex, m: { className: string; name: string; signature: string; loader?: number }): AnalysisMethod {
+  return methodOf(classes, m.className, m.name, m.signature, m.loader);
 }
 
 function emptyThread(name: string, tid: number, javaTid: number, n: number): ThreadEvents {

@@ -49,6 +49,8 @@ export interface AnalysisMethod {
   classFile?: ClassFile;
   /** the method in that class (bytecode, handlers, line numbers) */
   info?: ClassMethod;
+  /** the class loader the trace recorded the class under (its METHOD record), when known */
+  loader?: number;
 }
 
 /** A Java thread: who it is and how many events it has. */

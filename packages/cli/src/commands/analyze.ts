@@ -6,7 +6,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { analyzeWindowEvents, EventWindow, loadTraceWindows, PartResult, PROFILE_PARTS, Profiled, WalkPass, WindowedTraceAnalysis, writeProfiles, refineDecoded } from '@jportal/analyze';
+import { analyzeWindowEvents, EventWindow, loadTraceWindows, PartResult, profilePasses, PROFILE_PARTS, Profiled, refineDecoded, runPasses, TraceStream, WalkPass, WindowedTraceAnalysis, WrittenProfiles } from '@jportal/analyze';
 import { decodeTrace, DecodeError, type DecodedTrace } from '@jportal/decode';
 import { CliError, ExitCode } from '../exit';
 import { stderrLogger } from '../log';
@@ -58,6 +58,33 @@ export async function runAnalyze(o: AnalyzeCommandOptions): Promise<number> {
   }
   progress.start('decoding', 0, ' threads');
   let started = false;
+  const onThread = (name: string, done: number, total: number) => {
+    if (!started) progress.start('decoding', total, ' threads');
+    started = true;
+    progress.update(done, `(${name})`);
+  };
+  const decodeError = (e: unknown): unknown => {
+    progress.done();
+    return e instanceof DecodeError ? new CliError(`analyze: ${e.message}`, e.exitCode as ExitCode) : e;
+  };
+  // streamed (decoded in a worker while this thread walks each window, stream.ts) unless a reference recording is
+  // given, the trace does not say when its capture started (the timelines' time 0), or JPORTAL_ANALYZE_STREAM=0
+  if (!reference && process.env.JPORTAL_ANALYZE_STREAM !== '0') {
+    let stream: TraceStream;
+    try {
+      stream = await TraceStream.open(o.dir, { tids: o.tid, workers: o.workers, recover: o.recover, reconstruct: o.reconstruct, classpath: o.classpath, onThread });
+    } catch (e) {
+      throw decodeError(e);
+    }
+    if (stream.analysis!.startTsc !== undefined)
+      try {
+        return await analyzeStreamed(o, stream, out, progress, t0, log, decodeError);
+      } finally {
+        stream.close();
+      }
+    stream.close();
+    log.info('analyze: the trace does not say when its capture started: decoding it whole before the profiles (spilled to disk)');
+  }
   let a: WindowedTraceAnalysis;
   try {
     // each thread's events go a window at a time to a scratch directory in the report's, removed at the end
@@ -70,23 +97,52 @@ export async function runAnalyze(o: AnalyzeCommandOptions): Promise<number> {
       reconstruct: o.reconstruct,
       classpath: o.classpath,
       reference,
-      onThread: (name, done, total) => {
-        if (!started) progress.start('decoding', total, ' threads');
-        started = true;
-        progress.update(done, `(${name})`);
-      },
+      onThread,
     });
   } catch (e) {
-    progress.done();
-    if (e instanceof DecodeError) throw new CliError(`analyze: ${e.message}`, e.exitCode as ExitCode);
-    throw e;
+    throw decodeError(e);
   }
   progress.done();
   try {
-    return writeAnalysis(o, a, out, progress, t0, log);
+    const decodeMs = Date.now() - t0;
+    logFacts(a, decodeMs, log);
+    const run = startProfiles(o, a, out, progress);
+    const written = run.write(runPasses(a, run.passes));
+    return finishAnalysis(o, a, written, out, t0, decodeMs, { spillBytes: a.spillBytes, heldBytes: a.heldBytes, streamed: false });
   } finally {
     a.close();
   }
+}
+
+/** The streamed analysis: the read runs as the trace is decoded; the facts of decoding are known after it. */
+async function analyzeStreamed(o: AnalyzeCommandOptions, stream: TraceStream, out: string, progress: Progress, t0: number, log: ReturnType<typeof stderrLogger>, decodeError: (e: unknown) => unknown): Promise<number> {
+  const a = stream.analysis!;
+  const run = startProfiles(o, a, out, progress, false);
+  let results: unknown[];
+  try {
+    results = await stream.read(run.passes);
+  } catch (e) {
+    throw decodeError(e);
+  }
+  progress.done();
+  const decodeMs = Date.now() - t0;
+  logFacts(a, decodeMs, log);
+  const written = run.write(results);
+  return finishAnalysis(o, a, written, out, t0, decodeMs, { spillBytes: 0, heldBytes: 0, streamed: true });
+}
+
+/** What decoding and refinement did, as log lines. */
+function logFacts(a: Facts, decodeMs: number, log: ReturnType<typeof stderrLogger>): void {
+  const orphans = orphansOf(a);
+  if (orphans.unattributed) log.info(`analyze: ${orphans.unattributed} bytecodes ran in frames the decoder could not name (callers lost in a gap); ${orphans.attributed} named by projecting their ${orphans.frames} frames onto the ICFG (${orphans.ambiguousFrames} frames ambiguous)`);
+  const rc = reconstructionOf(a);
+  if (rc.contradictions) log.info(`analyze: ${rc.contradictions} decoded steps contradict the methods' CFGs; ${rc.repaired} repaired by inserting ${rc.inserted} bytecodes (@jportal/reconstruct)`);
+  const windows = a.windowCounts.reduce((x, y) => x + y, 0);
+  if (windows > a.threads.length) {
+    const where = 'spillBytes' in a ? ` (${((a as WindowedTraceAnalysis).heldBytes / 2 ** 30).toFixed(1)} GiB kept in memory, ${((a as WindowedTraceAnalysis).spillBytes / 2 ** 30).toFixed(1)} GiB spilled to disk)` : ', walked as they were decoded';
+    log.info(`analyze: ${windows} windows of at most ${analyzeWindowEvents().toLocaleString('en-US')} events${where}; reconstruction and recovery saw one window at a time`);
+  }
+  log.info(`analyze: decoded ${a.threads.length} threads in ${(decodeMs / 1000).toFixed(1)} s${a.recovery.some((r) => r?.gaps) ? `; recovery filled ${a.recovery.reduce((s, r) => s + (r?.recovered ?? 0), 0)} of ${a.recovery.reduce((s, r) => s + (r?.gaps ?? 0), 0)} gaps` : ''}`);
 }
 
 /** The scratch directories of spilled events in a report directory: `.events-<pid>-<random>` (removeStaleSpills). */
@@ -117,28 +173,50 @@ function processAlive(pid: number): boolean {
   }
 }
 
-function writeAnalysis(o: AnalyzeCommandOptions, a: WindowedTraceAnalysis, out: string, progress: Progress, t0: number, log: ReturnType<typeof stderrLogger>): number {
-  const want = (p: string) => !o.only?.length || o.only.includes(p);
-  const decodeMs = Date.now() - t0;
-  const orphans = a.orphans.reduce((x, r) => ({ unattributed: x.unattributed + (r?.orphans ?? 0), attributed: x.attributed + (r?.attributedBytecodes ?? 0), frames: x.frames + (r?.frames ?? 0), ambiguousFrames: x.ambiguousFrames + (r?.ambiguous ?? 0) }), { unattributed: 0, attributed: 0, frames: 0, ambiguousFrames: 0 });
-  if (orphans.unattributed) log.info(`analyze: ${orphans.unattributed} bytecodes ran in frames the decoder could not name (callers lost in a gap); ${orphans.attributed} named by projecting their ${orphans.frames} frames onto the ICFG (${orphans.ambiguousFrames} frames ambiguous)`);
-  const rc = { ...a.reconstruction.reduce((x, r) => ({ contradictions: x.contradictions + (r?.contradictions ?? 0), repaired: x.repaired + (r ? r.repair.unique + r.repair.ambiguous : 0), inserted: x.inserted + (r?.repair.inserted ?? 0) }), { contradictions: 0, repaired: 0, inserted: 0 }), orphans };
-  if (rc.contradictions) log.info(`analyze: ${rc.contradictions} decoded steps contradict the methods' CFGs; ${rc.repaired} repaired by inserting ${rc.inserted} bytecodes (@jportal/reconstruct)`);
-  const windows = a.windowCounts.reduce((x, y) => x + y, 0);
-  if (windows > a.threads.length) log.info(`analyze: ${windows} windows of at most ${analyzeWindowEvents().toLocaleString('en-US')} events (${(a.heldBytes / 2 ** 30).toFixed(1)} GiB kept in memory, ${(a.spillBytes / 2 ** 30).toFixed(1)} GiB spilled to disk); reconstruction and recovery saw one window at a time`);
-  log.info(`analyze: decoded ${a.threads.length} threads in ${(decodeMs / 1000).toFixed(1)} s${a.recovery.some((r) => r?.gaps) ? `; recovery filled ${a.recovery.reduce((s, r) => s + (r?.recovered ?? 0), 0)} of ${a.recovery.reduce((s, r) => s + (r?.gaps ?? 0), 0)} gaps` : ''}`);
+/** What the summary and the log say of decoding, whether the trace was spilled or streamed. */
+type Facts = Pick<WindowedTraceAnalysis, 'threads' | 'orphans' | 'reconstruction' | 'recovery' | 'windowCounts'>;
 
+function orphansOf(a: Facts) {
+  return a.orphans.reduce((x, r) => ({ unattributed: x.unattributed + (r?.orphans ?? 0), attributed: x.attributed + (r?.attributedBytecodes ?? 0), frames: x.frames + (r?.frames ?? 0), ambiguousFrames: x.ambiguousFrames + (r?.ambiguous ?? 0) }), { unattributed: 0, attributed: 0, frames: 0, ambiguousFrames: 0 });
+}
+
+function reconstructionOf(a: Facts) {
+  return { ...a.reconstruction.reduce((x, r) => ({ contradictions: x.contradictions + (r?.contradictions ?? 0), repaired: x.repaired + (r ? r.repair.unique + r.repair.ambiguous : 0), inserted: x.inserted + (r?.repair.inserted ?? 0) }), { contradictions: 0, repaired: 0, inserted: 0 }), orphans: orphansOf(a) };
+}
+
+/**
+ * The profiles' passes (with the summary's own counts) and their writing, with progress: the read a step of it
+ * (`readHere`: the caller reads now) or already done (a streamed read ran while decoding).
+ */
+function startProfiles(o: AnalyzeCommandOptions, a: Profiled, out: string, progress: Progress, readHere = true): { passes: WalkPass<unknown>[]; write(results: unknown[]): WrittenProfiles } {
+  const want = (p: string) => !o.only?.length || o.only.includes(p);
   // (steps: the read of the events, each wanted part's files but contexts', written as the read ends, and report.html)
-  const steps = 2 + PROFILE_PARTS.filter((p) => want(p) && p !== 'contexts').length;
-  progress.start('writing profiles', steps, ' steps');
+  const steps = (readHere ? 2 : 1) + PROFILE_PARTS.filter((p) => want(p) && p !== 'contexts').length;
   let step = 0;
-  const written = writeProfiles(a, out, {
-    only: o.only, sources: o.sources, extent: o.extent, extra: [threadCountsPass(a)],
-    step: (name) => progress.update(step++, `(${name === 'read' ? 'reading the events' : name})`),
-  });
+  const stepOf = (name: string) => progress.update(step++, `(${name === 'read' ? 'reading the events' : name})`);
+  const run = profilePasses(a, out, { only: o.only, sources: o.sources, extent: o.extent, extra: [threadCountsPass(a)], step: stepOf });
+  let readStart = 0;
+  if (readHere) {
+    progress.start('writing profiles', steps, ' steps');
+    stepOf('read');
+    readStart = Date.now();
+  }
+  return {
+    passes: run.passes,
+    write: (results) => {
+      const readMs = readHere ? Date.now() - readStart : 0;
+      if (!readHere) progress.start('writing profiles', steps, ' steps');
+      const written = run.write(results, readMs);
+      progress.done();
+      return written;
+    },
+  };
+}
+
+function finishAnalysis(o: AnalyzeCommandOptions, a: Profiled & Facts, written: WrittenProfiles, out: string, t0: number, decodeMs: number, memory: { spillBytes: number; heldBytes: number; streamed: boolean }): number {
   const { parts, report, timingsMs: timings } = written;
-  progress.done();
-  const summary = { ...summarize(a, written.extra[0] as ThreadCounts, parts, out, report), reconstruction: rc, windows: { count: windows, maxEvents: analyzeWindowEvents(), spillBytes: a.spillBytes, heldBytes: a.heldBytes } };
+  const windows = { count: a.windowCounts.reduce((x, y) => x + y, 0), maxEvents: analyzeWindowEvents(), ...memory };
+  const summary = { ...summarize(a, written.extra[0] as ThreadCounts, parts, out, report), reconstruction: reconstructionOf(a), windows };
   fs.writeFileSync(path.join(out, 'summary.json'), JSON.stringify({ ...summary, timingsMs: { decode: decodeMs, ...timings } }, null, 2) + '\n');
   if (o.json) process.stdout.write(JSON.stringify({ ...summary, timingsMs: { decode: decodeMs, ...timings, total: Date.now() - t0 } }, null, 2) + '\n');
   else printSummary(summary, Date.now() - t0);
