@@ -242,6 +242,8 @@ export interface AnalyzeGrowth {
   cpus: number;
   /** the CPU's model name */
   machine?: string;
+  /** decoded in a worker thread while the main thread walked the windows (analyze's default since 2026-12-01); absent: spilled, then read */
+  streamed?: boolean;
 }
 
 /** Child node processes may hold a large trace's events: a heap limit well above node's default. */
@@ -415,7 +417,7 @@ interface AnalyzeJson {
   recovered: number;
   lostTimeShare: number;
   problems: string[];
-  windows?: { count: number };
+  windows?: { count: number; streamed?: boolean };
 }
 
 /** Bytes of PT in a trace directory (every thread's file). */
@@ -622,6 +624,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
         workers: 1,
         cpus: os.availableParallelism(),
         machine: res.machine,
+        streamed: !!a.summary.windows?.streamed,
       };
     });
     // (a trace recorded again here is described by the growth row alone: the kept emulated row stays beside the stage
@@ -1072,7 +1075,9 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
     L.push('## Growth with trace size (short -> medium -> full)', '');
     L.push('Each size\'s loss-free trace analyzed whole (`jportal analyze --workers 1` under `/usr/bin/time`; `jportal bench apps');
     L.push('--growth-only`); ratios are to the short size of the same application. Bytecodes, not PT bytes, are the work: a');
-    L.push('longer run spends more of its time in compiled code, which makes many more bytecodes per PT byte than start-up.', '');
+    L.push('longer run spends more of its time in compiled code, which makes many more bytecodes per PT byte than start-up.');
+    L.push('*streamed*: decoded in a worker thread while the main thread walked each window (two threads; analyze\'s default since');
+    L.push('2026-12-01); otherwise spilled, then read. Compare an application\'s sizes measured the same way.', '');
     L.push('| app | size | PT | bytecodes | windows | analyze | peak RSS | x PT | x bytecodes | x time | x RSS | ns per bytecode | measured |');
     L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const app of [...new Set(grown.map((r) => r.app))].sort()) {
@@ -1081,7 +1086,7 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
       if (!base || rows.length < 2) continue; // (growth needs the short size and a larger one)
       for (const r of rows) {
         const g = r.growth!;
-        L.push(`| ${app} | ${r.size} | ${mb(g.ptBytes)} | ${g.bytecodes.toLocaleString('en-US')} | ${g.windows} | ${f1(g.seconds, 1, ' s')} | ${(g.maxRssBytes / 2 ** 20).toFixed(0)} MiB | ${f1(ratio(g.ptBytes, base?.ptBytes), 2)} | ${f1(ratio(g.bytecodes, base?.bytecodes), 2)} | ${f1(ratio(g.seconds, base?.seconds), 2)} | ${f1(ratio(g.maxRssBytes, base?.maxRssBytes), 2)} | ${f1((g.seconds * 1e9) / g.bytecodes, 0)} | ${g.date.slice(0, 16).replace('T', ' ')}, ${g.cpus} CPU${g.cpus === 1 ? '' : 's'} |`);
+        L.push(`| ${app} | ${r.size} | ${mb(g.ptBytes)} | ${g.bytecodes.toLocaleString('en-US')} | ${g.windows} | ${f1(g.seconds, 1, ' s')} | ${(g.maxRssBytes / 2 ** 20).toFixed(0)} MiB | ${f1(ratio(g.ptBytes, base?.ptBytes), 2)} | ${f1(ratio(g.bytecodes, base?.bytecodes), 2)} | ${f1(ratio(g.seconds, base?.seconds), 2)} | ${f1(ratio(g.maxRssBytes, base?.maxRssBytes), 2)} | ${f1((g.seconds * 1e9) / g.bytecodes, 0)} | ${g.date.slice(0, 16).replace('T', ' ')}, ${g.cpus} CPU${g.cpus === 1 ? '' : 's'}${g.streamed ? ', streamed' : ''} |`);
       }
     }
     L.push('');
