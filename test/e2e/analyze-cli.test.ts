@@ -12,6 +12,16 @@ const missing = analyzeFixtureMissing();
 if (missing) console.warn(`SKIP analyze CLI tests: ${missing}`);
 const maybe = missing ? describe.skip : describe;
 
+/** Files under d, relative, sorted. */
+const list = (d: string): string[] => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? list(path.join(d, e.name)).map((f) => path.join(e.name, f)) : [e.name])).sort();
+
+/** Every file of report directory `a` but summary.json is in `b` with the same content, but for when and where it was written. */
+function expectSameReports(a: string, b: string): void {
+  expect(list(b)).toEqual(list(a));
+  const same = (f: string) => fs.readFileSync(f, 'utf8').replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z/g, '(when)').split(a).join('(out)').split(b).join('(out)');
+  for (const f of list(a).filter((x) => x !== 'summary.json')) expect({ f, same: same(path.join(b, f)) === same(path.join(a, f)) }).toEqual({ f, same: true });
+}
+
 maybe('jportal analyze', () => {
   test('writes every report part and a summary that agrees with them', () => {
     const fx = analyzeFixture('switches');
@@ -80,13 +90,10 @@ maybe('jportal analyze', () => {
       expect([a.status, b.status, c.status]).toEqual([0, 0, 0]);
       const sa = JSON.parse(a.stdout);
       expect(sa.bytecodes).toBeGreaterThan(100_000);
-      const list = (d: string): string[] => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? list(path.join(d, e.name)).map((f) => path.join(e.name, f)) : [e.name])).sort();
       // the spill directory (.events-*) is gone; every other file is the same, but for when and where it was written
       for (const other of [windowed, streamed]) {
-        expect(list(other)).toEqual(list(whole));
         expect(list(other).filter((f) => f.startsWith('.events'))).toEqual([]);
-        const same = (f: string) => fs.readFileSync(f, 'utf8').replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z/g, '(when)').split(whole).join('(out)').split(other).join('(out)');
-        for (const f of list(whole).filter((x) => x !== 'summary.json')) expect({ f, same: same(path.join(other, f)) === same(path.join(whole, f)) }).toEqual({ f, same: true });
+        expectSameReports(whole, other);
       }
       const sb = JSON.parse(b.stdout);
       expect(sb.windows.maxEvents).toBe(5000);
@@ -122,10 +129,7 @@ maybe('jportal analyze', () => {
       expect([a.status, b.status]).toEqual([0, 0]);
       const [sa, sb] = [JSON.parse(a.stdout), JSON.parse(b.stdout)];
       expect([sa.windows.streamed, sb.windows.streamed]).toEqual([false, true]);
-      const list = (d: string): string[] => fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? list(path.join(d, e.name)).map((f) => path.join(e.name, f)) : [e.name])).sort();
-      expect(list(streamed)).toEqual(list(spilled));
-      const same = (f: string) => fs.readFileSync(f, 'utf8').replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z/g, '(when)').split(spilled).join('(out)').split(streamed).join('(out)');
-      for (const f of list(spilled).filter((x) => x !== 'summary.json')) expect({ f, same: same(path.join(streamed, f)) === same(path.join(spilled, f)) }).toEqual({ f, same: true });
+      expectSameReports(spilled, streamed);
       for (const s of [sa, sb]) {
         delete s.timingsMs;
         delete s.report;

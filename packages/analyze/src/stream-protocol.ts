@@ -1,6 +1,7 @@
 /** What the two threads of a streamed analysis (stream.ts, stream-worker.ts) say to each other. */
 import type { DecodedThread } from '@jportal/decode';
 import type { ThreadFacts, ThreadWho, TraceLoadOptions } from './load';
+import type { ThreadEvents } from './model';
 
 /** Windows the decoding thread may be ahead of the walk: one held back (its `last` is known at the next), one coming. */
 export const IN_FLIGHT = 2;
@@ -27,16 +28,8 @@ export interface MethodKey {
   loader?: number;
 }
 
-export interface WindowColumns {
-  kind: Uint8Array;
-  method: Int32Array;
-  bci: Int32Array;
-  opcode: Int16Array;
-  tsc: Float64Array;
-  endTsc: Float64Array;
-  origin: Uint8Array;
-  tier: Uint8Array;
-}
+/** A window's columns, as ThreadEvents has them. */
+export type WindowColumns = Pick<ThreadEvents, 'kind' | 'method' | 'bci' | 'opcode' | 'tsc' | 'endTsc' | 'origin' | 'tier'>;
 
 export type StreamMessage =
   /** the model is loaded: the threads to come (in this order), the class bytes, the problems of loading */
