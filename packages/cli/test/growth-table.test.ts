@@ -32,6 +32,23 @@ test('the growth table gives each size against short, per application', () => {
   expect(md).not.toContain('## medium workloads');
 });
 
+test('a size measured another way than short (CPUs, streamed or not) gets no ratios, and the table marks streamed rows', () => {
+  const md = performanceMarkdown(
+    [
+      result('jython', 'short', { growth: { ...growth(100, 200e6, 200, 2000), cpus: 2, streamed: true } }),
+      result('jython', 'medium', { growth: growth(150, 300e6, 600, 2500) }),
+      result('jython', 'full', { growth: { ...growth(300, 2000e6, 1800, 3000), cpus: 2, streamed: true } }),
+    ],
+    facts,
+  );
+  const cells = (l: string) => l.split('|').map((c) => c.trim());
+  const row = (size: string) => cells(md.split('\n').find((l) => l.startsWith(`| jython | ${size} |`) && l.includes('MiB |'))!);
+  expect(row('medium').slice(8, 12)).toEqual(['—', '—', '—', '—']);
+  expect(row('full').slice(8, 12)).toEqual(['3.00', '10.00', '9.00', '1.50']);
+  expect(row('full')[13]).toMatch(/2 CPUs, streamed$/);
+  expect(row('medium')[13]).toMatch(/1 CPU$/);
+});
+
 test('rows measured on another CPU than the report\'s are named with it', () => {
   const md = performanceMarkdown(
     [

@@ -1077,15 +1077,17 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
     L.push('--growth-only`); ratios are to the short size of the same application. Bytecodes, not PT bytes, are the work: a');
     L.push('longer run spends more of its time in compiled code, which makes many more bytecodes per PT byte than start-up.');
     L.push('*streamed*: decoded in a worker thread while the main thread walked each window (two threads; analyze\'s default since');
-    L.push('2026-12-01); otherwise spilled, then read. Compare an application\'s sizes measured the same way.', '');
+    L.push('2026-12-01); otherwise spilled, then read. Ratios are to the short size measured the same way (CPUs, streamed or not), else —.', '');
     L.push('| app | size | PT | bytecodes | windows | analyze | peak RSS | x PT | x bytecodes | x time | x RSS | ns per bytecode | measured |');
     L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const app of [...new Set(grown.map((r) => r.app))].sort()) {
       const rows = order.map((z) => grown.find((r) => r.app === app && r.size === z)).filter((r): r is AppResult => !!r);
-      const base = rows.find((r) => r.size === 'short')?.growth;
-      if (!base || rows.length < 2) continue; // (growth needs the short size and a larger one)
+      const short = rows.find((r) => r.size === 'short')?.growth;
+      if (!short || rows.length < 2) continue; // (growth needs the short size and a larger one)
       for (const r of rows) {
         const g = r.growth!;
+        // (ratios only to a short size measured the same way: CPUs and streamed or not)
+        const base = g.cpus === short.cpus && !!g.streamed === !!short.streamed ? short : undefined;
         L.push(`| ${app} | ${r.size} | ${mb(g.ptBytes)} | ${g.bytecodes.toLocaleString('en-US')} | ${g.windows} | ${f1(g.seconds, 1, ' s')} | ${(g.maxRssBytes / 2 ** 20).toFixed(0)} MiB | ${f1(ratio(g.ptBytes, base?.ptBytes), 2)} | ${f1(ratio(g.bytecodes, base?.bytecodes), 2)} | ${f1(ratio(g.seconds, base?.seconds), 2)} | ${f1(ratio(g.maxRssBytes, base?.maxRssBytes), 2)} | ${f1((g.seconds * 1e9) / g.bytecodes, 0)} | ${g.date.slice(0, 16).replace('T', ' ')}, ${g.cpus} CPU${g.cpus === 1 ? '' : 's'}${g.streamed ? ', streamed' : ''} |`);
       }
     }
