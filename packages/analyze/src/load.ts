@@ -495,7 +495,8 @@ export async function decodeInWindows(dir: string, opts: TraceLoadOptions & { wi
   let refiner: ThreadRefiner | undefined;
   interface Pending extends ThreadFacts {
     k: number;
-    window: EventStream;
+    /** the window being filled (undefined: its columns went to the sink; the next comes with the next events) */
+    window: EventStream | undefined;
     reached: boolean;
   }
   const pending = new Map<number, Pending>();
@@ -507,7 +508,7 @@ export async function decodeInWindows(dir: string, opts: TraceLoadOptions & { wi
     refiner = new ThreadRefiner(model, opts);
   };
   const flush = (p: Pending, who: ThreadWho) => {
-    if (!p.window.length) return;
+    if (!p.window?.length) return;
     const r = refiner!.refineEvents(p.window, who);
     p.orphans = addReports(p.orphans, r.orphans);
     p.reconstruction = addReports(p.reconstruction, r.reconstruction);
@@ -520,7 +521,7 @@ export async function decodeInWindows(dir: string, opts: TraceLoadOptions & { wi
       // (the sink has its copy: the stream's columns take the next window)
       p.window = r.events;
       p.window.length = 0;
-    } else p.window = windowStream(windowEvents, windowEvents);
+    } else p.window = undefined;
   };
   const open = (who: ThreadWho): Pending => {
     const p: Pending = { k: sink.open(who), window: windowStream(windowEvents), reached: false, windows: 0 };
@@ -530,10 +531,12 @@ export async function decodeInWindows(dir: string, opts: TraceLoadOptions & { wi
   /** appends decoded events to the thread's window, taking each full window through flush */
   const feed = (p: Pending, who: ThreadWho, e: EventStream) => {
     for (let from = 0; from < e.length; ) {
-      const take = Math.min(e.length - from, windowEvents - p.window.length);
-      p.window.appendStream(from === 0 && take === e.length ? e : e.view(from, from + take));
+      // (a window after the first, its columns the sink's own: room for a whole window from the start)
+      const w = (p.window ??= windowStream(windowEvents, windowEvents));
+      const take = Math.min(e.length - from, windowEvents - w.length);
+      w.appendStream(from === 0 && take === e.length ? e : e.view(from, from + take));
       from += take;
-      if (p.window.length >= windowEvents) flush(p, who);
+      if (w.length >= windowEvents) flush(p, who);
     }
   };
   const sinkFor = (tid: number, model: JvmModel): ((e: EventStream) => void) => {
