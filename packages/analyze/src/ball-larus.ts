@@ -267,7 +267,10 @@ export function pathsPass(a: Profiled): WalkPass<Map<number, MethodPaths>> {
 function replayThread(get: (m: number) => MethodPaths | undefined): ThreadWalk {
   const frames: FrameState[] = [];
   let t: EventWindow | undefined;
-  /** a gap ended the last window: the depth of its stack, until the next window tells whether recovery filled it */
+  /**
+   * a gap ended the last window: the depth of its stack, until the next window tells whether recovery filled it
+   * (or the thread ends: its frames are closed, and their paths broken)
+   */
   let gapDepth = -1;
   const breakPaths = (depth: number) => {
     for (let d = 0; d <= depth; d++) if (frames[d].started) frames[d].broken = true;
@@ -289,14 +292,18 @@ function replayThread(get: (m: number) => MethodPaths | undefined): ThreadWalk {
       f.started = false;
     },
     exit(w: StackWalker) {
+      // (only the thread's end closes frames between a window's last event and the next window)
+      if (gapDepth >= 0) {
+        breakPaths(gapDepth);
+        gapDepth = -1;
+      }
       end(frames[w.depth]);
     },
     gap(w: StackWalker, i: number) {
       // a gap recovery filled (recovered events follow) keeps the paths; otherwise every open path is broken
       if (i + 1 < t!.length) {
         if (t!.origin[i + 1] !== Origin.Recovered) breakPaths(w.depth);
-      } else if (t!.last) breakPaths(w.depth);
-      else gapDepth = w.depth;
+      } else gapDepth = w.depth;
     },
     bytecode(w: StackWalker, i: number) {
       const f = frames[w.depth];

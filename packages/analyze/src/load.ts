@@ -356,7 +356,7 @@ function converter(model: JvmModel, classes: ClassIndex, methods: AnalysisMethod
  * new); the stream must not be used afterwards. `started`: an earlier window of the thread was converted (events
  * before VMInit are only looked for before that).
  */
-function streamConverter(model: JvmModel, classes: ClassIndex, methods: AnalysisMethod[], opts: TraceLoadOptions): (events: EventStream, who: { name: string; tid: number; javaTid: number }, started: boolean) => ThreadEvents {
+function streamConverter(model: JvmModel, classes: ClassIndex, methods: AnalysisMethod[], opts: TraceLoadOptions): (events: EventStream, who: { name: string; tid: number; javaTid: number }, started: boolean, originRoom?: Uint8Array) => ThreadEvents {
   const index = new Map<number, number>();
   const byKey = new Map<string, number>();
   // (runs of events in one method are the rule: the last answer saves most lookups)
@@ -384,7 +384,7 @@ function streamConverter(model: JvmModel, classes: ClassIndex, methods: Analysis
     lastI = i;
     return i;
   };
-  return (events, t, started) => {
+  return (events, t, started, originRoom) => {
     let first = 0;
     if (opts.fromVmStart && model.vmStartTsc && !started) while (first < events.length && !(events.tsc[first] >= model.vmStartTsc)) first++;
     const n = events.length - first;
@@ -398,7 +398,8 @@ function streamConverter(model: JvmModel, classes: ClassIndex, methods: Analysis
     const tsc = events.tsc.subarray(first, end);
     const endTsc = events.aux.subarray(first, end);
     const tier = events.source.subarray(first, end);
-    const origin = new Uint8Array(n);
+    // (a recycled window's origin column, when it has room: cleared, as a new one would be)
+    const origin = originRoom && originRoom.length >= n ? originRoom.subarray(0, n).fill(0) : new Uint8Array(n);
     for (let i = 0; i < n; i++) {
       const k = kind[i];
       const src = tier[i];
@@ -481,6 +482,43 @@ export interface WindowSink {
   done(k: number, t: DecodedThread, facts: ThreadFacts): void;
   /** the model is loaded: called once, before the first thread opens (or after decoding, when there is none) */
   model?(model: JvmModel): void;
+  /**
+   * The columns of a window the sink is done with (without `reuse`: handed back), to fill again instead of new
+   * ones; undefined when there are none. Memory this process touches for the first time is dear here (a page
+   * fault per 4 KiB: a new window's 0.5 GB cost more than a second), so windows go round.
+   */
+  recycled?(): WindowBuffers | undefined;
+}
+
+/** The buffers of a window's columns, named as ThreadEvents names them (see recycledStream). */
+export type WindowBuffers = Record<'kind' | 'method' | 'bci' | 'opcode' | 'tsc' | 'endTsc' | 'origin' | 'tier', ArrayBuffer>;
+
+/**
+ * The buffers under a window's columns (the columns are views of whole buffers, convert()): for the sink to hand
+ * back (WindowSink.recycled); undefined when two columns share one.
+ */
+export function windowBuffers(t: Pick<ThreadEvents, keyof WindowBuffers>): WindowBuffers | undefined {
+  const b = { kind: t.kind.buffer, method: t.method.buffer, bci: t.bci.buffer, opcode: t.opcode.buffer, tsc: t.tsc.buffer, endTsc: t.endTsc.buffer, origin: t.origin.buffer, tier: t.tier.buffer } as WindowBuffers;
+  return new Set(Object.values(b)).size === 8 ? b : undefined;
+}
+
+/**
+ * An empty stream over a recycled window's buffers (the decoder's columns: tier is `source`, endTsc is `aux`),
+ * and its origin column; undefined when the buffers do not make one (columns of unequal room, or detached).
+ */
+function recycledStream(b: WindowBuffers): { stream: EventStream; origin: Uint8Array } | undefined {
+  const n = b.kind.byteLength;
+  if (n < 16 || b.tier.byteLength !== n || b.method.byteLength !== 4 * n || b.bci.byteLength !== 4 * n || b.opcode.byteLength !== 2 * n || b.tsc.byteLength !== 8 * n || b.endTsc.byteLength !== 8 * n) return undefined;
+  const e = new EventStream(0);
+  e.kind = new Uint8Array(b.kind);
+  e.source = new Uint8Array(b.tier);
+  e.method = new Int32Array(b.method);
+  e.bci = new Int32Array(b.bci);
+  e.opcode = new Int16Array(b.opcode);
+  e.tsc = new Float64Array(b.tsc);
+  e.aux = new Float64Array(b.endTsc);
+  e.budgetBytes = heldStreamByteBudget();
+  return { stream: e, origin: new Uint8Array(b.origin) };
 }
 
 /**
@@ -497,6 +535,8 @@ export async function decodeInWindows(dir: string, opts: TraceLoadOptions & { wi
     k: number;
     /** the window being filled (undefined: its columns went to the sink; the next comes with the next events) */
     window: EventStream | undefined;
+    /** the origin column of the recycled window being filled */
+    origin?: Uint8Array;
     reached: boolean;
   }
   const pending = new Map<number, Pending>();
@@ -513,7 +553,8 @@ export async function decodeInWindows(dir: string, opts: TraceLoadOptions & { wi
     p.orphans = addReports(p.orphans, r.orphans);
     p.reconstruction = addReports(p.reconstruction, r.reconstruction);
     p.recovery = addReports(p.recovery, r.recovery);
-    const t = convert!(r.events, who, p.reached);
+    const t = convert!(r.events, who, p.reached, p.origin);
+    p.origin = undefined;
     if (t.length) p.reached = true;
     sink.window(p.k, t);
     p.windows++;
@@ -523,8 +564,17 @@ export async function decodeInWindows(dir: string, opts: TraceLoadOptions & { wi
       p.window.length = 0;
     } else p.window = undefined;
   };
+  /** a window for p to fill: recycled (the sink's, handed back), else new with room for `room` events */
+  const fresh = (p: Pending, room: number): EventStream => {
+    const b = opts.reuse ? undefined : sink.recycled?.();
+    const r = b && recycledStream(b);
+    if (!r) return windowStream(windowEvents, room);
+    p.origin = r.origin;
+    return r.stream;
+  };
   const open = (who: ThreadWho): Pending => {
-    const p: Pending = { k: sink.open(who), window: windowStream(windowEvents), reached: false, windows: 0 };
+    const p: Pending = { k: sink.open(who), window: undefined, reached: false, windows: 0 };
+    p.window = fresh(p, Math.min(windowEvents, 1 << 20));
     pending.set(who.tid, p);
     return p;
   };
@@ -532,7 +582,7 @@ export async function decodeInWindows(dir: string, opts: TraceLoadOptions & { wi
   const feed = (p: Pending, who: ThreadWho, e: EventStream) => {
     for (let from = 0; from < e.length; ) {
       // (a window after the first, its columns the sink's own: room for a whole window from the start)
-      const w = (p.window ??= windowStream(windowEvents, windowEvents));
+      const w = (p.window ??= fresh(p, windowEvents));
       const take = Math.min(e.length - from, windowEvents - w.length);
       w.appendStream(from === 0 && take === e.length ? e : e.view(from, from + take));
       from += take;

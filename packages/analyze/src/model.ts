@@ -86,10 +86,11 @@ export interface ThreadEvents extends ThreadInfo {
  * memory than one window. A window's columns are valid only until the next one is read.
  */
 export interface EventWindow extends ThreadEvents {
-  /** index within the thread of the window's first event */
+  /**
+   * index within the thread of the window's first event (whether a window is the thread's last is not known when
+   * it is walked: a streamed thread's end comes after its last window; a pass learns it in its `done`)
+   */
   base: number;
-  /** whether it is the thread's last window */
-  last: boolean;
 }
 
 /** What every profile reads: a method table, and per thread its events, whole or window by window. */
@@ -128,7 +129,7 @@ export type Profiled = Analysis | WindowedAnalysis;
 /** Thread k's events as windows: the whole thread once when it is in memory. */
 export function windowsOf(a: Profiled, k: number): Iterable<EventWindow> {
   if ('windows' in a) return a.windows(k);
-  return [{ ...(a.threads[k] as ThreadEvents), base: 0, last: true }];
+  return [{ ...(a.threads[k] as ThreadEvents), base: 0 }];
 }
 
 /** Calls `f` for every window of every thread, in thread order. */

@@ -176,7 +176,7 @@ export class EventSpill {
     for (let b = 0; b < s.blocks.length; b++) {
       const block = s.blocks[b];
       if (block.held) {
-        yield { ...block.held, name: s.info.name, tid: s.info.tid, javaTid: s.info.javaTid, base, last: b === s.blocks.length - 1 };
+        yield { ...block.held, name: s.info.name, tid: s.info.tid, javaTid: s.info.javaTid, base };
         base += block.events;
         continue;
       }
@@ -184,7 +184,7 @@ export class EventSpill {
       const buf = bufs[turn] ?? (bufs[turn] = columns(max));
       const n = block.events;
       let at = block.offset;
-      const w = { name: s.info.name, tid: s.info.tid, javaTid: s.info.javaTid, length: n, base, last: b === s.blocks.length - 1 } as EventWindow;
+      const w = { name: s.info.name, tid: s.info.tid, javaTid: s.info.javaTid, length: n, base } as EventWindow;
       for (let ci = 0; ci < COLUMNS.length; ci++) {
         const c = COLUMNS[ci];
         const view = buf[c].subarray(0, n);

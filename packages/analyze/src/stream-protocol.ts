@@ -1,9 +1,10 @@
 /** What the two threads of a streamed analysis (stream.ts, stream-worker.ts) say to each other. */
 import type { DecodedThread } from '@jportal/decode';
 import type { ThreadFacts, ThreadWho, TraceLoadOptions } from './load';
+import type { MessagePort } from 'worker_threads';
 import type { ThreadEvents } from './model';
 
-/** Windows the decoding thread may be ahead of the walk: one held back (its `last` is known at the next), one coming. */
+/** Windows the decoding thread may be ahead of the walk (posted, not walked yet). */
 export const IN_FLIGHT = 2;
 
 /**
@@ -18,7 +19,12 @@ export interface StreamWorkerData {
   opts: Pick<TraceLoadOptions, 'tids' | 'workers' | 'recover' | 'reconstruct' | 'classpath' | 'fromVmStart'> & { windowEvents: number };
   /** a SharedArrayBuffer of StreamControl slots */
   control: SharedArrayBuffer;
+  /** where the analysing thread hands back the buffers of windows it has walked (WindowBuffers), to be filled again */
+  recycle: MessagePort;
 }
+
+/** Windows' buffers the decoding thread keeps for reuse, at most (more are let go). */
+export const RECYCLED_MAX = 2;
 
 /** A method as the trace names it: the analysing thread makes its AnalysisMethod from the class bytes again. */
 export interface MethodKey {

@@ -4,17 +4,26 @@
  * IN_FLIGHT windows ahead of the walk. Messages: StreamMessage, in this order: `start` (the threads, the class
  * bytes), per thread its `window`s then `done`, and `end`; or `error` at any point.
  */
-import { parentPort, workerData } from 'worker_threads';
+import { parentPort, receiveMessageOnPort, workerData } from 'worker_threads';
 import { javaThreadNames, JvmModel } from '@jportal/decode';
-import { decodeInWindows, ThreadWho } from './load';
+import { decodeInWindows, ThreadWho, WindowBuffers } from './load';
 import { AnalysisMethod, ThreadEvents } from './model';
-import { IN_FLIGHT, StreamControl, StreamMessage, StreamWorkerData } from './stream-protocol';
+import { IN_FLIGHT, RECYCLED_MAX, StreamControl, StreamMessage, StreamWorkerData } from './stream-protocol';
 
 const data = workerData as StreamWorkerData;
 const control = new Int32Array(data.control);
 const post = (m: StreamMessage, transfer: ArrayBuffer[] = []) => parentPort!.postMessage(m, transfer);
 
 class Cancelled extends Error {}
+
+/** Windows' buffers handed back by the analysing thread (taken off the port synchronously: decoding never yields). */
+const recycled: WindowBuffers[] = [];
+function takeRecycled(): WindowBuffers | undefined {
+  for (let m = receiveMessageOnPort(data.recycle); m; m = receiveMessageOnPort(data.recycle)) {
+    if (recycled.length < RECYCLED_MAX) recycled.push(m.message as WindowBuffers);
+  }
+  return recycled.pop();
+}
 
 /** Waits until the walk is fewer than IN_FLIGHT windows behind (or the analysis is called off). */
 function awaitRoom(posted: number): void {
@@ -63,6 +72,7 @@ async function run(): Promise<void> {
         post({ type: 'window', k, methods: fresh, length: t.length, columns }, [...buffers]);
         posted++;
       },
+      recycled: takeRecycled,
       done: (k, t, facts) => {
         const { events: _events, ...stats } = t;
         post({ type: 'done', k, name: t.name, javaTid: t.javaTid, facts, decoded: stats });

@@ -7,18 +7,19 @@
  * What the passes see differs from a spilled analysis only in time: when they are made, the method table is
  * empty and every thread has 0 events; the table grows as windows name new methods, and a thread's length as its
  * windows come (profiles.ts' passes take both). The threads come in order, each walked once; the clock's time 0
- * must be known before the first event (the capture's start: `startTsc`), and a window is walked once the next
- * one (or the thread's end) has come, so that it knows whether it is the thread's last.
+ * must be known before the first event (the capture's start: `startTsc`). A window is walked as it comes (no pass
+ * needs to know whether it is its thread's last: the thread's end comes after it), and its buffers go back to the
+ * worker once the next one has been walked, to be filled again (fresh memory costs a page fault per 4 KiB here).
  */
 import * as fs from 'fs';
 import * as path from 'path';
 import * as v8 from 'v8';
-import { Worker } from 'worker_threads';
+import { MessageChannel, Worker } from 'worker_threads';
 import { DecodeError, DecodedThread } from '@jportal/decode';
 import { TraceErrorCode, TraceFormatError } from '@jportal/format';
 import type { OrphanReport, ReconstructReport } from '@jportal/reconstruct';
 import type { RecoveryStats } from '@jportal/recover';
-import { analyzeWindowEvents, ClassIndex, remakeMethod, TraceLoadOptions } from './load';
+import { analyzeWindowEvents, ClassIndex, remakeMethod, TraceLoadOptions, windowBuffers } from './load';
 import { EventWindow, ThreadInfo, WindowedAnalysis } from './model';
 import { StreamControl, StreamMessage, StreamWorkerData } from './stream-protocol';
 import { PassRunner, WalkPass } from './walk';
@@ -66,12 +67,15 @@ function errorOf(m: Extract<StreamMessage, { type: 'error' }>): Error {
 export class TraceStream {
   private readonly control = new Int32Array(new SharedArrayBuffer(4 * 2));
   private readonly worker: Worker;
+  /** this thread's end of the channel that hands walked windows' buffers back to the worker */
+  private readonly recycle: MessageChannel['port1'];
   private readonly queue: StreamMessage[] = [];
   private classes: ClassIndex | undefined;
   private runner: PassRunner | undefined;
-  /** the thread being walked (-1: none), and its window held back until the next one comes */
+  /** the thread being walked (-1: none) */
   private current = -1;
-  private held: EventWindow | undefined;
+  /** the window walked last: the passes may read it until the next one has been walked (or the thread ends) */
+  private walked: EventWindow | undefined;
   private ended = false;
   /** the worker sent `end` (its exit follows, perhaps before the read has taken every message) */
   private endSent = false;
@@ -85,14 +89,17 @@ export class TraceStream {
     private readonly dir: string,
     private readonly opts: StreamLoadOptions,
   ) {
+    const channel = new MessageChannel();
+    this.recycle = channel.port1;
     const data: StreamWorkerData = {
       dir,
       opts: { tids: opts.tids, workers: opts.workers, recover: opts.recover, reconstruct: opts.reconstruct, classpath: opts.classpath, fromVmStart: opts.fromVmStart, windowEvents: opts.windowEvents ?? analyzeWindowEvents() },
       control: this.control.buffer as SharedArrayBuffer,
+      recycle: channel.port2,
     };
     // (as much heap as this thread may have: the decoder's model and a window or two)
     const heapMb = Math.floor(v8.getHeapStatistics().heap_size_limit / 2 ** 20);
-    this.worker = new Worker(workerScript(), { workerData: data, resourceLimits: { maxOldGenerationSizeMb: heapMb } });
+    this.worker = new Worker(workerScript(), { workerData: data, transferList: [channel.port2], resourceLimits: { maxOldGenerationSizeMb: heapMb } });
     this.worker.on('message', (m: StreamMessage) => this.receive(m));
     this.worker.on('error', (e) => this.fail(e));
     this.worker.on('exit', (code) => {
@@ -131,6 +138,7 @@ export class TraceStream {
     this.ended = true;
     Atomics.store(this.control, StreamControl.Cancel, 1);
     Atomics.notify(this.control, StreamControl.Walked);
+    this.recycle.close();
     void this.worker.terminate();
   }
 
@@ -193,16 +201,26 @@ export class TraceStream {
     for (const key of m.methods) a.methods.push(remakeMethod(this.classes!, key));
     this.enter(m.k);
     const info = a.threads[m.k];
-    const w: EventWindow = { name: info.name, tid: info.tid, javaTid: info.javaTid, length: m.length, base: info.length, last: false, ...m.columns };
+    const w: EventWindow = { name: info.name, tid: info.tid, javaTid: info.javaTid, length: m.length, base: info.length, ...m.columns };
     info.length += m.length;
-    if (this.held) this.walk(this.held);
-    this.held = w;
+    this.walk(w);
   }
 
   private walk(w: EventWindow): void {
     this.runner!.window(w);
+    // (the window before is let go: a pass reads the previous window only in its window() callback)
+    this.handBack();
+    this.walked = w;
     Atomics.add(this.control, StreamControl.Walked, 1);
     Atomics.notify(this.control, StreamControl.Walked);
+  }
+
+  /** hands the window walked last back to the worker, to be filled again (its columns here are detached) */
+  private handBack(): void {
+    const w = this.walked;
+    this.walked = undefined;
+    const b = w && windowBuffers(w);
+    if (b) this.recycle.postMessage(b, Object.values(b));
   }
 
   private done(m: Extract<StreamMessage, { type: 'done' }>): void {
@@ -211,12 +229,8 @@ export class TraceStream {
     const info = a.threads[m.k];
     info.name = m.name;
     info.javaTid = m.javaTid;
-    if (this.held) {
-      this.held.last = true;
-      this.walk(this.held);
-      this.held = undefined;
-    }
     this.runner!.endThread();
+    this.handBack();
     this.current = -1;
     a.windowCounts.push(m.facts.windows);
     a.orphans.push(m.facts.orphans);
@@ -230,6 +244,7 @@ export class TraceStream {
     const a = this.analysis!;
     if (a.windowCounts.length !== a.threads.length) throw new Error(`analyze: the decoding thread ended after ${a.windowCounts.length} of ${a.threads.length} threads`);
     this.ended = true;
+    this.recycle.close();
     this.onEnd?.(this.runner!.finish());
   }
 

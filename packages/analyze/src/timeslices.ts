@@ -77,7 +77,7 @@ export function chooseClock(a: Profiled): Clock {
 /** Per-event time of a thread on the clock (monotone; integer ns or the event index). One extra slot at the end. */
 export function eventTimes(t: ThreadEvents, c: Clock): Float64Array {
   const times = new TimeCursor(c);
-  times.window({ ...t, base: 0, last: true });
+  times.window({ ...t, base: 0 });
   const out = new Float64Array(t.length + 1);
   for (let i = 0; i <= t.length; i++) out[i] = times.time(i);
   return out;

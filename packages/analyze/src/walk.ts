@@ -189,7 +189,7 @@ export function walkThread(a: Profiled, k: number, v: StackVisitor, onWindow?: (
 
 /** A thread's events whole, or its windows: as windows. */
 export function asWindows(t: ThreadEvents | Iterable<EventWindow>): Iterable<EventWindow> {
-  return 'kind' in t ? [{ ...t, base: 0, last: true }] : t;
+  return 'kind' in t ? [{ ...t, base: 0 }] : t;
 }
 
 /**

@@ -63,7 +63,7 @@ function windowed(a: Analysis, size: number): WindowedAnalysis {
         const b = bufs[turn];
         turn ^= 1;
         for (const col of ['kind', 'method', 'bci', 'opcode', 'tsc', 'endTsc', 'origin', 'tier'] as const) b[col].set(t[col].subarray(base, base + n));
-        const w: EventWindow = { name: t.name, tid: t.tid, javaTid: t.javaTid, length: n, base, last: base + n >= t.length } as EventWindow;
+        const w: EventWindow = { name: t.name, tid: t.tid, javaTid: t.javaTid, length: n, base } as EventWindow;
         for (const col of ['kind', 'method', 'bci', 'opcode', 'tsc', 'endTsc', 'origin', 'tier'] as const) (w as unknown as Record<string, unknown>)[col] = b[col].subarray(0, n);
         yield w;
       }
@@ -122,6 +122,20 @@ describe('profiles window by window', () => {
         for (const size of [1, 2, 3, 7, 64]) expect({ size, seed, got: f(windowed(a, size)) }).toEqual({ size, seed, got: whole });
       }
     });
+
+  it('Ball-Larus paths of a thread whose last event is an unfilled gap: its open paths broken, whole or windowed (no window knows it is the last)', () => {
+    const paths = (a: Analysis | WindowedAnalysis) => mapsToObjects([...profilePaths(a)].map(([m, p]) => [m, p.counts, p.frames, p.broken]));
+    const broken = (a: Analysis | WindowedAnalysis) => [...profilePaths(a).values()].reduce((n, p) => n + p.broken, 0);
+    for (const seed of [1, 2]) {
+      // (a frame entered last and left open: its path is counted at the thread's end, unless a gap broke it)
+      const evs = loopBcis([...messyThread(seed, M, 600), { kind: Kind.Entry, method: 1 }, ...[0, 1, 2].map(() => ({ kind: Kind.Bytecode, method: 1 }))]);
+      const plain = analysis(methods, [thread('main', evs)]);
+      const gapped = analysis(methods, [thread('main', [...evs, { kind: Kind.Gap, bci: 0, tsc: 1e9, endTsc: 1e9 + 512 }])]);
+      expect(broken(gapped)).toBeGreaterThan(broken(plain));
+      const whole = paths(gapped);
+      for (const size of [1, 2, 5, 64]) expect({ size, got: paths(windowed(gapped, size)) }).toEqual({ size, got: whole });
+    }
+  });
 
   it('the event-index clock (no time) too', () => {
     const a = sample(4, 800, 0);
