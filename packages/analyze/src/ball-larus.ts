@@ -305,7 +305,8 @@ function replayThread(get: (m: number) => MethodPaths | undefined): ThreadWalk {
         if (t!.origin[i + 1] !== Origin.Recovered) breakPaths(w.depth);
       } else gapDepth = w.depth;
     },
-    bytecode(w: StackWalker, i: number) {
+    bytecodes(w: StackWalker, from: number, to: number) {
+      // (a run in one frame: each event in turn, the frame's state in locals)
       const f = frames[w.depth];
       const p = f.p?.numbering;
       if (!p) {
@@ -313,32 +314,41 @@ function replayThread(get: (m: number) => MethodPaths | undefined): ThreadWalk {
         return;
       }
       const cfg = p.cfg;
-      const y = w.t.bci[i];
-      const yi = cfg.insnAt(y);
-      const yb = yi >= 0 ? cfg.blockOfInsn[yi] : -1;
+      const bci = w.t.bci;
+      const blockOfInsn = cfg.blockOfInsn;
+      let i = from;
       if (!f.started) {
+        const yi = cfg.insnAt(bci[i]);
         f.started = true;
-        f.cur = yb;
+        f.cur = yi >= 0 ? blockOfInsn[yi] : -1;
         f.lastInsn = yi;
         if (yi !== 0) f.broken = true;
-        return;
+        i++;
       }
-      if (yi >= 0 && yi === f.lastInsn + 1 && yb === f.cur) {
-        f.lastInsn = yi;
-        return;
+      let cur = f.cur;
+      let lastInsn = f.lastInsn;
+      for (; i < to; i++) {
+        const yi = cfg.insnAt(bci[i]);
+        const yb = yi >= 0 ? blockOfInsn[yi] : -1;
+        if (yi >= 0 && yi === lastInsn + 1 && yb === cur) {
+          lastInsn = yi;
+          continue;
+        }
+        const e = cur >= 0 && yb >= 0 && cfg.blockFirst[yb] === yi ? p.slot(cur, yb) : -1;
+        if (e < 0) {
+          if (!f.broken) f.p!.invalidTransitions++;
+          f.broken = true;
+        } else if (p.succBack[e]) {
+          if (f.broken) f.p!.broken++;
+          else count(f.p!, f.r + p.succValue[e]);
+          f.r = p.loopStart(yb);
+          f.broken = false;
+        } else f.r += p.succValue[e];
+        cur = yb;
+        lastInsn = yi;
       }
-      const e = f.cur >= 0 && yb >= 0 && cfg.blockFirst[yb] === yi ? p.slot(f.cur, yb) : -1;
-      if (e < 0) {
-        if (!f.broken) f.p!.invalidTransitions++;
-        f.broken = true;
-      } else if (p.succBack[e]) {
-        if (f.broken) f.p!.broken++;
-        else count(f.p!, f.r + p.succValue[e]);
-        f.r = p.loopStart(yb);
-        f.broken = false;
-      } else f.r += p.succValue[e];
-      f.cur = yb;
-      f.lastInsn = yi;
+      f.cur = cur;
+      f.lastInsn = lastInsn;
     },
   };
   return {

@@ -245,6 +245,9 @@ export function timeResolution(a: Profiled, threads: number[] = a.threads.map((_
   return r.result();
 }
 
+/** Positive whole deltas below this are counted in an array (ResolutionCounter). */
+const SMALL_DELTAS = 1 << 16;
+
 /** timeResolution's counts, fed window by window (thread() before each thread's first window). */
 class ResolutionCounter {
   private minDelta = Infinity;
@@ -252,6 +255,7 @@ class ResolutionCounter {
   private same = 0;
   private nonMonotonic = 0;
   private readonly deltas = new Map<number, number>();
+  private readonly small = new Float64Array(SMALL_DELTAS);
   private prev = NaN;
   constructor(private readonly a: Profiled) {}
 
@@ -270,9 +274,9 @@ class ResolutionCounter {
       else if (d < 0) this.nonMonotonic++;
       else {
         if (d < this.minDelta) this.minDelta = d;
-        // (a small whole delta as an int: a double key is a new heap number on each lookup, one per event)
-        const key = d <= 0x3fffffff && d === Math.floor(d) ? d | 0 : d;
-        this.deltas.set(key, (this.deltas.get(key) ?? 0) + 1);
+        // (small whole deltas, the rule, counted in an array; others in a map)
+        if (d < SMALL_DELTAS && d === Math.floor(d)) this.small[d]++;
+        else this.deltas.set(d, (this.deltas.get(d) ?? 0) + 1);
       }
     }
     this.prev = prev;
@@ -282,7 +286,10 @@ class ResolutionCounter {
     const { a, minDelta, pairs, same, nonMonotonic } = this;
     let common = NaN;
     let best = 0;
-    for (const [d, n] of this.deltas) if (n > best || (n === best && d < common)) [common, best] = [d, n];
+    const counts = new Map<number, number>();
+    this.small.forEach((n, d) => n > 0 && counts.set(d, n));
+    for (const [d, n] of this.deltas) counts.set(d, n);
+    for (const [d, n] of counts) if (n > best || (n === best && d < common)) [common, best] = [d, n];
     const ns = (ticks: number) => (a.tscPerNs > 0 ? ticks / a.tscPerNs : NaN);
     return {
       tscPerNs: a.tscPerNs, tickNs: ns(1),
@@ -357,58 +364,61 @@ function collectThread(a: Profiled, methods: DurationTable, monitors: DurationTa
     gap() {
       gaps++;
     },
-    bytecode(w: StackWalker, i: number) {
+    bytecodes(w: StackWalker, from: number, to: number) {
+      // (a run in the top frame: each event in turn)
       const t = w.t;
       const D = w.depth;
-      const op = t.opcode[i];
-      if (op === MONITORENTER && t.bci[i] >= 0) {
-        if (held === monDepth.length) {
-          monDepth = withRoom(monDepth, held + 1);
-          monStart = withRoom(monStart, held + 1);
-          monGaps = withRoom(monGaps, held + 1);
-          monKey = withRoom(monKey, held + 1);
-        }
-        monDepth[held] = D;
-        monKey[held] = rowOf(w.top) * BCI_SPAN + t.bci[i];
-        monGaps[held] = gaps;
-        monStart[held++] = t.tsc[i];
-      } else if (op === MONITOREXIT) {
-        if (held > 0 && monDepth[held - 1] === D) {
-          const s = monStart[--held];
-          const d = monitors.get(monKey[held]);
-          if (gaps > monGaps[held]) d.excludedGap++;
-          else d.add(ns(s, t.tsc[i]));
-        } else unmatchedExits++;
-      }
-      const b = t.bci[i];
       const row = rowOf(w.top);
-      if (b < 0 || row === unknown) {
-        lastBci[D] = -1;
-        return;
+      for (let i = from; i < to; i++) {
+        const op = t.opcode[i];
+        if (op === MONITORENTER && t.bci[i] >= 0) {
+          if (held === monDepth.length) {
+            monDepth = withRoom(monDepth, held + 1);
+            monStart = withRoom(monStart, held + 1);
+            monGaps = withRoom(monGaps, held + 1);
+            monKey = withRoom(monKey, held + 1);
+          }
+          monDepth[held] = D;
+          monKey[held] = rowOf(w.top) * BCI_SPAN + t.bci[i];
+          monGaps[held] = gaps;
+          monStart[held++] = t.tsc[i];
+        } else if (op === MONITOREXIT) {
+          if (held > 0 && monDepth[held - 1] === D) {
+            const s = monStart[--held];
+            const d = monitors.get(monKey[held]);
+            if (gaps > monGaps[held]) d.excludedGap++;
+            else d.add(ns(s, t.tsc[i]));
+          } else unmatchedExits++;
+        }
+        const b = t.bci[i];
+        if (b < 0 || row === unknown) {
+          lastBci[D] = -1;
+          continue;
+        }
+        const back = lastBci[D] >= 0 && b <= lastBci[D];
+        lastBci[D] = b;
+        let h = heads[row];
+        if (h === undefined) heads[row] = h = staticLoopHeads(a, row);
+        if (back && !h?.[b]) {
+          if (!h) heads[row] = h = new Uint8Array(Math.max(b + 1, a.methods[row]?.info?.code?.length ?? 0));
+          h[b] = 1;
+        }
+        if (!h?.[b]) continue;
+        let arr = arrivals[D];
+        let arrGaps = arrivalGaps[D];
+        if (!arr || !arrGaps) {
+          arrivals[D] = arr = new Map();
+          arrivalGaps[D] = arrGaps = new Map();
+        }
+        const prev = arr.get(b);
+        if (back && prev !== undefined) {
+          const d = loops.get(row * BCI_SPAN + b);
+          if (gaps > arrGaps.get(b)!) d.excludedGap++;
+          else d.add(ns(prev, t.tsc[i]));
+        }
+        arr.set(b, t.tsc[i]);
+        arrGaps.set(b, gaps);
       }
-      const back = lastBci[D] >= 0 && b <= lastBci[D];
-      lastBci[D] = b;
-      let h = heads[row];
-      if (h === undefined) heads[row] = h = staticLoopHeads(a, row);
-      if (back && !h?.[b]) {
-        if (!h) heads[row] = h = new Uint8Array(Math.max(b + 1, a.methods[row]?.info?.code?.length ?? 0));
-        h[b] = 1;
-      }
-      if (!h?.[b]) return;
-      let arr = arrivals[D];
-      let arrGaps = arrivalGaps[D];
-      if (!arr || !arrGaps) {
-        arrivals[D] = arr = new Map();
-        arrivalGaps[D] = arrGaps = new Map();
-      }
-      const prev = arr.get(b);
-      if (back && prev !== undefined) {
-        const d = loops.get(row * BCI_SPAN + b);
-        if (gaps > arrGaps.get(b)!) d.excludedGap++;
-        else d.add(ns(prev, t.tsc[i]));
-      }
-      arr.set(b, t.tsc[i]);
-      arrGaps.set(b, gaps);
     },
   };
   return { visitor, done: () => done(unmatchedExits) };

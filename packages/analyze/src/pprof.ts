@@ -10,7 +10,7 @@ import * as zlib from 'zlib';
 import { lineOf } from '@jportal/classfile';
 import { Label, Profile, Sample, StringTable, ValueType, type FunctionInput, type LocationInput } from 'pprof-format';
 import { Kind, PartResult, Profiled, ThreadEvents, ThreadInfo } from './model';
-import { IntervalClock, methodDisplay, TIER_CLASS_NAMES, tierClassOf, UNKNOWN_ROW } from './hot';
+import { IntervalClock, methodDisplay, TIER_CLASS_NAMES, TIER_CLASSES, tierClassOf, UNKNOWN_ROW } from './hot';
 import { PairMap } from './pair-map';
 import { withRoom } from './typed';
 import { runPass, StackWalker, ThreadWalk, WalkPass } from './walk';
@@ -39,6 +39,20 @@ class LineTable {
     if (!t) return 0;
     const b = bci < 0 ? 0 : bci;
     return b < t.length ? t[b] : 0;
+  }
+
+  /** the end of the events from..to-1 (bcis `bci`) that are at line `line` of `row`, from `from` on */
+  sameLine(row: number, line: number, bci: Int32Array, from: number, to: number): number {
+    if (row === UNKNOWN_ROW) return to;
+    this.line(row, 0);
+    const t = this.byRow[row];
+    if (!t) return line === 0 ? to : from;
+    let j = from;
+    for (; j < to; j++) {
+      const b = bci[j] < 0 ? 0 : bci[j];
+      if ((b < t.length ? t[b] : 0) !== line) break;
+    }
+    return j;
   }
 }
 
@@ -88,15 +102,43 @@ class StackTrie {
   }
 }
 
+/**
+ * The slot of each (stack node, tier class) in the sums of the thread being summed (threads are summed one at a
+ * time): one entry per pair, stamped with the thread's serial (an entry of another thread's stamp is unset). Two
+ * array reads per lookup where a hash map probed, and grown as the trie grows, not rehashed.
+ */
+class SlotIndex {
+  slot = new Int32Array(0);
+  stamp = new Int32Array(0);
+  private serial = 0;
+
+  /** a new thread's serial (its entries are those stamped with it) */
+  begin(): number {
+    return ++this.serial;
+  }
+
+  /** makes room for key k */
+  room(k: number): void {
+    if (k < this.stamp.length) return;
+    const n = Math.max(k + 1, this.stamp.length * 2, 1024);
+    this.slot = withRoom(this.slot, n);
+    this.stamp = withRoom(this.stamp, n);
+  }
+}
+
 /** Sums per (stack node, tier class) of one thread: bytecodes, calls, time in TSC ticks. */
 class SampleSums {
-  private readonly index = new PairMap();
+  private readonly serial: number;
   node = new Int32Array(256);
   tier = new Int32Array(256);
   bytecodes = new Float64Array(256);
   calls = new Float64Array(256);
   ticks = new Float64Array(256);
   length = 0;
+
+  constructor(private readonly index: SlotIndex) {
+    this.serial = index.begin();
+  }
 
   /** adds to the sums of (node, tier class) */
   add(node: number, tierClass: number, bytecodes: number, calls: number, ticks: number): void {
@@ -112,8 +154,12 @@ class SampleSums {
 
   private slot(node: number, tierClass: number): number {
     if (node === this.lastNode && tierClass === this.lastTier) return this.lastSlot;
-    let s = this.index.get(node, tierClass);
-    if (s < 0) {
+    const k = node * TIER_CLASSES + tierClass;
+    const index = this.index;
+    index.room(k);
+    let s: number;
+    if (index.stamp[k] === this.serial) s = index.slot[k];
+    else {
       s = this.length++;
       if (s === this.node.length) {
         const n = s * 2;
@@ -125,7 +171,8 @@ class SampleSums {
       }
       this.node[s] = node;
       this.tier[s] = tierClass;
-      this.index.set(node, tierClass, s);
+      index.stamp[k] = this.serial;
+      index.slot[k] = s;
     }
     this.lastNode = node;
     this.lastTier = tierClass;
@@ -169,6 +216,11 @@ class FrameLines {
     if (this.valid >= w.depth) this.valid = w.depth - 1;
   }
 
+  /** the end of the top frame's events from..to-1 at its current line, from `from` on (they leave its node as it is) */
+  sameLine(w: StackWalker, from: number, to: number): number {
+    return this.lines.sameLine(this.rowAt(w, w.depth), this.lineAt[w.depth], w.t.bci, from, to);
+  }
+
   /** the node of the stack up to `depth` (ROOT when the stack is empty) */
   node(w: StackWalker, depth: number): number {
     for (let d = this.valid + 1; d <= depth; d++) {
@@ -189,8 +241,8 @@ interface ThreadSums {
 }
 
 /** A walk of one thread that sums its samples (to `done`). Bytecodes that ran with no frame go to the trie's no-frame node. */
-function sumThread(trie: StackTrie, lines: LineTable, done: (r: ThreadSums) => void): ThreadWalk {
-  const sums = new SampleSums();
+function sumThread(trie: StackTrie, lines: LineTable, slots: SlotIndex, done: (r: ThreadSums) => void): ThreadWalk {
+  const sums = new SampleSums(slots);
   const frames = new FrameLines(trie, lines, UNKNOWN_ROW);
   const clock = new IntervalClock();
   let t: ThreadEvents | undefined;
@@ -234,10 +286,29 @@ function sumThread(trie: StackTrie, lines: LineTable, done: (r: ThreadSums) => v
       flush(w, i, w.depth);
       frames.popped(w.depth - 1);
     },
-    bytecode(w: StackWalker, i: number) {
-      flush(w, i, w.depth);
-      frames.ranBytecode(w, w.t.bci[i]);
-      sums.add(frames.node(w, w.depth), tierClassOf(w.t, i), 1, 0, 0);
+    bytecodes(w: StackWalker, from: number, to: number) {
+      // a run in the top frame, taken a line at a time: what each event would do on its own (flush the intervals
+      // before it, move the frame to its line, count it) happens once per line, for the events at that line
+      const t = w.t;
+      for (let i = from; i < to; ) {
+        flush(w, i, w.depth);
+        frames.ranBytecode(w, t.bci[i]);
+        const node = frames.node(w, w.depth);
+        const end = frames.sameLine(w, i + 1, to);
+        let tier = tierClassOf(t, i);
+        let n = 1;
+        for (let j = i + 1; j < end; j++) {
+          const c = tierClassOf(t, j);
+          if (c === tier) n++;
+          else {
+            sums.add(node, tier, n, 0, 0);
+            tier = c;
+            n = 1;
+          }
+        }
+        sums.add(node, tier, n, 0, 0);
+        i = end;
+      }
     },
     gap(w: StackWalker, i: number) {
       flush(w, i, w.depth);
@@ -407,6 +478,7 @@ export function buildPprof(a: Profiled): BuiltPprof {
 export function pprofPass(a: Profiled): WalkPass<BuiltPprof> {
   const trie = new StackTrie();
   const lines = new LineTable(a);
+  const slots = new SlotIndex();
   const unknown = UNKNOWN_ROW;
   const st = new StringTable();
   const s = (x: string) => st.dedup(x);
@@ -426,7 +498,7 @@ export function pprofPass(a: Profiled): WalkPass<BuiltPprof> {
   let tmax = -Infinity;
   const thread = (k: number): ThreadWalk | undefined => {
     const t = a.threads[k];
-    return sumThread(trie, lines, (r) => addThread(t, r));
+    return sumThread(trie, lines, slots, (r) => addThread(t, r));
   };
   const addThread = (t: ThreadInfo, r: ThreadSums) => {
     // (a thread without events has no samples and no labels; its length is known once it is read: a streamed

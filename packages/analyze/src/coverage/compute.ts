@@ -211,51 +211,54 @@ export function coveragePass(a: Profiled, opts: CoverageOptions = {}): WalkPass<
         gap: (w: StackWalker, i: number) => {
           lastGap = w.base + i;
         },
-        bytecode: (w: StackWalker, i: number) => {
+        bytecodes: (w: StackWalker, from: number, to: number) => {
+          // (a run in the top frame: each event in turn)
           const t = w.t;
           const d = w.depth;
           pend.ensure(d);
-          const m = t.method[i];
-          const bci = t.bci[i];
-          let mc: MethodCoverage | null = null;
-          if (m >= 0 && bci >= 0) {
-            if (m !== lastMethod) {
-              lastMethod = m;
-              lastCoverage = index.get(m);
+          for (let i = from; i < to; i++) {
+            const m = t.method[i];
+            const bci = t.bci[i];
+            let mc: MethodCoverage | null = null;
+            if (m >= 0 && bci >= 0) {
+              if (m !== lastMethod) {
+                lastMethod = m;
+                lastCoverage = index.get(m);
+              }
+              mc = lastCoverage;
             }
-            mc = lastCoverage;
-          }
-          if (!mc) {
-            if (m >= 0 && bci >= 0 && index.withoutBytes.has(a.methods[m].className)) stats.eventsWithoutBytes++;
-            pend.branch[d] = -1;
-            return;
-          }
-          const k = bci < mc.insnAt.length ? mc.insnAt[bci] : -1;
-          if (k < 0) {
-            stats.badBci++;
-            pend.branch[d] = -1;
-            return;
-          }
-          stats.events++;
-          const rec = t.origin[i] === Origin.Recovered;
-          mc.hits[k] |= rec ? Hit.Recovered : Hit.Observed;
-          mc.counts[k]++;
-          const pb = pend.branch[d];
-          if (pb >= 0 && pend.method[d] === m && pend.at[d] > lastGap) {
-            const b = mc.branches[pb];
-            let j = 0;
-            while (j < b.targets.length && b.targets[j] !== bci) j++;
-            if (j < b.targets.length) {
-              b.hits[j] |= rec || pend.recovered[d] ? Hit.Recovered : Hit.Observed;
-              b.counts[j]++;
-            } else stats.unexpectedSuccessors++;
-          }
-          const nb = mc.branchOf[k];
-          pend.branch[d] = nb;
-          if (nb >= 0) {
-            pend.method[d] = m;
-            pend.at[d] = w.base + i;
-            pend.recovered[d] = rec ? 1 : 0;
+            if (!mc) {
+              if (m >= 0 && bci >= 0 && index.withoutBytes.has(a.methods[m].className)) stats.eventsWithoutBytes++;
+              pend.branch[d] = -1;
+              continue;
+            }
+            const k = bci < mc.insnAt.length ? mc.insnAt[bci] : -1;
+            if (k < 0) {
+              stats.badBci++;
+              pend.branch[d] = -1;
+              continue;
+            }
+            stats.events++;
+            const rec = t.origin[i] === Origin.Recovered;
+            mc.hits[k] |= rec ? Hit.Recovered : Hit.Observed;
+            mc.counts[k]++;
+            const pb = pend.branch[d];
+            if (pb >= 0 && pend.method[d] === m && pend.at[d] > lastGap) {
+              const b = mc.branches[pb];
+              let j = 0;
+              while (j < b.targets.length && b.targets[j] !== bci) j++;
+              if (j < b.targets.length) {
+                b.hits[j] |= rec || pend.recovered[d] ? Hit.Recovered : Hit.Observed;
+                b.counts[j]++;
+              } else stats.unexpectedSuccessors++;
+            }
+            const nb = mc.branchOf[k];
+            pend.branch[d] = nb;
+            if (nb >= 0) {
+              pend.method[d] = m;
+              pend.at[d] = w.base + i;
+              pend.recovered[d] = rec ? 1 : 0;
+            }
           }
         },
       },
