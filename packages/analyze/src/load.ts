@@ -564,25 +564,24 @@ export async function decodeInWindows(dir: string, opts: TraceLoadOptions & { wi
       p.window.length = 0;
     } else p.window = undefined;
   };
-  /** a window for p to fill: recycled (the sink's, handed back), else new with room for `room` events */
-  const fresh = (p: Pending, room: number): EventStream => {
+  /** a window for p to fill: recycled (the sink's, handed back), else new with room for a whole window */
+  const fresh = (p: Pending): EventStream => {
     const b = opts.reuse ? undefined : sink.recycled?.();
     const r = b && recycledStream(b);
-    if (!r) return windowStream(windowEvents, room);
+    if (!r) return windowStream(windowEvents);
     p.origin = r.origin;
     return r.stream;
   };
   const open = (who: ThreadWho): Pending => {
     const p: Pending = { k: sink.open(who), window: undefined, reached: false, windows: 0 };
-    p.window = fresh(p, Math.min(windowEvents, 1 << 20));
+    p.window = fresh(p);
     pending.set(who.tid, p);
     return p;
   };
   /** appends decoded events to the thread's window, taking each full window through flush */
   const feed = (p: Pending, who: ThreadWho, e: EventStream) => {
     for (let from = 0; from < e.length; ) {
-      // (a window after the first, its columns the sink's own: room for a whole window from the start)
-      const w = (p.window ??= fresh(p, windowEvents));
+      const w = (p.window ??= fresh(p));
       const take = Math.min(e.length - from, windowEvents - w.length);
       w.appendStream(from === 0 && take === e.length ? e : e.view(from, from + take));
       from += take;
@@ -676,9 +675,12 @@ export async function loadTraceWindows(dir: string, opts: WindowedLoadOptions): 
   };
 }
 
-/** A stream for one window: room for `room` events (or 2^20) from the start, within the kept stream's budget. */
-function windowStream(events: number, room = Math.min(events, 1 << 20)): EventStream {
-  const e = new EventStream(room);
+/**
+ * A stream for one window: room for the whole window from the start, within the kept stream's budget. Room not yet
+ * written costs no memory (the pages are untouched), where growing from less copied every column into new pages.
+ */
+function windowStream(events: number): EventStream {
+  const e = new EventStream(events);
   e.budgetBytes = heldStreamByteBudget();
   return e;
 }
