@@ -5,6 +5,8 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import { decodeTrace, fileRangeAtTime, loadTrace } from '@jportal/decode';
+import { QueryDecoder } from '@jportal/pt';
 import { analyzeFixture, analyzeFixtureMissing } from '../lib/analyze-fixture';
 import { cleanup, runCli, tmpDir } from '../lib/run';
 
@@ -149,6 +151,84 @@ maybe('jportal analyze', () => {
       cleanup(spilled);
       cleanup(streamed);
       cleanup(broken);
+    }
+  });
+
+  test('--time: a span of the run, cut at the PSBs around it: its events lie between those PSBs, two spans that meet make the whole, bad spans are exit 2', () => {
+    const fx = analyzeFixture('switches');
+    const model = loadTrace(fx.trace);
+    const sb = model.sideband!;
+    const start = sb.clock!.tsc;
+    const main = sb.threads.filter((t) => t.file).sort((a, b) => b.bytes - a.bytes)[0];
+    const whole = decodeTrace(fx.trace, { tids: [main.tid] }).threads[0];
+    const times = whole.events.tsc.slice(0, whole.events.length).filter((t) => t > 0);
+    const at = (q: number) => times[Math.floor(q * (times.length - 1))];
+    const seconds = (tsc: number) => (tsc - start) / model.tscPerNs / 1e9;
+    const tscOf = (s: number) => start + s * 1e9 * model.tscPerNs;
+    /** the TSC the PSB+ at `offset` of the main thread's stream names */
+    const file = path.join(fx.trace, main.file!);
+    const psbTsc = (offset: number) => {
+      const fd = fs.openSync(file, 'r');
+      const head = Buffer.alloc(256);
+      fs.readSync(fd, head, 0, 256, offset);
+      fs.closeSync(fd);
+      const q = new QueryDecoder(head, sb.timing, undefined, 0, head.length, true);
+      q.peek();
+      return q.tsc;
+    };
+    const counted = (ev: { tsc: Float64Array; length: number }, from: number, to: number) => {
+      let n = 0;
+      for (let i = 0; i < ev.length; i++) if (ev.tsc[i] >= from && ev.tsc[i] <= to) n++;
+      return n;
+    };
+
+    // the second quarter of the main thread's events, by their time
+    const span = { from: seconds(at(0.25)), to: seconds(at(0.5)) };
+    const range = fileRangeAtTime(file, { from: tscOf(span.from), to: tscOf(span.to) }, sb.timing);
+    expect(range.begin).toBeGreaterThan(0);
+    expect(range.end).toBeLessThan(main.bytes);
+    const part = decodeTrace(fx.trace, { tids: [main.tid], span }).threads[0];
+    expect(part.flow.bytes).toBeLessThanOrEqual(range.end - range.begin + 65536);
+    expect(part.events.length).toBeGreaterThan(0);
+    expect(part.events.length).toBeLessThan(whole.events.length / 2);
+    // its events lie between the PSBs around the span (events before the part's first timing packet carry none)
+    const lo = psbTsc(range.begin);
+    const hi = psbTsc(range.end);
+    expect(lo).toBeLessThanOrEqual(tscOf(span.from));
+    expect(hi).toBeGreaterThan(tscOf(span.to));
+    const stamped = part.events.tsc.slice(0, part.events.length).filter((t) => t > 0);
+    expect(stamped.reduce((a, b) => Math.min(a, b), Infinity)).toBeGreaterThanOrEqual(lo);
+    expect(stamped.reduce((a, b) => Math.max(a, b), -Infinity)).toBeLessThanOrEqual(hi);
+    // within the span itself the part has the whole decode's events (but for a frame or two the part starts in
+    // without knowing its callers)
+    const inWhole = counted(whole.events, tscOf(span.from), tscOf(span.to));
+    expect(Math.abs(counted(part.events, tscOf(span.from), tscOf(span.to)) - inWhole)).toBeLessThanOrEqual(inWhole * 0.01);
+
+    // two spans that meet: together the whole thread, and no more than the PSB period around the cut twice
+    const cut = seconds(at(0.6));
+    const first = decodeTrace(fx.trace, { tids: [main.tid], span: { from: -Infinity, to: cut } }).threads[0];
+    const second = decodeTrace(fx.trace, { tids: [main.tid], span: { from: cut, to: Infinity } }).threads[0];
+    const both = first.events.length + second.events.length;
+    expect(both).toBeGreaterThanOrEqual(whole.events.length * 0.999);
+    expect(both).toBeLessThanOrEqual(whole.events.length * 1.02);
+    expect(first.flow.bytes + second.flow.bytes).toBeGreaterThanOrEqual(whole.flow.bytes);
+
+    // analyze --time: the span in the summary, fewer bytecodes than the whole run; spans that name no time are exit 2
+    const out = tmpDir('analyze-time');
+    try {
+      const r = runCli(['analyze', fx.trace, '--out', out, '--json', '--only', 'hot', '--time', `${span.from},${span.to}`], 900_000);
+      expect(r.status).toBe(0);
+      const s = JSON.parse(r.stdout);
+      expect(s.span).toEqual({ fromSeconds: span.from, toSeconds: span.to });
+      expect(s.bytecodes).toBeGreaterThan(0);
+      expect(s.threads[0].bytecodes).toBeLessThan(whole.eventCount);
+      for (const [bad, why] of [['2,1', /start is after its end/], ['abc,', /"abc" is not a time/], ['1', /two ends/], [',', /both ends are open/]] as const) {
+        const b = runCli(['analyze', fx.trace, '--out', out, '--time', bad]);
+        expect({ bad, status: b.status }).toEqual({ bad, status: 2 });
+        expect(b.stderr).toMatch(why);
+      }
+    } finally {
+      cleanup(out);
     }
   });
 

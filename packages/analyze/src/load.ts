@@ -4,7 +4,7 @@
  * an optional classpath (directories, jars).
  */
 import { ClassFile, parseClass } from '@jportal/classfile';
-import { decodeTrace, decodeTraceParallel, javaThreadNames, DecodedThread, DecodedTrace, EVENT_BYTES, EventStream, heldStreamByteBudget, JvmModel } from '@jportal/decode';
+import { decodeTrace, decodeTraceParallel, javaThreadNames, DecodedThread, DecodedTrace, EVENT_BYTES, EventStream, heldStreamByteBudget, JvmModel, TimeSpan } from '@jportal/decode';
 import { loadClasspath } from '@jportal/icfg';
 import { OracleKind, readOracle, readOracleThread } from '@jportal/oracle';
 import { recoverGaps, RecoveryStats } from '@jportal/recover';
@@ -16,6 +16,8 @@ import { referenceEvents, referenceSlice, referenceThreadOf } from './reference'
 export interface TraceLoadOptions {
   /** OS tids to analyze (default all) */
   tids?: number[];
+  /** only this span of the run, seconds since the capture started (DecodeOptions.span; default all of it) */
+  span?: TimeSpan;
   /** worker threads for decoding (default 1) */
   workers?: number;
   /** fill gaps PT lost with @jportal/recover (default true) */
@@ -338,8 +340,8 @@ export async function loadTraceAnalysis(dir: string, opts: TraceLoadOptions = {}
   };
   const decoded =
     (opts.workers ?? 1) > 1
-      ? await decodeTraceParallel(dir, { tids: opts.tids, workers: opts.workers, onThread: onDecoded, release: true, sinkFor })
-      : decodeTrace(dir, { tids: opts.tids, onThread: onDecoded, release: true, sinkFor });
+      ? await decodeTraceParallel(dir, { tids: opts.tids, span: opts.span, workers: opts.workers, onThread: onDecoded, release: true, sinkFor })
+      : decodeTrace(dir, { tids: opts.tids, span: opts.span, onThread: onDecoded, release: true, sinkFor });
   const { model } = decoded;
   if (!convert) problems.push(...model.problems);
   return { source: { kind: 'trace', dir }, methods, threads, tscPerNs: model.tscPerNs, startTsc: model.sideband?.clock?.tsc, problems, ...report, model, decoded: decoded.threads };
@@ -613,8 +615,8 @@ export async function decodeInWindows(dir: string, opts: TraceLoadOptions & { wi
   };
   const decoded =
     (opts.workers ?? 1) > 1
-      ? await decodeTraceParallel(dir, { tids: opts.tids, workers: opts.workers, onThread: onDecoded, release: true, sinkFor })
-      : decodeTrace(dir, { tids: opts.tids, onThread: onDecoded, release: true, sinkFor });
+      ? await decodeTraceParallel(dir, { tids: opts.tids, span: opts.span, workers: opts.workers, onThread: onDecoded, release: true, sinkFor })
+      : decodeTrace(dir, { tids: opts.tids, span: opts.span, onThread: onDecoded, release: true, sinkFor });
   if (!convert) {
     problems.push(...decoded.model.problems);
     sink.model?.(decoded.model);

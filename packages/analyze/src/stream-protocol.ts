@@ -16,7 +16,7 @@ export const StreamControl = { Walked: 0, Cancel: 1 } as const;
 export interface StreamWorkerData {
   dir: string;
   /** decodeInWindows' options that cross threads (no callbacks, no reference recording) */
-  opts: Pick<TraceLoadOptions, 'tids' | 'workers' | 'recover' | 'reconstruct' | 'classpath' | 'fromVmStart'> & { windowEvents: number };
+  opts: Pick<TraceLoadOptions, 'tids' | 'span' | 'workers' | 'recover' | 'reconstruct' | 'classpath' | 'fromVmStart'> & { windowEvents: number };
   /** a SharedArrayBuffer of StreamControl slots */
   control: SharedArrayBuffer;
   /** where the analysing thread hands back the buffers of windows it has walked (WindowBuffers), to be filled again */

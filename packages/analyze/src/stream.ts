@@ -93,7 +93,7 @@ export class TraceStream {
     this.recycle = channel.port1;
     const data: StreamWorkerData = {
       dir,
-      opts: { tids: opts.tids, workers: opts.workers, recover: opts.recover, reconstruct: opts.reconstruct, classpath: opts.classpath, fromVmStart: opts.fromVmStart, windowEvents: opts.windowEvents ?? analyzeWindowEvents() },
+      opts: { tids: opts.tids, span: opts.span, workers: opts.workers, recover: opts.recover, reconstruct: opts.reconstruct, classpath: opts.classpath, fromVmStart: opts.fromVmStart, windowEvents: opts.windowEvents ?? analyzeWindowEvents() },
       control: this.control.buffer as SharedArrayBuffer,
       recycle: channel.port2,
     };

@@ -13,6 +13,7 @@ import { APPS, AppSize } from './bench-apps';
 import { CliError, ExitCode } from './exit';
 import { CLASS_MODES, type ClassMode } from './java-command';
 import { isFormatError } from './format-adapter';
+import { parseTimeSpan } from './time-span';
 
 /** Runs the jportal CLI on argv (without node and script); resolves to the process exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -98,13 +99,14 @@ export async function main(argv: string[]): Promise<number> {
           .positional('dir', { type: 'string', demandOption: true, describe: 'trace directory' })
           .option('dump', { type: 'boolean', describe: 'print every event, readable, on stdout' })
           .option('tid', { type: 'number', array: true, describe: 'only these OS thread ids' })
+          .option('time', { type: 'string', describe: 'only this span of the run: FROM,TO in seconds since the capture started (units s, ms, us; an end left out is open); cut at the PSBs around it' })
           .option('write', { type: 'boolean', default: true, describe: 'write DIR/decoded/<tid>.jpe (--no-write to skip)' })
           .option('gaps', { type: 'boolean', describe: 'list where the decoder lost its way: per thread the code, reason and cause of its most frequent gaps' })
           .option('workers', { type: 'number', describe: 'worker threads; streams are split at PSB boundaries (default: one per core)' })
           .option('json', { type: 'boolean', describe: 'print a machine-readable summary on stdout' }),
       async (a) => {
         if (a.workers !== undefined && (!Number.isInteger(a.workers) || a.workers < 1)) throw new CliError('decode: --workers must be a positive integer', ExitCode.BadInput);
-        code = await runDecode({ dir: a.dir, dump: a.dump, tid: a.tid, json: a.json, gaps: a.gaps, noWrite: a.write === false, workers: a.workers ?? os.availableParallelism() });
+        code = await runDecode({ dir: a.dir, dump: a.dump, tid: a.tid, span: parseTimeSpan(a.time, 'decode'), json: a.json, gaps: a.gaps, noWrite: a.write === false, workers: a.workers ?? os.availableParallelism() });
       },
     )
     .command(
@@ -194,6 +196,7 @@ export async function main(argv: string[]): Promise<number> {
           .option('reconstruct', { type: 'boolean', default: true, describe: "check decoded steps against the methods' CFGs and insert what they prove missing (--no-reconstruct: as decoded)" })
           .option('workers', { type: 'number', describe: 'decoder worker threads (default 1)' })
           .option('tid', { type: 'number', array: true, describe: 'only these OS threads' })
+          .option('time', { type: 'string', describe: 'only this span of the run: FROM,TO in seconds since the capture started (units s, ms, us; an end left out is open: 2, or ,1.5); cut at the PSBs around it' })
           .option('only', { type: 'string', array: true, describe: `only these parts: ${ANALYZE_PARTS.join(', ')} (report.html always)` })
           .option('json', { type: 'boolean', describe: 'print a machine-readable summary on stdout' }),
       async (a) => {
@@ -208,6 +211,7 @@ export async function main(argv: string[]): Promise<number> {
           reconstruct: a.reconstruct,
           workers: a.workers,
           tid: a.tid,
+          span: parseTimeSpan(a.time, 'analyze'),
           only: a.only?.map(String),
           json: a.json,
         });

@@ -5,8 +5,9 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { FlowDecoder, FlowOptions, FlowStats } from './flow';
+import type { TimingConfig } from '@jportal/pt';
 import { invokeCallees } from './callees';
-import { readFileRange, readRange, splitAtPsb } from './split';
+import { fileRangeAtTime, readFileRange, readRange, splitAtPsb, StreamPart, TscRange, UntimedStreamError } from './split';
 import { EventBudgetError, EventStream } from './events';
 import { JavaDecodeStats, JavaEventBuilder } from './java';
 import { JvmModel, loadTrace, LoadOptions } from './load';
@@ -56,6 +57,13 @@ export interface DecodeOptions extends LoadOptions {
   /** Only these OS tids. */
   tids?: number[];
   /**
+   * Only this span of the run, in seconds since the capture started (either end open: -Infinity, Infinity): each
+   * stream is decoded from the last PSB at or before its start to the first PSB after its end (a per-CPU stream's
+   * switch windows that overlap it). PSBs come every few KiB of PT, so the events hold the span and a little more
+   * at each side (split.ts fileRangeAtTime).
+   */
+  span?: TimeSpan;
+  /**
    * Streams larger than this are read and decoded in windows of this size, cut at PSB boundaries, so a
    * stream of any size decodes in bounded memory (default 16 MiB); see chunkBytes for the events.
    */
@@ -104,10 +112,36 @@ export function javaThreadNames(model: JvmModel): Map<number, { name: string; ja
   return names;
 }
 
+/** A span of a run in seconds since the capture started; either end may be open (-Infinity, Infinity). */
+export interface TimeSpan {
+  from: number;
+  to: number;
+}
+
+/** `span` in TSC ticks, by the capture's start and the trace's TSC rate (a DecodeError, exit 2, when it has neither). */
+export function spanTsc(dir: string, model: JvmModel, span: TimeSpan): TscRange {
+  const start = model.sideband?.clock?.tsc;
+  if (start === undefined) throw new DecodeError(`${path.join(dir, 'pt', 'sideband.jsonl')}: says nothing of when the capture started: the trace cannot be cut by time`, 2);
+  if (!(model.tscPerNs > 0)) throw new DecodeError(`${path.join(dir, 'meta.jpt')}: no TSC calibration records: the trace's TSC rate is unknown, it cannot be cut by time`, 2);
+  const at = (s: number) => (Number.isFinite(s) ? start + s * 1e9 * model.tscPerNs : s);
+  return { from: at(span.from), to: at(span.to) };
+}
+
+/** The bytes of a thread's stream file that hold `range` (all of them without one); a stream without time as a DecodeError (exit 2). */
+export function streamRange(file: string, range: TscRange | undefined, timing: TimingConfig): StreamPart | undefined {
+  if (!range) return undefined;
+  try {
+    return fileRangeAtTime(file, range, timing);
+  } catch (e) {
+    throw e instanceof UntimedStreamError ? new DecodeError(e.message, 2) : e;
+  }
+}
+
 export function decodeTrace(dir: string, opts: DecodeOptions = {}): DecodedTrace {
   const model = loadTrace(dir, opts);
   const sb = model.sideband;
   if (!sb) throw new DecodeError(`${path.join(dir, 'pt')}: no PT data in this trace directory (recorded with --pt=none?)`, 2);
+  const tscRange = opts.span && spanTsc(dir, model, opts.span);
   const names = javaThreadNames(model);
   const threads: DecodedThread[] = [];
   const todo = sb.threads.filter((t) => !opts.tids || opts.tids.includes(t.tid));
@@ -143,10 +177,11 @@ export function decodeTrace(dir: string, opts: DecodeOptions = {}): DecodedTrace
       if (t.file) {
         const file = path.join(dir, t.file);
         if (!fs.existsSync(file)) throw new DecodeError(`${file}: missing (named by pt/sideband.jsonl)`, 2);
-        decodeFile(file, flow, { ...flowOpts, file: t.file }, opts.windowBytes ?? 16 << 20, chunkBytes, afterChunk);
+        const range = streamRange(file, tscRange, sb.timing);
+        decodeFile(file, flow, { ...flowOpts, file: t.file }, opts.windowBytes ?? 16 << 20, chunkBytes, afterChunk, range);
       } else {
         for (const w of sb.switches) {
-          if (w.tid !== t.tid) continue;
+          if (w.tid !== t.tid || !switchInRange(w, tscRange)) continue;
           // (only the window's bytes: a per-CPU file holds every thread's and may be past what one buffer holds)
           const file = `pt/cpu${w.cpu}.pt`;
           const size = cpuSizes.get(w.cpu) ?? statSize(path.join(dir, file));
@@ -200,22 +235,28 @@ const HELD_EVENTS = 4 << 20;
  */
 const CHUNK_BYTES = 256 << 10;
 
+/** Whether a per-CPU stream's switch window overlaps the span (every window when there is none). */
+export function switchInRange(w: { tscBegin: number; tscEnd: number }, range: TscRange | undefined): boolean {
+  return !range || (w.tscEnd >= range.from && w.tscBegin <= range.to);
+}
+
 /**
  * Decodes one stream file window by window (windows of `windowBytes`, each ending at a PSB; the walk goes on to the
  * IP that PSB+ names and may read ahead into the next 64 KiB, so windows join like one decode), each window chunk by
- * chunk (decodeChunks).
+ * chunk (decodeChunks); only `range` of it when given (from a PSB to a PSB, whose FUP names its endIp).
  */
-function decodeFile(file: string, flow: FlowDecoder, flowOpts: FlowOptions, windowBytes: number, chunkBytes: number, afterChunk: () => void): void {
-  const size = fs.statSync(file).size;
+function decodeFile(file: string, flow: FlowDecoder, flowOpts: FlowOptions, windowBytes: number, chunkBytes: number, afterChunk: () => void, range?: StreamPart): void {
+  const fileSize = fs.statSync(file).size;
+  const size = range?.end ?? fileSize;
   const LOOK = 64 << 10;
   const fd = fs.openSync(file, 'r');
   try {
-    let at = 0;
+    let at = range?.begin ?? 0;
     while (at < size) {
-      const len = Math.min(size - at, windowBytes + LOOK);
+      const len = Math.min(fileSize - at, windowBytes + LOOK);
       const buf = readRange(fd, at, at + len);
-      let end = buf.length;
-      let endIp = -1;
+      let end = Math.min(buf.length, size - at);
+      let endIp = size < fileSize ? (range?.endIp ?? -1) : -1;
       if (at + len < size) {
         // cut at the first PSB at or after windowBytes (PSBs come every few KiB: one lies in the look-ahead)
         const parts = splitAtPsb(buf, windowBytes, flowOpts.timing);

@@ -7,7 +7,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { Worker } from 'worker_threads';
-import { DecodedThread, DecodeError, javaThreadNames, releaseEvents, tooLarge, universeOf } from './decode-trace';
+import { DecodedThread, DecodeError, javaThreadNames, releaseEvents, spanTsc, streamRange, switchInRange, TimeSpan, tooLarge, universeOf } from './decode-trace';
 import { MethodUniverse } from './attribute';
 import { EventSink, ThreadPipeline } from './pipeline';
 import { EventStream } from './events';
@@ -25,6 +25,8 @@ export interface ParallelOptions extends LoadOptions {
    */
   partBytes?: number;
   tids?: number[];
+  /** only this span of the run (see DecodeOptions.span) */
+  span?: TimeSpan;
   /** attribute interpreted bytecodes to methods (default true; see DecodeOptions.attribute) */
   attribute?: boolean;
   /** called after each thread is stitched and attributed (see DecodeOptions.onThread) */
@@ -65,16 +67,19 @@ export async function decodeTraceParallel(dir: string, opts: ParallelOptions = {
   if (!sb) throw new DecodeError(`${path.join(dir, 'pt')}: no PT data in this trace directory (recorded with --pt=none?)`, 2);
   const names = javaThreadNames(model);
   const partBytes = opts.partBytes ?? 1 << 20;
+  const tscRange = opts.span && spanTsc(dir, model, opts.span);
   const tasks: PartTask[] = [];
   const todo = sb.threads.filter((t) => !opts.tids || opts.tids.includes(t.tid));
   for (const t of todo) {
     if (t.file) {
       const file = path.join(dir, t.file);
       if (!fs.existsSync(file)) throw new DecodeError(`${file}: missing (named by pt/sideband.jsonl)`, 2);
-      for (const p of splitFileAtPsb(file, partBytes, sb.timing)) tasks.push({ id: tasks.length, tid: t.tid, file: t.file, begin: p.begin, end: p.end, endIp: p.endIp, noSync: false, lookahead: 64 << 10 });
+      const range = streamRange(file, tscRange, sb.timing);
+      if (range && range.end === range.begin) continue; // (the span ends before its first PSB)
+      for (const p of splitFileAtPsb(file, partBytes, sb.timing, range)) tasks.push({ id: tasks.length, tid: t.tid, file: t.file, begin: p.begin, end: p.end, endIp: p.endIp, noSync: false, lookahead: 64 << 10 });
     } else {
       for (const w of sb.switches)
-        if (w.tid === t.tid) tasks.push({ id: tasks.length, tid: t.tid, file: `pt/cpu${w.cpu}.pt`, begin: w.offset, end: w.offset + w.bytes, endIp: -1, noSync: true, lookahead: 0 });
+        if (w.tid === t.tid && switchInRange(w, tscRange)) tasks.push({ id: tasks.length, tid: t.tid, file: `pt/cpu${w.cpu}.pt`, begin: w.offset, end: w.offset + w.bytes, endIp: -1, noSync: true, lookahead: 0 });
     }
   }
   const nworkers = Math.max(1, Math.min(opts.workers ?? os.availableParallelism(), tasks.length));

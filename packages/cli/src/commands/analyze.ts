@@ -7,9 +7,10 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { analyzeWindowEvents, EventWindow, loadTraceWindows, PartResult, profilePasses, PROFILE_PARTS, Profiled, refineDecoded, runPasses, TraceStream, WalkPass, WindowedTraceAnalysis, WrittenProfiles } from '@jportal/analyze';
-import { decodeTrace, DecodeError, type DecodedTrace } from '@jportal/decode';
+import { decodeTrace, DecodeError, type DecodedTrace, type TimeSpan } from '@jportal/decode';
 import { CliError, ExitCode } from '../exit';
 import { stderrLogger } from '../log';
+import { spanJson } from '../time-span';
 import { Progress } from '../progress';
 
 export interface AnalyzeCommandOptions {
@@ -24,6 +25,8 @@ export interface AnalyzeCommandOptions {
   reconstruct?: boolean;
   workers?: number;
   tid?: number[];
+  /** only this span of the run (seconds since the capture started) */
+  span?: TimeSpan;
   json?: boolean;
   /** the parts to write (default all) */
   only?: string[];
@@ -72,7 +75,7 @@ export async function runAnalyze(o: AnalyzeCommandOptions): Promise<number> {
   if (!reference && process.env.JPORTAL_ANALYZE_STREAM !== '0') {
     let stream: TraceStream;
     try {
-      stream = await TraceStream.open(o.dir, { tids: o.tid, workers: o.workers, recover: o.recover, reconstruct: o.reconstruct, classpath: o.classpath, onThread });
+      stream = await TraceStream.open(o.dir, { tids: o.tid, span: o.span, workers: o.workers, recover: o.recover, reconstruct: o.reconstruct, classpath: o.classpath, onThread });
     } catch (e) {
       throw decodeError(e);
     }
@@ -92,6 +95,7 @@ export async function runAnalyze(o: AnalyzeCommandOptions): Promise<number> {
     a = await loadTraceWindows(o.dir, {
       spillDir: fs.mkdtempSync(path.join(out, `${SPILL_PREFIX}${process.pid}-`)),
       tids: o.tid,
+      span: o.span,
       workers: o.workers,
       recover: o.recover,
       reconstruct: o.reconstruct,
@@ -216,7 +220,7 @@ function startProfiles(o: AnalyzeCommandOptions, a: Profiled, out: string, progr
 function finishAnalysis(o: AnalyzeCommandOptions, a: Profiled & Facts, written: WrittenProfiles, out: string, t0: number, decodeMs: number, memory: { spillBytes: number; heldBytes: number; streamed: boolean }): number {
   const { parts, report, timingsMs: timings } = written;
   const windows = { count: a.windowCounts.reduce((x, y) => x + y, 0), maxEvents: analyzeWindowEvents(), ...memory };
-  const summary = { ...summarize(a, written.extra[0] as ThreadCounts, parts, out, report), reconstruction: reconstructionOf(a), windows };
+  const summary = { ...summarize(a, written.extra[0] as ThreadCounts, parts, out, report), ...(o.span ? { span: spanJson(o.span) } : {}), reconstruction: reconstructionOf(a), windows };
   fs.writeFileSync(path.join(out, 'summary.json'), JSON.stringify({ ...summary, timingsMs: { decode: decodeMs, ...timings } }, null, 2) + '\n');
   if (o.json) process.stdout.write(JSON.stringify({ ...summary, timingsMs: { decode: decodeMs, ...timings, total: Date.now() - t0 } }, null, 2) + '\n');
   else printSummary(summary, Date.now() - t0);

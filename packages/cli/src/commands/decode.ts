@@ -4,9 +4,10 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { AttributionStats, JvmModel, decodeTrace, decodeTraceParallel, DecodeError, DecodedThread, EVENT_NAMES, EventSink, EventsFileWriter, GAP_REASONS, opcodeName, writeEvents } from '@jportal/decode';
+import { AttributionStats, JvmModel, TimeSpan, decodeTrace, decodeTraceParallel, DecodeError, DecodedThread, EVENT_NAMES, EventSink, EventsFileWriter, GAP_REASONS, opcodeName, writeEvents } from '@jportal/decode';
 import { CliError, ExitCode } from '../exit';
 import { stderrLogger } from '../log';
+import { spanJson } from '../time-span';
 
 export interface DecodeCommandOptions {
   dir: string;
@@ -18,6 +19,8 @@ export interface DecodeCommandOptions {
   gaps?: boolean;
   /** worker threads (1: decode in this thread) */
   workers?: number;
+  /** only this span of the run (seconds since the capture started) */
+  span?: TimeSpan;
 }
 
 export interface ThreadSummary {
@@ -79,7 +82,7 @@ export async function runDecode(o: DecodeCommandOptions): Promise<number> {
     }
     summaries.push(summarizeThread(model, t, file));
   };
-  const common = { tids: o.tid, release: !o.dump, sinkFor: streaming ? sinkFor : undefined };
+  const common = { tids: o.tid, span: o.span, release: !o.dump, sinkFor: streaming ? sinkFor : undefined };
   try {
     if ((o.workers ?? 1) > 1) {
       if (tty) process.stderr.write(`jportal: decoding with ${o.workers} worker threads...`);
@@ -105,7 +108,7 @@ export async function runDecode(o: DecodeCommandOptions): Promise<number> {
   if (o.dump) dump(threads, model.methods);
   const total = summaries.reduce((a, s) => ({ bytes: a.bytes + s.ptBytes, ms: a.ms + s.decodeMs, gaps: a.gaps + s.gaps }), { bytes: 0, ms: 0, gaps: 0 });
   if (o.json) {
-    process.stdout.write(JSON.stringify({ dir: o.dir, threads: summaries, ptBytes: total.bytes, decodeMs: total.ms, wallMs, workers: o.workers ?? 1, imageTimeFallbacks: model.image.timeFallbacks, problems: model.problems }, null, 2) + '\n');
+    process.stdout.write(JSON.stringify({ dir: o.dir, ...(o.span ? { span: spanJson(o.span) } : {}), threads: summaries, ptBytes: total.bytes, decodeMs: total.ms, wallMs, workers: o.workers ?? 1, imageTimeFallbacks: model.image.timeFallbacks, problems: model.problems }, null, 2) + '\n');
   } else {
     for (const s of summaries) {
       const gaps = s.gaps ? ` gaps ${s.gaps} (${Object.entries(s.gapReasons).map(([k, v]) => `${k} ${v}`).join(', ')})` : '';
