@@ -5,7 +5,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { decodeTrace, fileRangeAtTime, loadTrace } from '@jportal/decode';
+import { decodeTrace, fileRangeAtTime, loadTrace, ptBytesInSpan } from '@jportal/decode';
 import { QueryDecoder } from '@jportal/pt';
 import { analyzeFixture, analyzeFixtureMissing } from '../lib/analyze-fixture';
 import { cleanup, runCli, tmpDir } from '../lib/run';
@@ -191,6 +191,13 @@ maybe('jportal analyze', () => {
     expect(part.flow.bytes).toBeLessThanOrEqual(range.end - range.begin + 65536);
     expect(part.events.length).toBeGreaterThan(0);
     expect(part.events.length).toBeLessThan(whole.events.length / 2);
+    // the PT bytes the span's decode reads: each thread's file cut at its PSBs around the span; no span, every byte
+    const files = sb.threads.filter((t) => t.file).map((t) => path.join(fx.trace, t.file!));
+    const cutBytes = files.map((f) => fileRangeAtTime(f, { from: tscOf(span.from), to: tscOf(span.to) }, sb.timing)).reduce((n, r) => n + r.end - r.begin, 0);
+    expect(ptBytesInSpan(fx.trace, span, model)).toBe(cutBytes);
+    expect(cutBytes).toBeGreaterThanOrEqual(range.end - range.begin);
+    expect(ptBytesInSpan(fx.trace, undefined, model)).toBe(files.reduce((n, f) => n + fs.statSync(f).size, 0));
+    expect(cutBytes).toBeLessThan(ptBytesInSpan(fx.trace, undefined, model) / 2);
     // its events lie between the PSBs around the span (events before the part's first timing packet carry none)
     const lo = psbTsc(range.begin);
     const hi = psbTsc(range.end);

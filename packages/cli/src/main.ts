@@ -238,6 +238,7 @@ export async function main(argv: string[]): Promise<number> {
           .option('throughput-only', { type: 'boolean', describe: 'record the loss-free trace and measure only the decode throughput beside libipt (bench/decode); the kept result keeps every other row' })
           .option('coverage-only', { type: 'boolean', describe: 'only the coverage check against JaCoCo, on the loss-free trace in the work directory (recorded when there is none); the kept result keeps every other row' })
           .option('growth-only', { type: 'boolean', describe: 'only the growth measurement: the loss-free trace in the work directory (recorded when there is none) analyzed whole with one worker under /usr/bin/time; the kept result keeps every other row' })
+          .option('time', { type: 'string', describe: 'with --growth-only: analyze only FROM,TO of the trace (seconds since the capture started, as analyze --time): a row for a prefix of a trace too long to analyze whole' })
           .option('stages-only', { type: 'boolean', describe: "only the decoder's stages timed (flow, attribute, reconstruct, recover; one process), on the loss-free trace in the work directory (recorded when there is none); the kept result keeps every other row" })
           .option('overhead-only', { type: 'boolean', describe: "only dedicated overhead rounds: native and agent alternating (--runs of each), kept beside the full timing rounds; the report's overhead and its interval come from them; the kept result keeps every other row" })
           .option('add-rounds', { type: 'boolean', describe: "with --overhead-only: add this run's rounds to the kept dedicated rounds (same agent source, same CPU) instead of replacing them" })
@@ -259,6 +260,8 @@ export async function main(argv: string[]): Promise<number> {
           throughputOnly: a['throughput-only'],
           coverageOnly: a['coverage-only'],
           growthOnly: a['growth-only'],
+          span: parseTimeSpan(a.time, 'bench apps'),
+          spanText: a.time,
           stagesOnly: a['stages-only'],
           overheadOnly: a['overhead-only'],
           addRounds: a['add-rounds'],

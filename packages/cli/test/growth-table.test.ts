@@ -62,3 +62,23 @@ test('rows measured on another CPU than the report\'s are named with it', () => 
   expect(line).toBe('Measured on other CPUs (same kernel, JDK, node and qemu): AMD EPYC: h2 short runs.');
   expect(performanceMarkdown([result('fop', 'short', { growth: growth(50, 100e6, 100, 1000), machine: 'cpu' })], facts)).not.toContain('Measured on other CPUs');
 });
+
+test('a row of a span of a trace (--growth-only --time) says which span, of how long a recording and how much PT in all', () => {
+  const span = { fromSeconds: 0, toSeconds: 60, recordSeconds: 912.4, wholePtBytes: 2460e6 };
+  const md = performanceMarkdown(
+    [
+      result('luindex', 'short', { growth: { ...growth(100, 100e6, 130, 3600), cpus: 2, streamed: true } }),
+      result('luindex', 'full', { growth: { ...growth(400, 2500e6, 2600, 4000), cpus: 2, streamed: true, span } }),
+      result('h2', 'short', { growth: growth(100, 200e6, 250, 2000) }),
+      result('h2', 'full', { growth: { ...growth(300, 900e6, 1000, 2200), span: { ...span, fromSeconds: 10.5, toSeconds: null, recordSeconds: undefined } } }),
+    ],
+    facts,
+  );
+  const cells = (l: string) => l.split('|').map((c) => c.trim());
+  const row = (app: string) => cells(md.split('\n').find((l) => l.startsWith(`| ${app} | full`) && l.includes('MiB |'))!);
+  expect(row('luindex').slice(2, 4)).toEqual(['full, 0-60 s of 912 s (2460.0 MB of PT in all)', '400.0 MB']);
+  // the ratios are those of the span's own work
+  expect(row('luindex').slice(8, 12)).toEqual(['4.00', '25.00', '20.00', '1.11']);
+  expect(row('h2')[2]).toBe('full, 10.5-end s (2460.0 MB of PT in all)');
+  expect(md).toContain('A size followed by a span');
+});

@@ -137,6 +137,27 @@ export function streamRange(file: string, range: TscRange | undefined, timing: T
   }
 }
 
+/**
+ * Bytes of PT a decode of `span` reads, over every stream of the trace (`model`: loadTrace's, when the caller has
+ * it): each per-thread file cut at the PSBs around the span, each per-CPU switch window that overlaps it. Without a
+ * span, all of them.
+ */
+export function ptBytesInSpan(dir: string, span: TimeSpan | undefined, model: JvmModel = loadTrace(dir)): number {
+  const sb = model.sideband;
+  if (!sb) throw new DecodeError(`${path.join(dir, 'pt')}: no PT data in this trace directory (recorded with --pt=none?)`, 2);
+  const tscRange = span && spanTsc(dir, model, span);
+  let bytes = 0;
+  for (const t of sb.threads) {
+    if (!t.file) continue;
+    const file = path.join(dir, t.file);
+    if (!fs.existsSync(file)) throw new DecodeError(`${file}: missing (named by pt/sideband.jsonl)`, 2);
+    const range = streamRange(file, tscRange, sb.timing);
+    bytes += range ? range.end - range.begin : statSize(file);
+  }
+  for (const w of sb.switches) if (switchInRange(w, tscRange)) bytes += w.bytes;
+  return bytes;
+}
+
 export function decodeTrace(dir: string, opts: DecodeOptions = {}): DecodedTrace {
   const model = loadTrace(dir, opts);
   const sb = model.sideband;

@@ -22,7 +22,7 @@ export type { AttributionStats } from './attribute';
 export { completeCompiled } from './complete';
 export type { CompletionStats } from './complete';
 export type { JavaDecodeStats } from './java';
-export { decodeTrace, DecodeError, javaThreadNames } from './decode-trace';
+export { decodeTrace, DecodeError, javaThreadNames, ptBytesInSpan } from './decode-trace';
 export type { DecodedThread, DecodedTrace, DecodeOptions, TimeSpan } from './decode-trace';
 export { writeEvents, readEvents, EventsFileWriter, EventsFormatError, EVENTS_MAGIC, EVENTS_VERSION } from './io';
 export type { EventsFileHeader, EventsFileHead } from './io';

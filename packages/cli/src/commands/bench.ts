@@ -28,6 +28,8 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { validateTrace } from '@jportal/format';
+import { ptBytesInSpan } from '@jportal/decode';
+import type { TimeSpan } from '@jportal/decode';
 import { AppContext, AppDef, AppSize, APPS, appCommand, appInputs, appMissing, repoRoot } from '../bench-apps';
 import type { StageTimes } from '../bench-stages';
 import { CliError, ExitCode } from '../exit';
@@ -38,6 +40,7 @@ import { stderrLogger } from '../log';
 import { LOSS_PRESETS } from './accuracy';
 import { DETERMINISTIC_JVM_FLAGS } from './record';
 import { AgentCost, AppRounds, overheadInterval, parseAgentCost } from '../overhead-stats';
+import { spanJson } from '../time-span';
 
 export interface BenchAppsOptions {
   only?: string[];
@@ -84,6 +87,9 @@ export interface BenchAppsOptions {
    * compares these rows across sizes (run each size the same way, e.g. pinned to one core with taskset)
    */
   growthOnly?: boolean;
+  /** with growthOnly: only this span of the trace analyzed (`--time`), as given (spanText) and parsed */
+  span?: TimeSpan;
+  spanText?: string;
   /**
    * the decoder's stages only (bench-stages.ts: flow, attribution, reconstruction, recovery, one process) on the
    * loss-free trace in the work directory (recorded when there is none); every other row of the kept result stays
@@ -244,6 +250,12 @@ export interface AnalyzeGrowth {
   machine?: string;
   /** decoded in a worker thread while the main thread walked the windows (analyze's default since 2026-12-01); absent: spilled, then read */
   streamed?: boolean;
+  /**
+   * `--time`: only this span of the trace was analyzed (seconds since the capture started; null: open), out of a
+   * recording of `recordSeconds` (jportal record's wall time, when known) and `wholePtBytes` of PT; `ptBytes` is then
+   * what the span's decode read
+   */
+  span?: { fromSeconds: number | null; toSeconds: number | null; recordSeconds?: number; wholePtBytes: number };
 }
 
 /** Child node processes may hold a large trace's events: a heap limit well above node's default. */
@@ -613,10 +625,11 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
         if (e.problem) throw new Error(e.problem);
         res.emulated = e.row;
       }
-      const a = analyze(trace, ['--workers', '1']);
+      const a = analyze(trace, ['--workers', '1', ...(o.spanText !== undefined ? ['--time', o.spanText] : [])]);
+      const wholePtBytes = ptBytesOf(trace);
       res.growth = {
         date: res.date,
-        ptBytes: ptBytesOf(trace),
+        ptBytes: o.span ? ptBytesInSpan(trace, o.span) : wholePtBytes,
         seconds: a.seconds,
         maxRssBytes: a.maxRssBytes,
         bytecodes: a.summary.bytecodes,
@@ -625,6 +638,7 @@ async function benchApp(app: AppDef, size: AppSize, o: BenchAppsOptions, java: s
         cpus: os.availableParallelism(),
         machine: res.machine,
         streamed: !!a.summary.windows?.streamed,
+        ...(o.span ? { span: { ...spanJson(o.span)!, recordSeconds: r ? r.seconds : before?.emulated?.seconds, wholePtBytes } } : {}),
       };
     });
     // (a trace recorded again here is described by the growth row alone: the kept emulated row stays beside the stage
@@ -1077,7 +1091,10 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
     L.push('--growth-only`); ratios are to the short size of the same application. Bytecodes, not PT bytes, are the work: a');
     L.push('longer run spends more of its time in compiled code, which makes many more bytecodes per PT byte than start-up.');
     L.push('*streamed*: decoded in a worker thread while the main thread walked each window (two threads; analyze\'s default since');
-    L.push('2026-12-01); otherwise spilled, then read. Ratios are to the short size measured the same way (CPUs, streamed or not), else —.', '');
+    L.push('2026-12-01); otherwise spilled, then read. Ratios are to the short size measured the same way (CPUs, streamed or not), else —.');
+    L.push('A size followed by a span (*full, 0-60 s of 900 s*) is that part of the size\'s trace analyzed alone (`--growth-only --time');
+    L.push('FROM,TO`: each thread\'s PT cut at the PSBs around the span), for a trace too long to analyze whole here; PT is then what');
+    L.push('the span\'s decode read.', '');
     L.push('| app | size | PT | bytecodes | windows | analyze | peak RSS | x PT | x bytecodes | x time | x RSS | ns per bytecode | measured |');
     L.push('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
     for (const app of [...new Set(grown.map((r) => r.app))].sort()) {
@@ -1088,7 +1105,7 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
         const g = r.growth!;
         // (ratios only to a short size measured the same way: CPUs and streamed or not)
         const base = g.cpus === short.cpus && !!g.streamed === !!short.streamed ? short : undefined;
-        L.push(`| ${app} | ${r.size} | ${mb(g.ptBytes)} | ${g.bytecodes.toLocaleString('en-US')} | ${g.windows} | ${f1(g.seconds, 1, ' s')} | ${(g.maxRssBytes / 2 ** 20).toFixed(0)} MiB | ${f1(ratio(g.ptBytes, base?.ptBytes), 2)} | ${f1(ratio(g.bytecodes, base?.bytecodes), 2)} | ${f1(ratio(g.seconds, base?.seconds), 2)} | ${f1(ratio(g.maxRssBytes, base?.maxRssBytes), 2)} | ${f1((g.seconds * 1e9) / g.bytecodes, 0)} | ${g.date.slice(0, 16).replace('T', ' ')}, ${g.cpus} CPU${g.cpus === 1 ? '' : 's'}${g.streamed ? ', streamed' : ''} |`);
+        L.push(`| ${app} | ${r.size}${spanLabel(g)} | ${mb(g.ptBytes)} | ${g.bytecodes.toLocaleString('en-US')} | ${g.windows} | ${f1(g.seconds, 1, ' s')} | ${(g.maxRssBytes / 2 ** 20).toFixed(0)} MiB | ${f1(ratio(g.ptBytes, base?.ptBytes), 2)} | ${f1(ratio(g.bytecodes, base?.bytecodes), 2)} | ${f1(ratio(g.seconds, base?.seconds), 2)} | ${f1(ratio(g.maxRssBytes, base?.maxRssBytes), 2)} | ${f1((g.seconds * 1e9) / g.bytecodes, 0)} | ${g.date.slice(0, 16).replace('T', ' ')}, ${g.cpus} CPU${g.cpus === 1 ? '' : 's'}${g.streamed ? ', streamed' : ''} |`);
       }
     }
     L.push('');
@@ -1096,10 +1113,19 @@ export function performanceMarkdown(results: AppResult[], facts: Record<string, 
   return L.join('\n');
 }
 
+/** ', 0-60 s of 900 s' for a growth row of a span of its trace ('' for a whole trace) */
+export function spanLabel(g: AnalyzeGrowth): string {
+  if (!g.span) return '';
+  const t = (x: number | null, open: string) => (x === null ? open : `${+x.toFixed(3)}`);
+  const of = g.span.recordSeconds !== undefined ? ` of ${g.span.recordSeconds.toFixed(0)} s` : '';
+  return `, ${t(g.span.fromSeconds, 'start')}-${t(g.span.toSeconds, 'end')} s${of} (${mb(g.span.wholePtBytes)} of PT in all)`;
+}
+
 export async function runBenchApps(o: BenchAppsOptions): Promise<number> {
   const log = stderrLogger(!!o.json);
   const unknown = (o.only ?? []).filter((n) => !APPS.some((a) => a.name === n));
   if (unknown.length) throw new CliError(`bench apps: --only: unknown application ${unknown.join(', ')} (known: ${APPS.map((a) => a.name).join(', ')})`, ExitCode.BadInput);
+  if (o.span && !o.growthOnly) throw new CliError('bench apps: --time goes with --growth-only', ExitCode.BadInput);
   if (o.addRounds && !o.overheadOnly) throw new CliError('bench apps: --add-rounds goes with --overhead-only', ExitCode.BadInput);
   if (o.runs !== undefined && (!Number.isInteger(o.runs) || o.runs < 1)) throw new CliError('bench apps: --runs must be a positive integer', ExitCode.BadInput);
   const apps = APPS.filter((a) => !o.only?.length || o.only.includes(a.name));
