@@ -224,14 +224,6 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
   if (interp) {
     image.addSection({ kind: SectionKind.Interpreter, begin: interp.base, end: interp.base + interp.code.length, bytes: interp.code, name: 'Interpreter', validFrom: 0, validTo: Infinity, nmethod: -1, version: 0 });
   }
-  for (const b of blobs) {
-    const end = b.address + b.code.length;
-    if (interp && b.address < interp.base + interp.code.length && end > interp.base) continue;
-    if (b.code.length === 0) continue;
-    // buffers the agent watches (signature handlers, inline-cache stubs) get CODE_PATCH versions too
-    addVersions(image, { kind: SectionKind.Blob, begin: b.address, end, bytes: b.code, name: b.name, validFrom: 0, validTo: Infinity, nmethod: -1, version: 0 }, patches.get(b.address) ?? [], patchLead, problems);
-  }
-
   // nmethod lifetimes: an nmethod lives until its unload; it may have run before its (late-posted) load
   // record, but not before the previous occupant of its addresses was unloaded
   const byBegin = new Map<number, { nm: NmethodInfo; code: Uint8Array }[]>();
@@ -252,13 +244,30 @@ export function loadTrace(dir: string, opts: LoadOptions = {}): JvmModel {
     .filter((l) => l.nm.unloadTsc !== Infinity)
     .map((l) => ({ lo: l.nm.codeBegin, hi: l.nm.codeEnd, t: l.nm.unloadTsc }))
     .sort((a, b) => a.t - b.t);
-  for (const l of loads) {
-    const nm = l.nm;
+  /** when the last nmethod that held any of [lo, hi) before `tsc` was unloaded (0: none): what lives there now began after it */
+  const freedBefore = (lo: number, hi: number, tsc: number): number => {
     let from = 0;
     for (const u of unloadedRanges) {
-      if (u.t > nm.loadTsc) break;
-      if (u.lo < nm.codeEnd && u.hi > nm.codeBegin) from = u.t;
+      if (u.t > tsc) break;
+      if (u.lo < hi && u.hi > lo) from = u.t;
     }
+    return from;
+  };
+  for (const b of blobs) {
+    const end = b.address + b.code.length;
+    if (interp && b.address < interp.base + interp.code.length && end > interp.base) continue;
+    if (b.code.length === 0) continue;
+    // a blob lives from before its record (those made before the agent started are recorded at its start) to the
+    // end of the run (the VM does not free adapters and stubs), but not from before an nmethod that held its
+    // addresses was unloaded: a long run makes new adapters in space freed by flushed nmethods, and the two must
+    // not both be the code there while the nmethod lived
+    const validFrom = freedBefore(b.address, end, b.tsc);
+    // buffers the agent watches (signature handlers, inline-cache stubs) get CODE_PATCH versions too
+    addVersions(image, { kind: SectionKind.Blob, begin: b.address, end, bytes: b.code, name: b.name, validFrom, validTo: Infinity, nmethod: -1, version: 0 }, patches.get(b.address) ?? [], patchLead, problems);
+  }
+  for (const l of loads) {
+    const nm = l.nm;
+    const from = freedBefore(nm.codeBegin, nm.codeEnd, nm.loadTsc);
     const idx = image.nmethods.length;
     image.nmethods.push(nm);
     nm.ctx = pcContextsOf(nm, image.pcContexts as Set<number>[]);
