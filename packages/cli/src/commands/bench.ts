@@ -16,7 +16,8 @@
  * 5. the same workload under Debian's JaCoCo 0.8.6: covered lines against those of the loss-free trace.
  *
  * `--growth-only` measures the growth of analyze with trace size instead: each size's loss-free trace analyzed whole
- * with one worker (the growth table compares each size with short); `--stages-only` times the decoder's stages again
+ * with one worker (the growth table compares each size with short; with `--time FROM,TO` only that span of the trace,
+ * for a full trace too long to analyze whole); `--stages-only` times the decoder's stages again
  * on the kept trace.
  *
  * Each application's result is kept in bench/apps/results/<app>-<size>.json (committed: the report's rows survive a
